@@ -1,0 +1,49 @@
+// swift-tools-version:6.0
+// shutterpipe: tethered studio photography on Linux.
+//
+// Layout (see docs/architecture.md):
+// - Plugins/SDK       the plugin-facing core, ShutterPipeKit, a package of its own whose
+//                     only product is a dynamic library; everything here links that
+//                     product, never its target, so the process holds one copy.
+// - Plugins/<Name>    one built-in plugin per folder: Sources, Tests, README.md,
+//                     example.yaml.
+// - Sources/C*        C libraries as system library targets.
+// - Sources/ShutterPipeApp  the host: config loading, CLI, logging, built-in registry.
+// - Sources/shutterpipe     the executable.
+import PackageDescription
+
+let kit: Target.Dependency = .product(name: "ShutterPipeKit", package: "SDK")
+
+let package = Package(
+    name: "shutterpipe",
+    products: [
+        .executable(name: "shutterpipe", targets: ["shutterpipe"]),
+    ],
+    dependencies: [
+        .package(path: "Plugins/SDK"),
+    ],
+    targets: [
+        // C libraries
+        .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+
+        // Built-in plugins
+        .target(name: "FileStubBackend", dependencies: [kit], path: "Plugins/FileStub/Sources"),
+        .target(name: "StdinTrigger", dependencies: [kit], path: "Plugins/Stdin/Sources"),
+        .target(name: "FilesSink", dependencies: [kit, "CLinux"], path: "Plugins/Files/Sources"),
+
+        // Host
+        .target(name: "ShutterPipeApp", dependencies: [kit, "CYAML", "FileStubBackend", "StdinTrigger", "FilesSink"],
+                path: "Sources/ShutterPipeApp"),
+        .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp"], path: "Sources/shutterpipe"),
+
+        // Tests
+        .target(name: "TestSupport", dependencies: [kit], path: "Tests/TestSupport"),
+        .testTarget(name: "ShutterPipeKitTests", dependencies: [kit, "TestSupport"], path: "Tests/ShutterPipeKitTests"),
+        .testTarget(name: "ShutterPipeAppTests", dependencies: [kit, "ShutterPipeApp", "TestSupport"], path: "Tests/ShutterPipeAppTests"),
+        .testTarget(name: "EndToEndTests", dependencies: ["shutterpipe", "TestSupport"], path: "Tests/EndToEndTests"),
+        .testTarget(name: "FileStubBackendTests", dependencies: [kit, "FileStubBackend", "TestSupport"], path: "Plugins/FileStub/Tests"),
+        .testTarget(name: "StdinTriggerTests", dependencies: [kit, "StdinTrigger", "TestSupport"], path: "Plugins/Stdin/Tests"),
+        .testTarget(name: "FilesSinkTests", dependencies: [kit, "FilesSink", "TestSupport"], path: "Plugins/Files/Tests"),
+    ]
+)

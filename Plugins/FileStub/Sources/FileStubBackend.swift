@@ -1,0 +1,139 @@
+import Foundation
+import ShutterPipeKit
+
+/// A capture backend without a camera: it replays the image files of a folder in name
+/// order, looping, or synthesises a JPEG per shot. Fault options make it fail on purpose,
+/// for tests and demos.
+public actor FileStubBackend: CaptureBackend {
+    /// The options of the `file-stub` backend.
+    public struct Options: Sendable, Equatable {
+        /// The folder to replay; `nil` synthesises JPEGs.
+        public var directory: String?
+        /// Files of one folder that share a stem (IMG_1.CR2, IMG_1.JPG) form one exposure.
+        public var pairByStem = true
+        /// Width of synthesised JPEGs.
+        public var width = 640
+        /// Height of synthesised JPEGs.
+        public var height = 480
+        /// The camera name reported to sinks and templates.
+        public var camera = "file-stub"
+        /// Fail every Nth capture (0: never).
+        public var failEvery = 0
+        /// The cause of a simulated capture failure.
+        public var failWith: FailureCause = .cameraFailure
+        /// Refuse to enter photo mode.
+        public var failOnEnter = false
+        /// Added before every capture returns, like a camera's exposure and download.
+        public var latency: Duration = .zero
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// The type name in configs.
+    public static let typeName = "file-stub"
+
+    /// Registers the `file-stub` type.
+    public static func register(in registry: PluginRegistry) throws {
+        try registry.registerBackend(typeName, summary: "replays image files from a folder, or synthesises JPEGs; can simulate faults") { options, _ in
+            FileStubBackend(options: try Options(options))
+        }
+    }
+
+    private let options: Options
+    private var exposures: [[URL]] = []
+    private var nextExposure = 0
+    private var captures = 0
+
+    /// Creates a backend.
+    public init(options: Options) {
+        self.options = options
+    }
+
+    /// The configured camera name.
+    public var cameraName: String { options.camera }
+
+    /// Lists the folder (if any); fails when `failOnEnter` is set or the folder has no
+    /// image files.
+    public func prepare(_ context: BackendContext) async throws {
+        if options.failOnEnter {
+            throw ShutterError(.noCamera, "file-stub: simulated failure to enter photo mode", fix: "remove 'failOnEnter: true'")
+        }
+        guard let directory = options.directory else { return }
+        exposures = try Self.exposures(in: directory, pairByStem: options.pairByStem)
+        nextExposure = 0
+    }
+
+    /// Returns the next exposure after the configured latency, or a simulated failure.
+    public func capture() async throws -> CapturedPhoto {
+        if options.latency > .zero { try await Task.sleep(for: options.latency) }
+        captures += 1
+        if options.failEvery > 0 && captures % options.failEvery == 0 {
+            throw ShutterError(options.failWith, "file-stub: simulated failure of capture \(captures) (failEvery: \(options.failEvery))")
+        }
+        guard !exposures.isEmpty else {
+            return CapturedPhoto(files: [CapturedFile(name: String(format: "STUB%04d.JPG", captures % 10_000),
+                                                      data: SyntheticJPEG.make(width: options.width, height: options.height, shot: captures))],
+                                 camera: options.camera)
+        }
+        let urls = exposures[nextExposure]
+        nextExposure = (nextExposure + 1) % exposures.count
+        var files: [CapturedFile] = []
+        for url in urls {
+            do {
+                files.append(CapturedFile(name: url.lastPathComponent, data: try Data(contentsOf: url)))
+            } catch {
+                throw ShutterError(.cameraFailure, "file-stub: cannot read \(url.path): \(error.localizedDescription)")
+            }
+        }
+        return CapturedPhoto(files: files, camera: options.camera, backendReference: urls.first?.lastPathComponent)
+    }
+
+    /// Nothing to release.
+    public func stop() async {}
+
+    static func exposures(in directory: String, pairByStem: Bool) throws -> [[URL]] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ShutterError(.noCamera, "file-stub: folder '\(directory)' does not exist", fix: "fix 'directory', or remove it to synthesise JPEGs")
+        }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { !$0.hasPrefix(".") }
+            .sorted()
+        let root = URL(fileURLWithPath: directory)
+        let files = names.map { root.appendingPathComponent($0) }.filter {
+            (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true
+        }
+        guard !files.isEmpty else {
+            throw ShutterError(.noCamera, "file-stub: folder '\(directory)' holds no files to replay", fix: "put image files in it")
+        }
+        guard pairByStem else { return files.map { [$0] } }
+        var groups: [[URL]] = []
+        for file in files {
+            let stem = file.deletingPathExtension().lastPathComponent
+            if let last = groups.last?.first, last.deletingPathExtension().lastPathComponent == stem {
+                groups[groups.count - 1].append(file)
+            } else {
+                groups.append([file])
+            }
+        }
+        return groups
+    }
+}
+
+extension FileStubBackend.Options {
+    /// Reads the options of a `file-stub` backend.
+    public init(_ options: PluginOptions) throws {
+        self.init()
+        directory = try options.path("directory")
+        pairByStem = try options.bool("pairByStem", default: pairByStem)
+        width = try options.int("width", default: width, in: 8...10_000)
+        height = try options.int("height", default: height, in: 8...10_000)
+        camera = try options.string("camera", default: camera)
+        failEvery = try options.int("failEvery", default: failEvery, in: 0...1_000_000)
+        let cause = try options.choice("failWith", from: FailureCause.allCases.map(\.rawValue), default: failWith.rawValue)
+        failWith = FailureCause(rawValue: cause)!
+        failOnEnter = try options.bool("failOnEnter", default: failOnEnter)
+        latency = try options.duration("latency", default: latency)
+    }
+}

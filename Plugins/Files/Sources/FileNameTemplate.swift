@@ -1,0 +1,153 @@
+import Foundation
+import ShutterPipeKit
+
+/// A path template such as `{session}/{session}-{seq:04}.{ext}`.
+///
+/// Placeholders: `{session}`, `{seq}`, `{shot}`, `{date}` (2026-12-01), `{time}`
+/// (143005), `{camera}`, `{name}` (the camera's file-name stem), `{ext}` (the camera's
+/// extension, lower case), `{trigger}`. `{seq}` and `{shot}` take a zero-padded width:
+/// `{seq:04}`. Values are made safe for a path: no `/`, no NUL or control characters,
+/// never `.` or `..`, at most 100 characters.
+public struct FileNameTemplate: Sendable, Equatable {
+    /// The placeholders a template may use.
+    public static let placeholders = ["session", "seq", "shot", "date", "time", "camera", "name", "ext", "trigger"]
+
+    enum Part: Sendable, Equatable {
+        case literal(String)
+        case placeholder(String, width: Int)
+    }
+
+    let parts: [Part]
+    /// The template as written.
+    public let text: String
+
+    /// Parses a template; the error message says what is wrong.
+    public init(_ text: String) throws(TemplateError) {
+        var parts: [Part] = []
+        var literal = ""
+        var index = text.startIndex
+        while index < text.endIndex {
+            let character = text[index]
+            if character == "}" { throw TemplateError("'}' without '{' in '\(text)'") }
+            guard character == "{" else {
+                literal.append(character)
+                index = text.index(after: index)
+                continue
+            }
+            guard let close = text[index...].firstIndex(of: "}") else {
+                throw TemplateError("'{' without '}' in '\(text)'")
+            }
+            let body = text[text.index(after: index)..<close]
+            let pieces = body.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(pieces[0])
+            guard Self.placeholders.contains(name) else {
+                var message = "unknown placeholder '{\(body)}'"
+                if let suggestion = closestMatch(to: name, in: Self.placeholders) { message += "; did you mean '{\(suggestion)}'?" }
+                throw TemplateError(message + "; known: " + Self.placeholders.map { "{\($0)}" }.joined(separator: ", "))
+            }
+            var width = 0
+            if pieces.count == 2 {
+                guard name == "seq" || name == "shot", let value = Int(pieces[1]), (1...12).contains(value) else {
+                    throw TemplateError("'{\(body)}': only {seq} and {shot} take a width, written like {seq:04} (1 to 12 digits)")
+                }
+                width = value
+            }
+            if !literal.isEmpty { parts.append(.literal(literal)); literal = "" }
+            parts.append(.placeholder(name, width: width))
+            index = text.index(after: close)
+        }
+        if !literal.isEmpty { parts.append(.literal(literal)) }
+        self.parts = parts
+        self.text = text
+    }
+
+    /// Whether `{seq}` appears.
+    public var usesSequence: Bool {
+        parts.contains { if case .placeholder("seq", _) = $0 { return true } else { return false } }
+    }
+
+    /// Checks that the template names a path inside its folder: relative, no `..`, no
+    /// empty component, not ending in `/`.
+    public func checkStaysInside() throws(TemplateError) {
+        if text.hasPrefix("/") || text.hasPrefix("~") { throw TemplateError("'\(text)' must be relative to 'directory', not absolute") }
+        if text.isEmpty || text.hasSuffix("/") { throw TemplateError("'\(text)' must name a file") }
+        for component in text.split(separator: "/", omittingEmptySubsequences: false) {
+            if component == ".." { throw TemplateError("'\(text)' would leave the configured directory ('..')") }
+            if component.isEmpty { throw TemplateError("'\(text)' has an empty path component ('//')") }
+        }
+        if text.contains("\0") { throw TemplateError("'\(text)' contains a NUL character") }
+    }
+
+    /// Renders the template; every placeholder value is made path-safe.
+    public func render(_ values: TemplateValues) -> String {
+        parts.map { part in
+            switch part {
+            case .literal(let text): return text
+            case .placeholder(let name, let width):
+                let value = values.value(of: name)
+                if width > 0, let number = Int(value) { return String(format: "%0\(width)d", number) }
+                return Self.safeComponent(value)
+            }
+        }.joined()
+    }
+
+    /// A value made safe as (part of) one path component.
+    static func safeComponent(_ value: String) -> String {
+        var cleaned = String(value.unicodeScalars.map { scalar -> Character in
+            scalar == "/" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F ? "_" : Character(scalar)
+        })
+        if cleaned.count > 100 { cleaned = String(cleaned.prefix(100)) }
+        if cleaned.isEmpty || cleaned == "." || cleaned == ".." { return "_" }
+        return cleaned
+    }
+}
+
+/// A template mistake, for people.
+public struct TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong.
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The values of one photo file for a template.
+public struct TemplateValues: Sendable {
+    /// The session name.
+    public var session: String
+    /// The sink's persistent sequence number.
+    public var sequence: Int
+    /// The shot number in this run.
+    public var shot: Int
+    /// When the photo was taken.
+    public var captureTime: Date
+    /// The camera name.
+    public var camera: String
+    /// The camera's file-name stem.
+    public var name: String
+    /// The camera's extension, lower case.
+    public var fileExtension: String
+    /// The trigger name.
+    public var trigger: String
+
+    func value(of placeholder: String) -> String {
+        switch placeholder {
+        case "session": return session
+        case "seq": return String(sequence)
+        case "shot": return String(shot)
+        case "date": return Self.format(captureTime, "yyyy-MM-dd")
+        case "time": return Self.format(captureTime, "HHmmss")
+        case "camera": return camera
+        case "name": return name
+        case "ext": return fileExtension
+        case "trigger": return trigger
+        default: return ""
+        }
+    }
+
+    private static func format(_ date: Date, _ pattern: String) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone.current
+        formatter.dateFormat = pattern
+        return formatter.string(from: date)
+    }
+}

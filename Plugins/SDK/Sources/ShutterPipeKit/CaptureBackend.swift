@@ -1,0 +1,61 @@
+/// A camera, or anything that produces photos on request.
+///
+/// ## Contract
+/// - The coordinator calls these methods one at a time, never concurrently, in the order
+///   `prepare`, then any number of `capture`/`finish` pairs, then `stop`; after `stop`,
+///   `prepare` may come again.
+/// - ``prepare(_:)`` runs on `enter`. Throw a ``ShutterError``: the coordinator answers
+///   ``ShutterState/exitedOrUnableToEnter`` with its cause (``FailureCause/noCamera``,
+///   ``FailureCause/permissionDenied``, …).
+/// - ``capture()`` takes one exposure and returns all its files. Throw a
+///   ``ShutterError``: the coordinator answers ``ShutterState/photoFailed`` with its cause
+///   (``FailureCause/cameraFailure``, ``FailureCause/storageUnavailable`` for a full card,
+///   …). The coordinator puts a deadline on it and cancels the task when it passes, so
+///   honour cancellation. Blocking C calls run on a thread of their own, never on the
+///   cooperative pool.
+/// - ``finish(_:stored:)`` comes after every sink has seen the photo: `stored` is true
+///   only if every sink stored it durably. Delete from the card only then.
+/// - Photos the camera takes by itself (its own shutter button) are handed to
+///   ``BackendContext/deliver(_:)``; the coordinator sends them to the sinks and then
+///   calls ``finish(_:stored:)`` for them too.
+public protocol CaptureBackend: Sendable {
+    /// The camera's name for logs and templates ("Nikon D750", "file-stub").
+    var cameraName: String { get async }
+
+    /// Opens the camera and checks that it can capture.
+    func prepare(_ context: BackendContext) async throws
+
+    /// Takes one photo and returns every file of the exposure.
+    func capture() async throws -> CapturedPhoto
+
+    /// Called once per photo after the sinks: `stored` says whether every sink stored it.
+    func finish(_ photo: CapturedPhoto, stored: Bool) async
+
+    /// Leaves photo mode and releases the camera.
+    func stop() async
+}
+
+extension CaptureBackend {
+    /// Does nothing: backends that keep nothing on a camera need no clean-up.
+    public func finish(_ photo: CapturedPhoto, stored: Bool) async {}
+}
+
+/// What the coordinator gives a backend on ``CaptureBackend/prepare(_:)``.
+public struct BackendContext: Sendable {
+    let deliverPhoto: @Sendable (CapturedPhoto) -> Void
+    /// The backend's logger.
+    public let log: Logger
+
+    /// Creates a context. The coordinator makes these; tests of a backend can make their
+    /// own.
+    public init(log: Logger, deliver: @escaping @Sendable (CapturedPhoto) -> Void) {
+        self.log = log
+        self.deliverPhoto = deliver
+    }
+
+    /// Hands over a photo the camera took by itself. It goes to the sinks in order with
+    /// the triggered shots.
+    public func deliver(_ photo: CapturedPhoto) {
+        deliverPhoto(photo)
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// One file of an exposure, as the camera delivered it.
+public struct CapturedFile: Sendable, Equatable {
+    /// The camera's own file name ("IMG_0042.CR2", "capt0000.jpg"). Never trusted as a
+    /// storage name by itself: cameras reuse names.
+    public var name: String
+    /// The bytes, exactly as downloaded.
+    public var data: Data
+
+    /// Creates a file.
+    public init(name: String, data: Data) {
+        self.name = name
+        self.data = data
+    }
+
+    /// The camera name's stem: "IMG_0042" for "IMG_0042.CR2".
+    public var stem: String {
+        let base = name.split(separator: "/").last.map(String.init) ?? name
+        guard let dot = base.lastIndex(of: "."), dot != base.startIndex else { return base }
+        return String(base[..<dot])
+    }
+
+    /// The camera name's extension in lower case, without the dot ("cr2"); "bin" when
+    /// the name has none.
+    public var fileExtension: String {
+        let base = name.split(separator: "/").last.map(String.init) ?? name
+        guard let dot = base.lastIndex(of: "."), dot != base.startIndex,
+              base.index(after: dot) != base.endIndex else { return "bin" }
+        return base[base.index(after: dot)...].lowercased()
+    }
+}
+
+/// One exposure: every file the camera produced for it (RAW+JPEG gives two).
+public struct CapturedPhoto: Sendable, Equatable {
+    /// The files of this exposure, in the order the camera delivered them.
+    public var files: [CapturedFile]
+    /// The camera that took it, for people and templates ("Nikon D750", "file-stub").
+    public var camera: String
+    /// When the exposure was taken.
+    public var captureTime: Date
+    /// A value the backend may use to find this photo on the camera again in
+    /// ``CaptureBackend/finish(_:stored:)`` (for example to delete it from the card).
+    public var backendReference: String?
+
+    /// Creates a photo.
+    public init(files: [CapturedFile], camera: String, captureTime: Date = Date(), backendReference: String? = nil) {
+        self.files = files
+        self.camera = camera
+        self.captureTime = captureTime
+        self.backendReference = backendReference
+    }
+}
+
+/// Where a photo came from and where it belongs, as a sink receives it.
+public struct ShotContext: Sendable, Equatable {
+    /// The session name from the config.
+    public var session: String
+    /// The number of this shot in this run of the pipeline, from 1. Sinks that number
+    /// files persistently keep their own sequence.
+    public var shotNumber: Int
+    /// When the exposure was taken.
+    public var captureTime: Date
+    /// The camera that took it.
+    public var camera: String
+    /// The trigger that asked for it, or "camera" for a shot taken with the camera's own
+    /// shutter button.
+    public var trigger: String
+
+    /// Creates a context.
+    public init(session: String, shotNumber: Int, captureTime: Date, camera: String, trigger: String) {
+        self.session = session
+        self.shotNumber = shotNumber
+        self.captureTime = captureTime
+        self.camera = camera
+        self.trigger = trigger
+    }
+}

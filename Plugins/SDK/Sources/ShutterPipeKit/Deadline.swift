@@ -1,0 +1,96 @@
+import Synchronization
+
+/// Runs `operation` with a deadline. When the deadline passes first, the operation's task
+/// is cancelled and this throws ``FailureCause/timeout`` at once, without waiting for an
+/// operation that ignores cancellation: a caller under a deadline never hangs.
+///
+/// - Parameter what: names the operation in the timeout message ("capture").
+public func withDeadline<T: Sendable>(
+    _ limit: Duration, _ what: String,
+    operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    let gate = ResumeGate<T>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            gate.arm(continuation)
+            let work = Task {
+                do { gate.resume(with: .success(try await operation())) } catch { gate.resume(with: .failure(error)) }
+            }
+            let timer = Task {
+                try? await Task.sleep(for: limit)
+                if !Task.isCancelled,
+                   gate.resume(with: .failure(ShutterError(.timeout, "\(what) did not finish within \(formatDuration(limit))"))) {
+                    work.cancel()
+                }
+            }
+            gate.onResume { timer.cancel(); work.cancel() }
+        }
+    } onCancel: {
+        gate.resume(with: .failure(CancellationError()))
+    }
+}
+
+/// Resumes a continuation exactly once, whoever comes first.
+private final class ResumeGate<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var pending: Result<T, any Error>?
+        var done = false
+        var cleanup: (@Sendable () -> Void)?
+    }
+    private let state = Mutex(State())
+
+    func arm(_ continuation: CheckedContinuation<T, any Error>) {
+        let early = state.withLock { state -> Result<T, any Error>? in
+            if let pending = state.pending { state.pending = nil; return pending }
+            state.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    func onResume(_ cleanup: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state -> Bool in
+            if state.done { return true }
+            state.cleanup = cleanup
+            return false
+        }
+        if runNow { cleanup() }
+    }
+
+    /// Returns true if this call was the one that resumed.
+    @discardableResult
+    func resume(with result: Result<T, any Error>) -> Bool {
+        let (continuation, cleanup, won) = state.withLock { state -> (CheckedContinuation<T, any Error>?, (@Sendable () -> Void)?, Bool) in
+            if state.done { return (nil, nil, false) }
+            state.done = true
+            let continuation = state.continuation
+            state.continuation = nil
+            if continuation == nil { state.pending = result }
+            let cleanup = state.cleanup
+            state.cleanup = nil
+            return (continuation, cleanup, true)
+        }
+        continuation?.resume(with: result)
+        cleanup?()
+        return won
+    }
+}
+
+/// "250 ms", "2 s", "1.5 s", "2 min".
+public func formatDuration(_ duration: Duration) -> String {
+    let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    if seconds < 1 { return "\(Int((seconds * 1000).rounded())) ms" }
+    if seconds < 120 {
+        let rounded = (seconds * 10).rounded() / 10
+        return rounded == rounded.rounded() ? "\(Int(rounded)) s" : "\(rounded) s"
+    }
+    return "\(Int((seconds / 60).rounded())) min"
+}
+
+extension Duration {
+    /// The duration in milliseconds, as a floating-point number.
+    public var milliseconds: Double {
+        Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
+    }
+}

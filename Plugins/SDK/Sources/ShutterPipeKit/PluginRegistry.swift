@@ -1,0 +1,172 @@
+import Synchronization
+
+/// The three kinds of plugin.
+public enum PluginKind: String, Sendable, CaseIterable {
+    /// A ``TriggerSource``.
+    case trigger
+    /// A ``CaptureBackend``.
+    case backend
+    /// A ``PhotoSink``.
+    case sink
+}
+
+/// Where a plugin type comes from.
+public enum PluginOrigin: Sendable, Equatable, CustomStringConvertible {
+    /// Part of shutterpipe.
+    case builtIn
+    /// Loaded at run time from this shared library.
+    case library(String)
+
+    /// "built-in" or the library path.
+    public var description: String {
+        switch self {
+        case .builtIn: return "built-in"
+        case .library(let path): return path
+        }
+    }
+}
+
+/// A registered plugin type, as `shutterpipe plugins` lists it.
+public struct PluginDescriptor: Sendable, Equatable {
+    /// Trigger, backend or sink.
+    public var kind: PluginKind
+    /// The name configs use in `type:`.
+    public var type: String
+    /// One line saying what it does.
+    public var summary: String
+    /// Where it comes from.
+    public var origin: PluginOrigin
+}
+
+/// What a plugin factory gets besides its options.
+public struct PluginEnvironment: Sendable {
+    /// The session name from the config.
+    public var session: String
+    /// The instance name: the config's `name:`, else the type name.
+    public var instanceName: String
+    /// A logger for this instance.
+    public var log: Logger
+
+    /// Creates an environment.
+    public init(session: String, instanceName: String, log: Logger) {
+        self.session = session
+        self.instanceName = instanceName
+        self.log = log
+    }
+}
+
+/// Makes a trigger from its options. Factories only read and check options; they open
+/// nothing (no devices, sockets or files), so `shutterpipe validate` can run them.
+public typealias TriggerFactory = @Sendable (PluginOptions, PluginEnvironment) throws -> any TriggerSource
+/// Makes a backend from its options. See ``TriggerFactory``.
+public typealias BackendFactory = @Sendable (PluginOptions, PluginEnvironment) throws -> any CaptureBackend
+/// Makes a sink from its options. See ``TriggerFactory``.
+public typealias SinkFactory = @Sendable (PluginOptions, PluginEnvironment) throws -> any PhotoSink
+
+/// A type name was registered twice.
+public struct DuplicatePluginError: Error, Sendable, CustomStringConvertible {
+    /// The descriptor already registered.
+    public var existing: PluginDescriptor
+    /// Where the second registration came from.
+    public var rejectedOrigin: PluginOrigin
+
+    /// A message naming both.
+    public var description: String {
+        "\(existing.kind) type '\(existing.type)' is already registered (\(existing.origin)); refused the one from \(rejectedOrigin)"
+    }
+}
+
+/// Plugin factories by kind and type name. The core knows plugins only through here.
+public final class PluginRegistry: Sendable {
+    private enum Factory: Sendable {
+        case trigger(TriggerFactory)
+        case backend(BackendFactory)
+        case sink(SinkFactory)
+    }
+    private struct Entry: Sendable {
+        var descriptor: PluginDescriptor
+        var factory: Factory
+    }
+    private let entries = Mutex<[Entry]>([])
+
+    /// An empty registry.
+    public init() {}
+
+    /// Registers a trigger type.
+    public func registerTrigger(_ type: String, summary: String, origin: PluginOrigin = .builtIn,
+                                make: @escaping TriggerFactory) throws {
+        try add(Entry(descriptor: PluginDescriptor(kind: .trigger, type: type, summary: summary, origin: origin), factory: .trigger(make)))
+    }
+
+    /// Registers a backend type.
+    public func registerBackend(_ type: String, summary: String, origin: PluginOrigin = .builtIn,
+                                make: @escaping BackendFactory) throws {
+        try add(Entry(descriptor: PluginDescriptor(kind: .backend, type: type, summary: summary, origin: origin), factory: .backend(make)))
+    }
+
+    /// Registers a sink type.
+    public func registerSink(_ type: String, summary: String, origin: PluginOrigin = .builtIn,
+                             make: @escaping SinkFactory) throws {
+        try add(Entry(descriptor: PluginDescriptor(kind: .sink, type: type, summary: summary, origin: origin), factory: .sink(make)))
+    }
+
+    /// Every registered type, by kind, then by name.
+    public var descriptors: [PluginDescriptor] {
+        entries.withLock { $0.map(\.descriptor) }.sorted {
+            ($0.kind.sortOrder, $0.type) < ($1.kind.sortOrder, $1.type)
+        }
+    }
+
+    /// The type names registered for `kind`, sorted.
+    public func types(of kind: PluginKind) -> [String] {
+        descriptors.filter { $0.kind == kind }.map(\.type)
+    }
+
+    /// Makes a trigger as `spec` describes.
+    public func makeTrigger(_ spec: PluginSpec, environment: PluginEnvironment) throws -> any TriggerSource {
+        guard case .trigger(let make) = try factory(for: spec) else { preconditionFailure("kind checked by lookup") }
+        return try build(spec) { try make(spec.options, environment) }
+    }
+
+    /// Makes a backend as `spec` describes.
+    public func makeBackend(_ spec: PluginSpec, environment: PluginEnvironment) throws -> any CaptureBackend {
+        guard case .backend(let make) = try factory(for: spec) else { preconditionFailure("kind checked by lookup") }
+        return try build(spec) { try make(spec.options, environment) }
+    }
+
+    /// Makes a sink as `spec` describes.
+    public func makeSink(_ spec: PluginSpec, environment: PluginEnvironment) throws -> any PhotoSink {
+        guard case .sink(let make) = try factory(for: spec) else { preconditionFailure("kind checked by lookup") }
+        return try build(spec) { try make(spec.options, environment) }
+    }
+
+    private func build<T>(_ spec: PluginSpec, _ make: () throws -> T) throws -> T {
+        let plugin = try make()
+        try spec.options.rejectUnknownKeys()
+        return plugin
+    }
+
+    private func add(_ entry: Entry) throws {
+        try entries.withLock { entries in
+            if let existing = entries.first(where: { $0.descriptor.kind == entry.descriptor.kind && $0.descriptor.type == entry.descriptor.type }) {
+                throw DuplicatePluginError(existing: existing.descriptor, rejectedOrigin: entry.descriptor.origin)
+            }
+            entries.append(entry)
+        }
+    }
+
+    private func factory(for spec: PluginSpec) throws -> Factory {
+        if let entry = entries.withLock({ $0.first { $0.descriptor.kind == spec.kind && $0.descriptor.type == spec.type } }) {
+            return entry.factory
+        }
+        let known = types(of: spec.kind)
+        var message = "unknown \(spec.kind) type '\(spec.type)'"
+        if let suggestion = closestMatch(to: spec.type, in: known) { message += "; did you mean '\(suggestion)'?" }
+        message += known.isEmpty ? "; no \(spec.kind) types are registered" : "; known \(spec.kind) types: \(known.joined(separator: ", "))"
+        throw ConfigError(message, at: spec.typeLocation)
+    }
+}
+
+extension PluginKind {
+    fileprivate var sortOrder: Int { PluginKind.allCases.firstIndex(of: self)! }
+}

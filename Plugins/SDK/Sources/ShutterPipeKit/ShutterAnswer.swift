@@ -1,0 +1,100 @@
+/// An event as a trigger delivers it, with what the trigger needs to route the answer.
+public struct TriggerEvent: Sendable, Equatable {
+    /// The shutter event.
+    public var event: ShutterEvent
+    /// The trigger's own name for what arrived ("Play", "KEY_VOLUMEUP", "line 3"), for
+    /// logs.
+    public var origin: String?
+    /// An opaque value the trigger chooses to match the answer to the request (a client
+    /// connection, say). The coordinator hands it back unchanged in ``ShutterAnswer``.
+    public var token: UInt64
+
+    /// Creates an event.
+    public init(_ event: ShutterEvent, origin: String? = nil, token: UInt64 = 0) {
+        self.event = event
+        self.origin = origin
+        self.token = token
+    }
+}
+
+/// One file a sink stored.
+public struct StoredFile: Sendable, Equatable, Codable {
+    /// Where the file is, as the sink reports it (a path for file sinks).
+    public var location: String
+    /// The sequence number the sink gave the photo, if it numbers photos.
+    public var sequence: Int?
+    /// The size in bytes.
+    public var byteCount: Int
+
+    /// Creates a record of a stored file.
+    public init(location: String, sequence: Int? = nil, byteCount: Int) {
+        self.location = location
+        self.sequence = sequence
+        self.byteCount = byteCount
+    }
+}
+
+/// What a sink reports after storing a photo durably.
+public struct SinkReceipt: Sendable, Equatable {
+    /// The files written, in order.
+    public var files: [StoredFile]
+    /// Things worth telling the user that did not stop the photo being stored, such as
+    /// "camera JPEG is truncated; stored as received".
+    public var warnings: [String]
+
+    /// Creates a receipt.
+    public init(files: [StoredFile], warnings: [String] = []) {
+        self.files = files
+        self.warnings = warnings
+    }
+}
+
+/// The state that answers one event, as the coordinator syncs it back to a trigger.
+public struct ShutterAnswer: Sendable, Equatable {
+    /// The event this answers, exactly as the trigger delivered it.
+    public var request: TriggerEvent
+    /// The answering state.
+    public var state: ShutterState
+    /// Why it failed: set for ``ShutterState/photoFailed``, and for
+    /// ``ShutterState/exitedOrUnableToEnter`` when entering failed. `nil` for a normal
+    /// exit.
+    public var failure: ShutterError?
+    /// The files stored for a ``ShutterState/photoSuccess``, across every sink.
+    public var stored: [StoredFile]
+    /// The shot number in this run, for captures that reached the camera.
+    public var shotNumber: Int?
+    /// Warnings from sinks, for a success that deserves a note.
+    public var warnings: [String]
+    /// How long the coordinator took to answer, from dequeuing the event.
+    public var duration: Duration
+
+    /// Creates an answer.
+    public init(
+        request: TriggerEvent, state: ShutterState, failure: ShutterError? = nil,
+        stored: [StoredFile] = [], shotNumber: Int? = nil, warnings: [String] = [],
+        duration: Duration = .zero
+    ) {
+        self.request = request
+        self.state = state
+        self.failure = failure
+        self.stored = stored
+        self.shotNumber = shotNumber
+        self.warnings = warnings
+        self.duration = duration
+    }
+
+    /// A one-line summary: the state's name, then the stored locations or the cause and
+    /// message. This is the shape the `stdin` trigger prints.
+    public var summary: String {
+        var parts = [state.rawValue]
+        if let failure {
+            parts.append("\(failure.cause.rawValue): \(failure.description)")
+        } else if !stored.isEmpty {
+            parts.append(stored.map(\.location).joined(separator: " "))
+        }
+        if !warnings.isEmpty {
+            parts.append("(warning: \(warnings.joined(separator: "; ")))")
+        }
+        return parts.joined(separator: " ")
+    }
+}

@@ -1,0 +1,106 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+
+/// A trigger that reads `enter`, `capture` and `exit` lines from standard input and
+/// prints every answering state as one line on standard output.
+///
+/// On a terminal an empty line (Enter alone) means capture. Anything else unrecognised
+/// is `unknown`. End of input sends `exit` (unless the last event already was one, or
+/// nothing was sent), then the trigger ends.
+public struct StdinTrigger: TriggerSource {
+    /// The type name in configs.
+    public static let typeName = "stdin"
+
+    /// Registers the `stdin` type.
+    public static func register(in registry: PluginRegistry) throws {
+        try registry.registerTrigger(typeName, summary: "reads enter/capture/exit lines from standard input, prints each answer") { _, _ in
+            StdinTrigger()
+        }
+    }
+
+    private let input: Int32
+    private let interactive: Bool
+    private let output: @Sendable (String) -> Void
+
+    /// Reads standard input and writes answers to standard output.
+    public init() {
+        self.init(input: STDIN_FILENO, interactive: isatty(STDIN_FILENO) == 1, output: StdinTrigger.writeToStandardOutput)
+    }
+
+    /// Reads `input` (a file descriptor it does not close) and hands each answer line to
+    /// `output`. `interactive` makes an empty line mean capture.
+    public init(input: Int32, interactive: Bool, output: @escaping @Sendable (String) -> Void) {
+        self.input = input
+        self.interactive = interactive
+        self.output = output
+    }
+
+    /// Delivers one event per line until end of input, then `exit`.
+    public func run(delivering events: EventChannel) async throws {
+        var lineNumber = 0
+        var last: ShutterEvent?
+        for await line in LineReader.lines(from: input) {
+            lineNumber += 1
+            let event = event(for: line)
+            events.send(event, origin: "line \(lineNumber)")
+            if event != .unknown { last = event }
+        }
+        // End of input means exit, unless the input just said so itself.
+        if !Task.isCancelled && last != nil && last != .exit {
+            events.send(.exit, origin: "end of input")
+        }
+    }
+
+    /// Prints `answer` as one line: the state's name, then the stored paths or the cause.
+    public func sync(_ answer: ShutterAnswer) async {
+        output(answer.summary)
+    }
+
+    func event(for line: String) -> ShutterEvent {
+        let word = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        if word.isEmpty && interactive { return .capture }
+        return ShutterEvent(parsing: word)
+    }
+
+    private static func writeToStandardOutput(_ line: String) {
+        var bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+}
+
+/// Reads lines from a file descriptor on a thread of its own, so the blocking `read`
+/// never occupies the cooperative pool.
+enum LineReader {
+    static func lines(from descriptor: Int32) -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
+        let thread = Thread {
+            var pending: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                pending += buffer[0..<count]
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    continuation.yield(String(decoding: pending[..<newline], as: UTF8.self))
+                    pending.removeSubrange(...newline)
+                }
+                if pending.count > 64 * 1024 { pending.removeAll() }  // a line that long is noise
+            }
+            if !pending.isEmpty { continuation.yield(String(decoding: pending, as: UTF8.self)) }
+            continuation.finish()
+        }
+        thread.name = "shutterpipe stdin"
+        thread.start()
+        return stream
+    }
+}

@@ -1,0 +1,21 @@
+import FileStubBackend
+import FilesSink
+import ShutterPipeKit
+import StdinTrigger
+
+/// The plugins that ship with shutterpipe. Each registers itself through the same
+/// public SDK calls a third-party plugin uses.
+public enum BuiltInPlugins {
+    /// A registry holding every built-in plugin type.
+    public static func registry() -> PluginRegistry {
+        let registry = PluginRegistry()
+        do {
+            try FileStubBackend.register(in: registry)
+            try StdinTrigger.register(in: registry)
+            try FilesSink.register(in: registry)
+        } catch {
+            preconditionFailure("built-in plugin types clash: \(error)")
+        }
+        return registry
+    }
+}

@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+import Synchronization
+
+/// How log records are written to stderr.
+public enum LogFormat: String, Sendable, CaseIterable {
+    /// One line for people per record: time, source, message.
+    case human
+    /// One JSON object per line.
+    case json
+}
+
+/// Writes log records and the live status line to standard error, from any thread.
+///
+/// On a terminal (and in the human format) the last line of the terminal is a status
+/// line: every log line clears it, prints, and draws it again. Off a terminal there is no
+/// status line, so the output stays clean for scripts.
+public final class LogOutput: Sendable {
+    private struct State {
+        var statusText: String?
+    }
+    private let format: LogFormat
+    private let minimumLevel: LogLevel
+    private let showsStatus: Bool
+    private let state = Mutex(State())
+    private let descriptor: Int32
+
+    /// Creates an output on `descriptor` (stderr by default).
+    public init(format: LogFormat, minimumLevel: LogLevel = .info, statusLine: Bool, descriptor: Int32 = STDERR_FILENO) {
+        self.format = format
+        self.minimumLevel = minimumLevel
+        self.showsStatus = statusLine && format == .human
+        self.descriptor = descriptor
+    }
+
+    /// A logger whose records go here.
+    public func logger(source: String) -> Logger {
+        Logger(source: source) { [self] record in self.write(record) }
+    }
+
+    /// Replaces the status line (terminal only).
+    public func setStatus(_ text: String) {
+        guard showsStatus else { return }
+        state.withLock { state in
+            state.statusText = text
+            emit("\r\u{1B}[2K" + text)
+        }
+    }
+
+    /// Clears the status line for good (at exit).
+    public func clearStatus() {
+        guard showsStatus else { return }
+        state.withLock { state in
+            if state.statusText != nil { emit("\r\u{1B}[2K") }
+            state.statusText = nil
+        }
+    }
+
+    /// Writes one record.
+    public func write(_ record: LogRecord) {
+        guard record.level >= minimumLevel else { return }
+        let line = format == .json ? Self.json(record) : Self.human(record)
+        state.withLock { state in
+            if let status = state.statusText {
+                emit("\r\u{1B}[2K" + line + "\n" + status)
+            } else {
+                emit(line + "\n")
+            }
+        }
+    }
+
+    /// Writes a plain message line (for errors before logging starts).
+    public func message(_ text: String) {
+        state.withLock { _ in emit(text + "\n") }
+    }
+
+    private func emit(_ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+
+    static func human(_ record: LogRecord) -> String {
+        let level: String
+        switch record.level {
+        case .debug: level = "debug: "
+        case .info: level = ""
+        case .warning: level = "warning: "
+        case .error: level = "error: "
+        }
+        return "\(Self.clock(record.time)) [\(record.source)] \(level)\(record.message)"
+    }
+
+    static func json(_ record: LogRecord) -> String {
+        var pairs: [(String, String)] = [
+            ("time", Self.iso8601(record.time)), ("level", record.level.rawValue),
+            ("source", record.source), ("message", record.message),
+        ]
+        pairs += record.fields.filter { key, _ in !["time", "level", "source", "message"].contains(key) }
+        return "{" + pairs.map { "\(jsonString($0)):\(jsonString($1))" }.joined(separator: ",") + "}"
+    }
+
+    /// A JSON string literal.
+    public static func jsonString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 { out += String(format: "\\u%04x", scalar.value) } else { out.unicodeScalars.append(scalar) }
+            }
+        }
+        return out + "\""
+    }
+
+    private static func clock(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "HH:mm:ss.SSS"
+        return formatter.string(from: date)
+    }
+
+    private static func iso8601(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+}

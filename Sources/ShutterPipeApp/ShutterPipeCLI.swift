@@ -1,0 +1,275 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Dispatch
+import Foundation
+import ShutterPipeKit
+import Synchronization
+
+/// The `shutterpipe` command line.
+///
+/// Exit codes: 0 success; 1 the pipeline ran but could not do its job (a trigger failed
+/// to start); 2 a usage mistake; 3 an invalid config.
+public enum ShutterPipeCLI {
+    /// Exit code for success.
+    public static let success: Int32 = 0
+    /// Exit code when running failed.
+    public static let runFailed: Int32 = 1
+    /// Exit code for a command-line mistake.
+    public static let usageError: Int32 = 2
+    /// Exit code for an invalid config.
+    public static let configError: Int32 = 3
+
+    static let defaultConfig = "Config/default.yaml"
+
+    static let overview = """
+    shutterpipe \(ShutterPipeSDK.version): tethered studio photography from a YAML pipeline
+
+    Usage: shutterpipe <command> [options]
+
+    Commands:
+      run        run a pipeline (default config: \(defaultConfig))
+      validate   check a config without running it
+      plugins    list the plugin types
+      help       show help for a command
+
+    Options:
+      -h, --help     show help
+      --version      print the version
+
+    Exit codes: 0 success, 1 run failed, 2 usage error, 3 invalid config.
+    See docs/config.md for the config file.
+    """
+
+    static let runHelp = """
+    Usage: shutterpipe run [--config FILE] [--log-format human|json] [--no-status]
+
+    Runs the pipeline a config describes until every trigger has finished (for the stdin
+    trigger: end of input), or until SIGINT/SIGTERM. Queued events are still answered
+    before it exits; a second Ctrl-C stops at once.
+
+    Options:
+      -c, --config FILE     the pipeline config (default: \(defaultConfig))
+      --log-format FORMAT   human (default) or json: one JSON object per line on stderr
+      --no-status           no live status line, even on a terminal
+      -v, --verbose         also log debug records
+    """
+
+    static let validateHelp = """
+    Usage: shutterpipe validate FILE
+
+    Checks a config: its YAML, every key, every plugin's options. Prints 'FILE: ok' and
+    exits 0, or prints each problem as FILE:LINE:COLUMN: message and exits 3. Opens no
+    camera, device or file.
+    """
+
+    static let pluginsHelp = """
+    Usage: shutterpipe plugins
+
+    Lists the registered plugin types: kind, type name, origin and what each does.
+    """
+
+    /// Runs the command line and returns the exit code.
+    public static func main(_ arguments: [String]) async -> Int32 {
+        let registry = BuiltInPlugins.registry()
+        guard let command = arguments.first else {
+            printError(overview)
+            return usageError
+        }
+        let rest = Array(arguments.dropFirst())
+        do {
+            switch command {
+            case "run": return try await run(rest, registry: registry)
+            case "validate": return try validate(rest, registry: registry)
+            case "plugins": return try plugins(rest, registry: registry)
+            case "help", "-h", "--help":
+                print(help(for: rest.first) ?? overview)
+                return success
+            case "--version", "version":
+                print("shutterpipe \(ShutterPipeSDK.version) (plugin ABI \(ShutterPipeSDK.abi))")
+                return success
+            default:
+                var message = "shutterpipe: unknown command '\(command)'"
+                if let suggestion = closestMatch(to: command, in: ["run", "validate", "plugins", "help"]) {
+                    message += "; did you mean '\(suggestion)'?"
+                }
+                printError(message + "\nRun 'shutterpipe --help' for the commands.")
+                return usageError
+            }
+        } catch let error as UsageError {
+            printError("shutterpipe \(command): \(error)\n\n\(help(for: command) ?? overview)")
+            return usageError
+        } catch {
+            printError("shutterpipe \(command): \(error)")
+            return runFailed
+        }
+    }
+
+    static func help(for command: String?) -> String? {
+        switch command {
+        case "run": return runHelp
+        case "validate": return validateHelp
+        case "plugins": return pluginsHelp
+        default: return nil
+        }
+    }
+
+    // MARK: run
+
+    static func run(_ arguments: [String], registry: PluginRegistry) async throws -> Int32 {
+        let parsed = try Arguments(arguments, spec: .init(
+            valued: ["config": "c", "log-format": ""], flags: ["no-status": "", "help": "h", "verbose": "v"]))
+        if parsed.flags.contains("help") { print(runHelp); return success }
+        guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
+        let formatName = parsed.values["log-format"] ?? "human"
+        guard let format = LogFormat(rawValue: formatName) else {
+            throw UsageError("--log-format must be human or json, not '\(formatName)'")
+        }
+        let path = parsed.values["config"] ?? defaultConfig
+        if parsed.values["config"] == nil && !FileManager.default.fileExists(atPath: path) {
+            printError("shutterpipe run: no --config given and \(defaultConfig) is not in this folder; run from the shutterpipe checkout or pass --config FILE")
+            return configError
+        }
+        let interactive = isatty(STDERR_FILENO) == 1
+        let output = LogOutput(format: format, minimumLevel: parsed.flags.contains("verbose") ? .debug : .info,
+                               statusLine: interactive && !parsed.flags.contains("no-status"))
+        let pipeline: Pipeline
+        do {
+            pipeline = try loadPipeline(path, registry: registry, log: output.logger(source: "pipeline"))
+        } catch let error as ConfigError {
+            printError("error: \(error)")
+            return configError
+        }
+        let log = output.logger(source: "shutterpipe")
+        log.info("session '\(pipeline.config.session)': backend \(pipeline.config.backend.name), triggers \(pipeline.triggers.map(\.name).joined(separator: ", ")), sinks \(pipeline.sinks.map(\.name).joined(separator: ", "))")
+
+        let statusUpdates = StatusUpdater(output: output, sinks: pipeline.sinks)
+        let coordinator = pipeline.makeCoordinator(log: output.logger(source: "coordinator")) { status in
+            statusUpdates.update(status)
+        }
+        statusUpdates.update(CoordinatorStatus())
+        let signals = SignalHandler { signal in
+            log.info("\(signal == SIGINT ? "SIGINT" : "SIGTERM"): finishing what is queued, then stopping (again to stop now)")
+            coordinator.shutdown()
+        }
+        let status = await coordinator.run()
+        signals.cancel()
+        statusUpdates.stop()
+        output.clearStatus()
+        return status.triggerFailures.isEmpty ? success : runFailed
+    }
+
+    static func loadPipeline(_ path: String, registry: PluginRegistry, log: Logger) throws -> Pipeline {
+        let root = try YAMLLoader.load(file: path)
+        let config = try PipelineConfig(root: root)
+        return try Pipeline(config: config, registry: registry, log: log)
+    }
+
+    // MARK: validate
+
+    static func validate(_ arguments: [String], registry: PluginRegistry) throws -> Int32 {
+        let parsed = try Arguments(arguments, spec: .init(flags: ["help": "h"]))
+        if parsed.flags.contains("help") { print(validateHelp); return success }
+        guard !parsed.positionals.isEmpty else { throw UsageError("name the config file to check") }
+        var code = success
+        for path in parsed.positionals {
+            do {
+                _ = try loadPipeline(path, registry: registry, log: .discarding)
+                print("\(path): ok")
+            } catch let error as ConfigError {
+                printError("error: \(error)")
+                code = configError
+            }
+        }
+        return code
+    }
+
+    // MARK: plugins
+
+    static func plugins(_ arguments: [String], registry: PluginRegistry) throws -> Int32 {
+        let parsed = try Arguments(arguments, spec: .init(flags: ["help": "h"]))
+        if parsed.flags.contains("help") { print(pluginsHelp); return success }
+        guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
+        let rows = registry.descriptors.map { [$0.kind.rawValue, $0.type, $0.origin.description, $0.summary] }
+        let header = ["KIND", "TYPE", "ORIGIN", "DESCRIPTION"]
+        let widths = (0..<3).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        for row in [header] + rows {
+            print((0..<3).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                  + "  " + row[3])
+        }
+        return success
+    }
+
+    static func printError(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
+
+/// Keeps the status line fresh: after every coordinator change, and the free space
+/// every few seconds.
+final class StatusUpdater: Sendable {
+    private let output: LogOutput
+    private let sinks: [NamedSink]
+    private let latest = Mutex<(status: CoordinatorStatus, free: Int64?)>((CoordinatorStatus(), nil))
+    private let refresher = Mutex<Task<Void, Never>?>(nil)
+
+    init(output: LogOutput, sinks: [NamedSink]) {
+        self.output = output
+        self.sinks = sinks
+        let task = Task { [weak self] in
+            while !Task.isCancelled {
+                await self?.refreshFreeSpace()
+                try? await Task.sleep(for: .seconds(5))
+            }
+        }
+        refresher.withLock { $0 = task }
+    }
+
+    func update(_ status: CoordinatorStatus) {
+        let free = latest.withLock { latest -> Int64? in
+            latest.status = status
+            return latest.free
+        }
+        output.setStatus(StatusLine.text(status, freeBytes: free))
+        Task { await refreshFreeSpace() }
+    }
+
+    func stop() {
+        refresher.withLock { $0?.cancel() }
+    }
+
+    private func refreshFreeSpace() async {
+        var free: Int64?
+        for sink in sinks {
+            if let bytes = await sink.sink.availableCapacity() { free = min(free ?? .max, bytes) }
+        }
+        let status = latest.withLock { latest -> CoordinatorStatus in
+            latest.free = free
+            return latest.status
+        }
+        output.setStatus(StatusLine.text(status, freeBytes: free))
+    }
+}
+
+/// SIGINT and SIGTERM: the first asks for a clean stop, the second exits at once.
+final class SignalHandler {
+    private let sources: [any DispatchSourceSignal]
+
+    init(onFirst: @escaping @Sendable (Int32) -> Void) {
+        let count = Mutex(0)
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { @Sendable in
+                let seen = count.withLock { value -> Int in value += 1; return value }
+                if seen == 1 { onFirst(number) } else { _exit(130) }
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    func cancel() {
+        sources.forEach { $0.cancel() }
+    }
+}

@@ -1,0 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ShutterPipeApp
+
+exit(await ShutterPipeCLI.main(Array(CommandLine.arguments.dropFirst())))
