@@ -42,7 +42,8 @@ let package = Package(
         .testTarget(name: "ShutterPipeKitTests", dependencies: [kit, "TestSupport"], path: "Tests/ShutterPipeKitTests"),
         .testTarget(name: "ShutterPipeAppTests", dependencies: [kit, "ShutterPipeApp", "TestSupport"], path: "Tests/ShutterPipeAppTests"),
         .testTarget(name: "EndToEndTests", dependencies: ["shutterpipe", "TestSupport"], path: "Tests/EndToEndTests"),
-        .testTarget(name: "FileStubBackendTests", dependencies: [kit, "FileStubBackend", "TestSupport"], path: "Plugins/FileStub/Tests"),
+        .testTarget(name: "FileStubBackendTests", dependencies: [kit, "FileStubBackend", "TestSupport"], path: "Plugins/FileStub/Tests",
+                    exclude: ["Fixtures"]),
         .testTarget(name: "StdinTriggerTests", dependencies: [kit, "StdinTrigger", "TestSupport"], path: "Plugins/Stdin/Tests"),
         .testTarget(name: "FilesSinkTests", dependencies: [kit, "FilesSink", "TestSupport"], path: "Plugins/Files/Tests"),
     ]

@@ -1,1 +1,66 @@
 import Foundation
+import ShutterPipeKit
+import Synchronization
+
+/// A folder under the system's temporary directory, removed when the value is dropped.
+public final class TemporaryDirectory: Sendable {
+    /// The folder's path.
+    public let path: String
+
+    /// Creates a fresh folder.
+    public init(_ label: String = "test") {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+        path = "\(base)/shutterpipe-\(label)-\(UUID().uuidString.prefix(8))"
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        _ = try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// A path inside the folder.
+    public func file(_ name: String) -> String { "\(path)/\(name)" }
+
+    /// The names in the folder (or a sub-folder), sorted, hidden ones included.
+    public func names(_ subfolder: String? = nil) -> [String] {
+        let folder = subfolder.map { "\(path)/\($0)" } ?? path
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+    }
+}
+
+/// The repository root, found from this source file.
+public let repositoryRoot: String = {
+    var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    while url.path != "/" {
+        if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path),
+           FileManager.default.fileExists(atPath: url.appendingPathComponent("Plugins/SDK").path) {
+            return url.path
+        }
+        url.deleteLastPathComponent()
+    }
+    fatalError("repository root not found above \(#filePath)")
+}()
+
+/// A logger that keeps every record, for assertions.
+public final class LogRecorder: Sendable {
+    private let records = Mutex<[LogRecord]>([])
+
+    /// Creates an empty recorder.
+    public init() {}
+
+    /// A logger into this recorder.
+    public var logger: Logger { Logger(source: "test") { [self] record in records.withLock { $0.append(record) } } }
+
+    /// The messages logged so far.
+    public var messages: [String] { records.withLock { $0.map(\.message) } }
+}
+
+/// Waits until `condition` holds, up to `timeout`; returns whether it did.
+public func eventually(timeout: Duration = .seconds(5), _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return await condition()
+}

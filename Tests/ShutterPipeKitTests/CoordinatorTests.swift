@@ -1,0 +1,243 @@
+import Foundation
+import ShutterPipeKit
+import Testing
+import TestSupport
+
+/// Runs a coordinator to the end under a deadline, so a broken rule fails instead of
+/// hanging the suite.
+@discardableResult
+func runToEnd(_ triggers: [ScriptedTrigger], backend: ScriptedBackend, sinks: [any PhotoSink] = [RecordingSink()],
+              settings: CoordinatorSettings = CoordinatorSettings(), log: Logger = .discarding,
+              afterStart: (@Sendable (ShutterCoordinator) async -> Void)? = nil) async throws -> CoordinatorStatus {
+    let coordinator = ShutterCoordinator(
+        backend: backend,
+        triggers: triggers.enumerated().map { NamedTrigger(name: "t\($0.offset)", source: $0.element) },
+        sinks: sinks.enumerated().map { NamedSink(name: "s\($0.offset)", sink: $0.element) },
+        session: "test", settings: settings, log: log)
+    async let status = withDeadline(.seconds(20), "the pipeline") { await coordinator.run() }
+    if let afterStart { await afterStart(coordinator) }
+    return try await status
+}
+
+@Suite("Coordinator rules")
+struct CoordinatorTests {
+    @Test("rule 1: exactly one answer per event, sent to the trigger that sent it")
+    func oneAnswerPerEvent() async throws {
+        let first = ScriptedTrigger(events: [.enter, .capture, .unknown, .capture, .exit])
+        let second = ScriptedTrigger(events: [.capture, .capture])
+        try await runToEnd([first, second], backend: ScriptedBackend())
+        #expect(first.answers.map(\.request.token) == [1, 2, 3, 4, 5])
+        #expect(second.answers.map(\.request.token) == [1, 2])
+        #expect(first.answers.map(\.request.event) == [.enter, .capture, .unknown, .capture, .exit])
+    }
+
+    @Test("rule 2: events are handled one at a time, in arrival order")
+    func oneAtATime() async throws {
+        let backend = ScriptedBackend(captureDelay: .milliseconds(20))
+        let trigger = ScriptedTrigger(events: [.enter] + Array(repeating: .capture, count: 5))
+        try await runToEnd([trigger], backend: backend)
+        #expect(backend.maximumConcurrentCalls == 1)
+        #expect(trigger.answers.compactMap(\.shotNumber) == [1, 2, 3, 4, 5])
+        #expect(trigger.answers.allSatisfy { $0.state != .photoFailed })
+    }
+
+    @Test("rule 3: beyond the queue bound, captures and enters are refused as busy; exits never")
+    func boundedQueue() async throws {
+        var settings = CoordinatorSettings()
+        settings.queueLimit = 2
+        let backend = ScriptedBackend(captureDelay: .milliseconds(300))
+        // The first capture runs; two wait; the rest are refused at once.
+        let trigger = ScriptedTrigger([.send(.enter), .awaitAnswers(1), .send(.capture), .pause(.milliseconds(50))]
+                                      + Array(repeating: .send(.capture), count: 5) + [.send(.enter), .send(.exit)])
+        let status = try await runToEnd([trigger], backend: backend, settings: settings)
+        let captures = trigger.answers.filter { $0.request.event == .capture }
+        #expect(captures.count == 6)
+        #expect(captures.filter { $0.state == .photoSuccess }.count == 3)
+        let busy = trigger.answers.filter { $0.failure?.cause == .busy }
+        #expect(busy.count == 4)  // three captures and the enter
+        #expect(busy.filter { $0.request.event == .capture }.allSatisfy { $0.state == .photoFailed })
+        #expect(busy.first { $0.request.event == .enter }?.state == .enteredPhotoMode)  // still in photo mode
+        #expect(trigger.answers.last?.request.event == .exit)
+        #expect(trigger.answers.last?.state == .exitedOrUnableToEnter)
+        #expect(status.eventsRefused == 4)
+        #expect(trigger.answers.count == 9)
+    }
+
+    @Test("rule 4: enter prepares once and answers enteredPhotoMode")
+    func enterPreparesOnce() async throws {
+        let backend = ScriptedBackend()
+        let trigger = ScriptedTrigger(events: [.enter, .enter])
+        let status = try await runToEnd([trigger], backend: backend)
+        #expect(trigger.answers.map(\.state) == [.enteredPhotoMode, .enteredPhotoMode])
+        #expect(backend.calls.filter { $0 == .prepare }.count == 1)
+        #expect(backend.calls.last == .stop)  // shutdown leaves photo mode
+        #expect(!status.inPhotoMode)
+    }
+
+    @Test("rule 4: a failed enter answers exitedOrUnableToEnter with its cause")
+    func enterFails() async throws {
+        let backend = ScriptedBackend(prepareFailure: ShutterError(.noCamera, "no camera on USB"))
+        let trigger = ScriptedTrigger(events: [.enter])
+        try await runToEnd([trigger], backend: backend)
+        #expect(trigger.answers.map(\.state) == [.exitedOrUnableToEnter])
+        #expect(trigger.answers.first?.failure?.cause == .noCamera)
+        #expect(trigger.answers.first?.failure?.message == "no camera on USB")
+    }
+
+    @Test("rule 5: photoSuccess only after every sink stored the photo; the backend learns it")
+    func captureStoresEverywhere() async throws {
+        let backend = ScriptedBackend()
+        let slow = RecordingSink("slow", delay: .milliseconds(50)), fast = RecordingSink("fast")
+        let trigger = ScriptedTrigger(events: [.enter, .capture])
+        try await runToEnd([trigger], backend: backend, sinks: [slow, fast])
+        let answer = try #require(trigger.answers.last)
+        #expect(answer.state == .photoSuccess)
+        #expect(answer.stored.map(\.location) == ["slow/1", "fast/1"])
+        #expect(slow.photos.count == 1 && fast.photos.count == 1)
+        #expect(slow.contexts.first?.trigger == "t0")
+        #expect(slow.contexts.first?.session == "test")
+        #expect(backend.calls == [.prepare, .capture, .finish(stored: true), .stop])
+    }
+
+    @Test("rule 5: a failing sink makes photoFailed with its cause, and the photo stays on the camera")
+    func sinkFailure() async throws {
+        let backend = ScriptedBackend()
+        let full = RecordingSink("full", failure: ShutterError(.storageUnavailable, "disk full"))
+        let good = RecordingSink("good")
+        let trigger = ScriptedTrigger(events: [.capture])
+        let status = try await runToEnd([trigger], backend: backend, sinks: [full, good])
+        let answer = try #require(trigger.answers.first)
+        #expect(answer.state == .photoFailed)
+        #expect(answer.failure?.cause == .storageUnavailable)
+        #expect(good.photos.count == 1)  // the other sinks still get it
+        #expect(backend.calls.contains(.finish(stored: false)))
+        #expect(!backend.calls.contains(.finish(stored: true)))
+        #expect(status.photosFailed == 1 && status.photosStored == 0)
+    }
+
+    @Test("rule 5: a camera failure answers photoFailed with the camera's cause")
+    func cameraFailure() async throws {
+        let backend = ScriptedBackend(captureFailures: [2: ShutterError(.storageUnavailable, "card full")])
+        let trigger = ScriptedTrigger(events: [.enter, .capture, .capture, .capture])
+        try await runToEnd([trigger], backend: backend)
+        #expect(trigger.answers.map(\.state) == [.enteredPhotoMode, .photoSuccess, .photoFailed, .photoSuccess])
+        #expect(trigger.answers[2].failure?.cause == .storageUnavailable)
+        #expect(trigger.answers[2].failure?.message == "card full")
+    }
+
+    @Test("rule 6: a capture outside photo mode enters first by default")
+    func autoEnter() async throws {
+        let backend = ScriptedBackend()
+        let trigger = ScriptedTrigger(events: [.capture])
+        try await runToEnd([trigger], backend: backend)
+        #expect(trigger.answers.map(\.state) == [.photoSuccess])
+        #expect(backend.calls.prefix(2) == [.prepare, .capture])
+    }
+
+    @Test("rule 6: with autoEnter off, a capture outside photo mode fails with notInPhotoMode")
+    func autoEnterOff() async throws {
+        var settings = CoordinatorSettings()
+        settings.autoEnter = false
+        let backend = ScriptedBackend()
+        let trigger = ScriptedTrigger(events: [.capture, .enter, .capture])
+        try await runToEnd([trigger], backend: backend, settings: settings)
+        #expect(trigger.answers.map(\.state) == [.photoFailed, .enteredPhotoMode, .photoSuccess])
+        #expect(trigger.answers[0].failure?.cause == .notInPhotoMode)
+        #expect(backend.calls.first == .prepare)  // nothing reached the camera before enter
+    }
+
+    @Test("rule 6: when entering fails, the capture answers photoFailed with that cause")
+    func autoEnterFails() async throws {
+        let backend = ScriptedBackend(prepareFailure: ShutterError(.permissionDenied, "claimed by gvfs"))
+        let trigger = ScriptedTrigger(events: [.capture])
+        try await runToEnd([trigger], backend: backend)
+        #expect(trigger.answers.first?.state == .photoFailed)
+        #expect(trigger.answers.first?.failure?.cause == .permissionDenied)
+        #expect(!backend.calls.contains(.capture))
+    }
+
+    @Test("rule 7: exit comes after what was queued before it, then stops the backend")
+    func exitFinishesInFlight() async throws {
+        let backend = ScriptedBackend(captureDelay: .milliseconds(30))
+        let trigger = ScriptedTrigger(events: [.enter, .capture, .capture, .exit, .capture])
+        try await runToEnd([trigger], backend: backend)
+        #expect(trigger.answers.map(\.state) == [.enteredPhotoMode, .photoSuccess, .photoSuccess, .exitedOrUnableToEnter, .photoSuccess])
+        #expect(trigger.answers[3].failure == nil)
+        let calls = backend.calls
+        #expect(calls.prefix(7) == [.prepare, .capture, .finish(stored: true), .capture, .finish(stored: true), .stop, .prepare])
+    }
+
+    @Test("rule 8: unknown changes nothing and answers the current mode")
+    func unknownIsIgnored() async throws {
+        let backend = ScriptedBackend()
+        let trigger = ScriptedTrigger(events: [.unknown, .enter, .unknown])
+        let log = LogRecorder()
+        try await runToEnd([trigger], backend: backend, log: log.logger)
+        #expect(trigger.answers.map(\.state) == [.exitedOrUnableToEnter, .enteredPhotoMode, .enteredPhotoMode])
+        #expect(trigger.answers.allSatisfy { $0.failure == nil })
+        #expect(backend.calls == [.prepare, .stop])
+        #expect(log.messages.contains { $0.contains("unknown command") })
+    }
+
+    @Test("rule 9: photos the camera took itself go to the sinks")
+    func cameraButtonShots() async throws {
+        let backend = ScriptedBackend()
+        let sink = RecordingSink()
+        let trigger = ScriptedTrigger([.send(.enter), .awaitAnswers(1), .holdOpen])
+        let status = try await runToEnd([trigger], backend: backend, sinks: [sink]) { coordinator in
+            _ = await eventually { trigger.answers.count == 1 }
+            backend.pressCameraButton(7)
+            backend.pressCameraButton(8)
+            _ = await eventually { sink.photos.count == 2 }
+            coordinator.shutdown()
+        }
+        #expect(sink.photos.map { $0.files[0].name } == ["BUTTON_7.JPG", "BUTTON_8.JPG"])
+        #expect(sink.contexts.map(\.trigger) == ["camera", "camera"])
+        #expect(backend.calls.filter { $0 == .finish(stored: true) }.count == 2)
+        #expect(status.photosStored == 2)
+        #expect(trigger.answers.count == 1)  // no event, no answer
+    }
+
+    @Test("rule 10: a capture that hangs fails with timeout at its deadline")
+    func captureDeadline() async throws {
+        var settings = CoordinatorSettings()
+        settings.captureTimeout = .milliseconds(200)
+        let backend = ScriptedBackend(captureDelay: .seconds(2), ignoresCancellation: true)
+        let trigger = ScriptedTrigger(events: [.enter, .capture])
+        let started = ContinuousClock.now
+        try await runToEnd([trigger], backend: backend, settings: settings)
+        let elapsed = ContinuousClock.now - started
+        #expect(trigger.answers.last?.state == .photoFailed)
+        #expect(trigger.answers.last?.failure?.cause == .timeout)
+        #expect(elapsed < .seconds(2))
+    }
+
+    @Test("rule 11: shutdown answers everything queued, then stops the backend")
+    func shutdownDrains() async throws {
+        let backend = ScriptedBackend(captureDelay: .milliseconds(50))
+        let trigger = ScriptedTrigger([.send(.enter), .send(.capture), .send(.capture), .send(.capture), .holdOpen])
+        let status = try await runToEnd([trigger], backend: backend) { coordinator in
+            _ = await eventually { backend.calls.contains(.capture) }
+            coordinator.shutdown()
+        }
+        #expect(trigger.answers.map(\.state) == [.enteredPhotoMode, .photoSuccess, .photoSuccess, .photoSuccess])
+        #expect(backend.calls.last == .stop)
+        #expect(status.photosStored == 3)
+    }
+
+    @Test("a trigger that fails to start is reported in the status")
+    func triggerSetupFailure() async throws {
+        let broken = ScriptedTrigger([.fail(ShutterError(.permissionDenied, "cannot open /dev/input/event3"))])
+        let status = try await runToEnd([broken], backend: ScriptedBackend())
+        #expect(status.triggerFailures.count == 1)
+        #expect(status.triggerFailures[0].contains("/dev/input/event3"))
+    }
+
+    @Test("every failure maps to the state the remote-shutter rule gives it")
+    func causeToState() {
+        for cause in FailureCause.allCases {
+            #expect(cause.state(answering: .capture) == .photoFailed)
+            #expect(cause.state(answering: .enter) == .exitedOrUnableToEnter)
+        }
+    }
+}

@@ -1,0 +1,191 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+import Synchronization
+
+/// A trigger that sends a script of events and records every answer it is synced.
+public final class ScriptedTrigger: TriggerSource {
+    /// One step of the script.
+    public enum Step: Sendable {
+        /// Send this event.
+        case send(ShutterEvent)
+        /// Wait until this many answers have arrived.
+        case awaitAnswers(Int)
+        /// Pause.
+        case pause(Duration)
+        /// Stay running until cancelled.
+        case holdOpen
+        /// Throw this error from `run`.
+        case fail(ShutterError)
+    }
+
+    private let steps: [Step]
+    private let received = Mutex<[ShutterAnswer]>([])
+
+    /// Creates a trigger that plays `steps` and then returns.
+    public init(_ steps: [Step]) {
+        self.steps = steps
+    }
+
+    /// Sends every event in order, each with a token counting from 1.
+    public convenience init(events: [ShutterEvent]) {
+        self.init(events.map { .send($0) })
+    }
+
+    /// The answers synced so far, in order.
+    public var answers: [ShutterAnswer] { received.withLock { $0 } }
+
+    public func run(delivering events: EventChannel) async throws {
+        var token: UInt64 = 0
+        for step in steps {
+            switch step {
+            case .send(let event):
+                token += 1
+                events.send(event, origin: "step \(token)", token: token)
+            case .awaitAnswers(let count):
+                while answers.count < count { try await Task.sleep(for: .milliseconds(2)) }
+            case .pause(let duration):
+                try await Task.sleep(for: duration)
+            case .holdOpen:
+                while true { try await Task.sleep(for: .seconds(3600)) }
+            case .fail(let error):
+                throw error
+            }
+        }
+    }
+
+    public func sync(_ answer: ShutterAnswer) async {
+        received.withLock { $0.append(answer) }
+    }
+}
+
+/// A backend whose behaviour a test scripts, recording every call.
+public final class ScriptedBackend: CaptureBackend {
+    /// A call the coordinator made.
+    public enum Call: Sendable, Equatable {
+        case prepare, capture, finish(stored: Bool), stop
+    }
+
+    private struct State {
+        var calls: [Call] = []
+        var captures = 0
+        var context: BackendContext?
+        var concurrent = 0
+        var maximumConcurrent = 0
+    }
+
+    private let prepareFailure: ShutterError?
+    private let captureDelay: Duration
+    private let captureFailures: [Int: ShutterError]
+    private let ignoresCancellation: Bool
+    private let state = Mutex(State())
+
+    /// - Parameters:
+    ///   - prepareFailure: thrown by every `prepare`.
+    ///   - captureDelay: how long each capture takes.
+    ///   - captureFailures: thrown by the capture with that number (from 1).
+    ///   - ignoresCancellation: captures block their thread for `captureDelay`.
+    public init(prepareFailure: ShutterError? = nil, captureDelay: Duration = .zero,
+                captureFailures: [Int: ShutterError] = [:], ignoresCancellation: Bool = false) {
+        self.prepareFailure = prepareFailure
+        self.captureDelay = captureDelay
+        self.captureFailures = captureFailures
+        self.ignoresCancellation = ignoresCancellation
+    }
+
+    /// Every call so far, in order.
+    public var calls: [Call] { state.withLock { $0.calls } }
+    /// The most calls that were ever running at once.
+    public var maximumConcurrentCalls: Int { state.withLock { $0.maximumConcurrent } }
+
+    public var cameraName: String { "scripted" }
+
+    public func prepare(_ context: BackendContext) async throws {
+        enter(.prepare)
+        defer { leave() }
+        state.withLock { $0.context = context }
+        if let prepareFailure { throw prepareFailure }
+    }
+
+    public func capture() async throws -> CapturedPhoto {
+        let number = state.withLock { state -> Int in state.captures += 1; return state.captures }
+        enter(.capture)
+        defer { leave() }
+        if captureDelay > .zero {
+            if ignoresCancellation {
+                blockThisThread(for: captureDelay)
+            } else {
+                try await Task.sleep(for: captureDelay)
+            }
+        }
+        if let failure = captureFailures[number] { throw failure }
+        return Self.photo(number)
+    }
+
+    public func finish(_ photo: CapturedPhoto, stored: Bool) async {
+        enter(.finish(stored: stored))
+        leave()
+    }
+
+    public func stop() async {
+        enter(.stop)
+        leave()
+    }
+
+    /// Delivers a photo as if taken with the camera's own button (after `prepare`).
+    public func pressCameraButton(_ number: Int) {
+        state.withLock { $0.context }?.deliver(Self.photo(number, name: "BUTTON"))
+    }
+
+    /// A one-file photo with recognisable bytes.
+    public static func photo(_ number: Int, name: String = "IMG") -> CapturedPhoto {
+        CapturedPhoto(files: [CapturedFile(name: "\(name)_\(number).JPG", data: Data("photo \(number)".utf8))], camera: "scripted")
+    }
+
+    private func enter(_ call: Call) {
+        state.withLock { state in
+            state.calls.append(call)
+            state.concurrent += 1
+            state.maximumConcurrent = max(state.maximumConcurrent, state.concurrent)
+        }
+    }
+
+    private func leave() {
+        state.withLock { $0.concurrent -= 1 }
+    }
+}
+
+/// A sink that records what it stores, and can fail or be slow.
+public final class RecordingSink: PhotoSink {
+    private let failure: ShutterError?
+    private let delay: Duration
+    private let stored = Mutex<[(CapturedPhoto, ShotContext)]>([])
+    private let label: String
+
+    /// A sink named `label` that fails every store with `failure`, if given.
+    public init(_ label: String = "recording", failure: ShutterError? = nil, delay: Duration = .zero) {
+        self.label = label
+        self.failure = failure
+        self.delay = delay
+    }
+
+    /// The shot contexts stored so far.
+    public var contexts: [ShotContext] { stored.withLock { $0.map(\.1) } }
+    /// The photos stored so far.
+    public var photos: [CapturedPhoto] { stored.withLock { $0.map(\.0) } }
+
+    public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
+        if delay > .zero { try await Task.sleep(for: delay) }
+        if let failure { throw failure }
+        stored.withLock { $0.append((photo, context)) }
+        return SinkReceipt(files: [StoredFile(location: "\(label)/\(context.shotNumber)", sequence: context.shotNumber,
+                                              byteCount: photo.files.first?.data.count ?? 0)])
+    }
+}
+
+/// Blocks the calling thread, as a misbehaving plugin would.
+func blockThisThread(for duration: Duration) {
+    usleep(UInt32(duration.milliseconds * 1000))
+}
