@@ -1,0 +1,169 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FilesSink
+import Foundation
+import ShutterPipeKit
+import Testing
+import TestSupport
+
+func shot(_ number: Int = 1, session: String = "portrait", camera: String = "Nikon D750", trigger: String = "stdin",
+          time: Date = Date(timeIntervalSince1970: 1_780_000_000)) -> ShotContext {
+    ShotContext(session: session, shotNumber: number, captureTime: time, camera: camera, trigger: trigger)
+}
+
+func photo(_ names: [String] = ["DSC_0001.JPG"], bytes: String = "jpeg bytes") -> CapturedPhoto {
+    CapturedPhoto(files: names.map { CapturedFile(name: $0, data: Data("\($0): \(bytes)".utf8)) }, camera: "Nikon D750")
+}
+
+func sink(_ folder: TemporaryDirectory, directory: String? = nil, filename: String = "{session}-{seq:04}.{ext}") throws -> FilesSink {
+    FilesSink(options: try FilesSink.Options(directory: directory ?? folder.path, filename: filename))
+}
+
+@Suite("files sink")
+struct FilesSinkTests {
+    @Test("stores the bytes under the templated name and reports the path and sequence")
+    func stores() async throws {
+        let folder = TemporaryDirectory("files")
+        let receipt = try await sink(folder).store(photo(), context: shot())
+        #expect(receipt.files.map(\.location) == ["\(folder.path)/portrait-0001.jpg"])
+        #expect(receipt.files.first?.sequence == 1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(folder.path)/portrait-0001.jpg")) == photo().files[0].data)
+        #expect(folder.names() == [".shutterpipe-sequence", "portrait-0001.jpg"])  // no temporary file left
+    }
+
+    @Test("every placeholder renders, with sub-folders from the template")
+    func placeholders() async throws {
+        let folder = TemporaryDirectory("placeholders")
+        let time = Date(timeIntervalSince1970: 1_780_000_000)
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd/HHmmss"
+        let (date, clock) = { let parts = formatter.string(from: time).split(separator: "/"); return (String(parts[0]), String(parts[1])) }()
+        let sink = try sink(folder, directory: "\(folder.path)/{session}",
+                            filename: "{date}/{time}-{seq:03}-{shot:02}-{camera}-{name}-{trigger}.{ext}")
+        let receipt = try await sink.store(photo(["DSC_0042.NEF"]), context: shot(7, time: time))
+        #expect(receipt.files.map(\.location) == ["\(folder.path)/portrait/\(date)/\(clock)-001-07-Nikon D750-DSC_0042-stdin.nef"])
+    }
+
+    @Test("values cannot leave the folder: slashes, dots, NUL and long values are made safe")
+    func unsafeValues() async throws {
+        let folder = TemporaryDirectory("unsafe")
+        let sink = try sink(folder, filename: "{session}-{camera}-{name}.{ext}")
+        let nasty = String(repeating: "x", count: 300)
+        let receipt = try await sink.store(
+            CapturedPhoto(files: [CapturedFile(name: "../../etc/..", data: Data("a".utf8))], camera: "x"),
+            context: shot(session: nasty, camera: "../\u{0}evil/"))
+        let location = try #require(receipt.files.first?.location)
+        #expect(location.hasPrefix(folder.path + "/"))
+        let name = String(location.dropFirst(folder.path.count + 1))
+        #expect(!name.contains("/"))
+        #expect(name == String(repeating: "x", count: 100) + "-..__evil_-_.bin")
+    }
+
+    @Test("templates that leave the folder or use unknown placeholders are refused", arguments: [
+        ("/etc/{seq}.jpg", "must be relative"), ("../{seq}.jpg", "would leave the configured directory"),
+        ("a/../../{seq}", "would leave"), ("{sesion}.jpg", "did you mean '{session}'?"), ("{seq:abc}", "only {seq} and {shot} take a width"),
+        ("{session", "without '}'"), ("x}", "without '{'"), ("shots/", "must name a file"), ("a//b", "empty path component"),
+        ("~/x.jpg", "must be relative"), ("{name:3}", "only {seq} and {shot}"),
+    ])
+    func badTemplates(template: String, message: String) {
+        do {
+            _ = try FilesSink.Options(filename: template)
+            Issue.record("'\(template)' was accepted")
+        } catch {
+            #expect(error.description.contains(message), "\(error)")
+        }
+    }
+
+    @Test("the sequence persists across sink instances (a restart) and is per folder")
+    func sequencePersists() async throws {
+        let folder = TemporaryDirectory("sequence")
+        _ = try await sink(folder).store(photo(), context: shot(1))
+        _ = try await sink(folder).store(photo(), context: shot(2))
+        let third = try await sink(folder).store(photo(), context: shot(3))
+        #expect(third.files.first?.location.hasSuffix("portrait-0003.jpg") == true)
+        let other = TemporaryDirectory("sequence-other")
+        #expect(try await sink(other).store(photo(), context: shot(4)).files.first?.sequence == 1)
+    }
+
+    @Test("RAW+JPEG of one exposure share one sequence number")
+    func pairsShareSequence() async throws {
+        let folder = TemporaryDirectory("pairs")
+        let receipt = try await sink(folder).store(photo(["DSC_0001.NEF", "DSC_0001.JPG"]), context: shot())
+        #expect(receipt.files.map { ($0.location as NSString).lastPathComponent } == ["portrait-0001.nef", "portrait-0001.jpg"])
+        #expect(Set(receipt.files.compactMap(\.sequence)) == [1])
+    }
+
+    @Test("an existing file is never overwritten: the next number is taken")
+    func neverOverwritesWithSequence() async throws {
+        let folder = TemporaryDirectory("existing")
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: folder.file("portrait-0001.jpg")))
+        let receipt = try await sink(folder).store(photo(), context: shot())
+        #expect(receipt.files.first?.location.hasSuffix("portrait-0002.jpg") == true)
+        #expect(try String(contentsOfFile: folder.file("portrait-0001.jpg"), encoding: .utf8) == "precious")
+    }
+
+    @Test("without {seq}, a taken name gets -2, -3… (cameras reuse capt0000.jpg)")
+    func neverOverwritesWithoutSequence() async throws {
+        let folder = TemporaryDirectory("reuse")
+        let sink = try sink(folder, filename: "{name}.{ext}")
+        var names: [String] = []
+        for number in 1...3 {
+            let receipt = try await sink.store(photo(["capt0000.jpg"], bytes: "shot \(number)"), context: shot(number))
+            names += receipt.files.map { ($0.location as NSString).lastPathComponent }
+            #expect(receipt.files.first?.sequence == nil)
+        }
+        #expect(names == ["capt0000.jpg", "capt0000-2.jpg", "capt0000-3.jpg"])
+        #expect(try String(contentsOfFile: folder.file("capt0000.jpg"), encoding: .utf8).hasSuffix("shot 1"))
+    }
+
+    @Test("temporary files of a killed run are removed; those of a live process are kept")
+    func staleTemporaryFiles() async throws {
+        let folder = TemporaryDirectory("stale")
+        try Data("partial".utf8).write(to: URL(fileURLWithPath: folder.file(".shutterpipe-tmp-999999999-1.tmp")))
+        let live = ".shutterpipe-tmp-1-2.tmp"  // pid 1 is always running
+        try Data("other".utf8).write(to: URL(fileURLWithPath: folder.file(live)))
+        _ = try await sink(folder).store(photo(), context: shot())
+        #expect(folder.names() == [".shutterpipe-sequence", live, "portrait-0001.jpg"])
+    }
+
+    @Test("an unwritable folder fails with storageUnavailable and leaves nothing behind")
+    func unwritable() async throws {
+        let folder = TemporaryDirectory("readonly")
+        let target = folder.file("locked")
+        try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+        // Root ignores permission bits, so make the folder a file's child instead: not writable for anyone.
+        let blocker = folder.file("locked/blocker")
+        try Data().write(to: URL(fileURLWithPath: blocker))
+        let sink = try sink(folder, directory: "\(blocker)/inside")
+        do {
+            _ = try await sink.store(photo(), context: shot())
+            Issue.record("stored into a path under a file")
+        } catch let error as ShutterError {
+            #expect(error.cause == .storageUnavailable)
+            #expect(error.message.contains(blocker))
+        }
+        #expect(folder.names("locked") == ["blocker"])
+    }
+
+    @Test("a damaged sequence file fails clearly instead of restarting the count")
+    func damagedSequence() async throws {
+        let folder = TemporaryDirectory("damaged")
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: folder.file(".shutterpipe-sequence")))
+        do {
+            _ = try await sink(folder).store(photo(), context: shot())
+            Issue.record("stored despite a damaged sequence file")
+        } catch let error as ShutterError {
+            #expect(error.cause == .storageUnavailable)
+            #expect(error.message.contains("is damaged"))
+            #expect(error.fix?.contains("last used number") == true)
+        }
+    }
+
+    @Test("free space is reported for the destination")
+    func capacity() async throws {
+        let folder = TemporaryDirectory("capacity")
+        let sink = try sink(folder)
+        #expect((await sink.availableCapacity() ?? 0) > 0)
+    }
+}

@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+import StdinTrigger
+import Synchronization
+import Testing
+import TestSupport
+
+/// Feeds `input` through a real pipe into a `StdinTrigger` and collects what it sends.
+func events(from input: String, interactive: Bool = false) async throws -> [TriggerEvent] {
+    var descriptors: [Int32] = [0, 0]
+    #expect(pipe(&descriptors) == 0)
+    let bytes = Array(input.utf8)
+    _ = bytes.withUnsafeBytes { write(descriptors[1], $0.baseAddress, $0.count) }
+    close(descriptors[1])
+    defer { close(descriptors[0]) }
+    let sent = Mutex<[TriggerEvent]>([])
+    let trigger = StdinTrigger(input: descriptors[0], interactive: interactive) { _ in }
+    try await withDeadline(.seconds(5), "stdin trigger") {
+        try await trigger.run(delivering: EventChannel { event in sent.withLock { $0.append(event) } })
+    }
+    return sent.withLock { $0 }
+}
+
+@Suite("stdin trigger")
+struct StdinTriggerTests {
+    @Test("lines become events; anything else is unknown; end of input means exit")
+    func lines() async throws {
+        let sent = try await events(from: "enter\n  CAPTURE \r\ncapture\nselfie\n\nexit\ncapture")
+        #expect(sent.map(\.event) == [.enter, .capture, .capture, .unknown, .unknown, .exit, .capture, .exit])
+        #expect(sent.first?.origin == "line 1")
+        #expect(sent.last?.origin == "end of input")
+    }
+
+    @Test("no extra exit when the input ended with exit, or was empty")
+    func noDoubleExit() async throws {
+        #expect(try await events(from: "enter\ncapture\nexit\n").map(\.event) == [.enter, .capture, .exit])
+        #expect(try await events(from: "").isEmpty)
+    }
+
+    @Test("on a terminal, Enter alone means capture")
+    func interactiveEnter() async throws {
+        #expect(try await events(from: "\n\nexit\n", interactive: true).map(\.event) == [.capture, .capture, .exit])
+    }
+
+    @Test("each answer is printed as one line starting with the state's name")
+    func answerLines() async {
+        let printed = Mutex<[String]>([])
+        let trigger = StdinTrigger(input: -1, interactive: false) { line in printed.withLock { $0.append(line) } }
+        let request = TriggerEvent(.capture)
+        await trigger.sync(ShutterAnswer(request: request, state: .photoSuccess,
+                                         stored: [StoredFile(location: "/shots/a.jpg", byteCount: 1), StoredFile(location: "/shots/a.cr2", byteCount: 1)]))
+        await trigger.sync(ShutterAnswer(request: request, state: .photoFailed,
+                                         failure: ShutterError(.storageUnavailable, "disk full: /shots", fix: "free space")))
+        await trigger.sync(ShutterAnswer(request: TriggerEvent(.enter), state: .enteredPhotoMode))
+        await trigger.sync(ShutterAnswer(request: request, state: .photoSuccess, stored: [StoredFile(location: "/b.jpg", byteCount: 1)],
+                                         warnings: ["truncated JPEG"]))
+        #expect(printed.withLock { $0 } == [
+            "photoSuccess /shots/a.jpg /shots/a.cr2",
+            "photoFailed storageUnavailable: disk full: /shots (free space)",
+            "enteredPhotoMode",
+            "photoSuccess /b.jpg (warning: truncated JPEG)",
+        ])
+    }
+
+    @Test("cancellation ends a trigger blocked on input")
+    func cancellation() async throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        defer { close(descriptors[0]); close(descriptors[1]) }
+        let trigger = StdinTrigger(input: descriptors[0], interactive: false) { _ in }
+        let task = Task { try await trigger.run(delivering: EventChannel { _ in }) }
+        try await Task.sleep(for: .milliseconds(50))
+        task.cancel()
+        try await withDeadline(.seconds(2), "cancelled trigger") { try await task.value }
+    }
+}
