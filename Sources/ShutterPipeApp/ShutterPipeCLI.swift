@@ -93,7 +93,7 @@ public enum ShutterPipeCLI {
                 if let suggestion = closestMatch(to: command, in: ["run", "validate", "plugins", "help"]) {
                     message += "; did you mean '\(suggestion)'?"
                 }
-                printError(message + "\nRun 'shutterpipe --help' for the commands.")
+                printError(message + "\n\n" + overview)
                 return usageError
             }
         } catch let error as UsageError {

@@ -18,6 +18,13 @@ public final class TemporaryDirectory: Sendable {
         _ = try? FileManager.default.removeItem(atPath: path)
     }
 
+    /// Keeps the folder for the rest of the test run (for a folder used only through its
+    /// path, which would otherwise be removed at once).
+    public func keep() -> TemporaryDirectory {
+        kept.withLock { $0.append(self) }
+        return self
+    }
+
     /// A path inside the folder.
     public func file(_ name: String) -> String { "\(path)/\(name)" }
 
@@ -64,3 +71,5 @@ public func eventually(timeout: Duration = .seconds(5), _ condition: @Sendable (
     }
     return await condition()
 }
+
+private let kept = Mutex<[TemporaryDirectory]>([])

@@ -1,0 +1,190 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import TestSupport
+
+func stubPipeline(_ directory: String, backend: String = "", coordinator: String = "") -> String {
+    """
+    version: 1
+    session: e2e
+    backend:
+      type: file-stub
+    \(backend)
+    triggers:
+      - type: stdin
+    sinks:
+      - type: files
+        directory: \(directory)
+    \(coordinator)
+    """
+}
+
+@Suite("shutterpipe end to end (the built binary)")
+struct EndToEndTests {
+    @Test("the README quickstart: two captures print two photoSuccess lines and leave two JPEGs in ./captures")
+    func quickstart() async throws {
+        let folder = TemporaryDirectory("quickstart")
+        try FileManager.default.createDirectory(atPath: folder.file("Config"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: "\(repositoryRoot)/Config/default.yaml", toPath: folder.file("Config/default.yaml"))
+        let outcome = try await shutterpipe(["run"], input: "enter\ncapture\ncapture\nexit\n", in: folder.path)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.lines == [
+            "enteredPhotoMode", "photoSuccess ./captures/session-0001.jpg", "photoSuccess ./captures/session-0002.jpg",
+            "exitedOrUnableToEnter",
+        ])
+        #expect(folder.names("captures") == [".shutterpipe-sequence", "session-0001.jpg", "session-0002.jpg"])
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        check.arguments = ["exiftool", "-s3", "-validate", "-error", "-warning", folder.file("captures/session-0001.jpg")]
+        let pipe = Pipe()
+        check.standardOutput = pipe
+        try check.run()
+        let report = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        check.waitUntilExit()
+        #expect(report.trimmingCharacters(in: .whitespacesAndNewlines) == "OK", "exiftool: \(report)")
+        // One human line per event on stderr, with the time it took; no status line off a terminal.
+        #expect(outcome.stderr.contains("capture from stdin → photoSuccess in "))
+        #expect(!outcome.stderr.contains("\u{1B}["))
+    }
+
+    @Test("the sequence continues across runs")
+    func sequenceAcrossRuns() async throws {
+        let folder = TemporaryDirectory("restart")
+        let config = try writeConfig(stubPipeline(folder.file("out")), in: folder)
+        _ = try await shutterpipe(["run", "--config", config], input: "capture\ncapture\n", in: folder.path)
+        let second = try await shutterpipe(["run", "-c", config], input: "capture\n", in: folder.path)
+        #expect(second.lines.first == "photoSuccess \(folder.file("out"))/e2e-0003.jpg")
+    }
+
+    @Test("failures print the cause and message; the run still exits 0")
+    func failuresPrinted() async throws {
+        let folder = TemporaryDirectory("failures")
+        let config = try writeConfig(stubPipeline(folder.file("out"), backend: "  failEvery: 2"), in: folder)
+        let outcome = try await shutterpipe(["run", "--config", config], input: "enter\ncapture\ncapture\nhello\nexit\n", in: folder.path)
+        #expect(outcome.status == 0)
+        #expect(outcome.lines.count == 5)
+        #expect(outcome.lines[2] == "photoFailed cameraFailure: file-stub: simulated failure of capture 2 (failEvery: 2)")
+        #expect(outcome.lines[3] == "enteredPhotoMode")  // unknown: answered with the current mode
+        #expect(outcome.stderr.contains("unknown command 'line 4' from stdin: ignored"))
+    }
+
+    @Test("a camera that cannot enter answers exitedOrUnableToEnter with the cause")
+    func enterFailure() async throws {
+        let folder = TemporaryDirectory("enter")
+        let config = try writeConfig(stubPipeline(folder.file("out"), backend: "  failOnEnter: true"), in: folder)
+        let outcome = try await shutterpipe(["run", "--config", config], input: "enter\ncapture\n", in: folder.path)
+        #expect(outcome.lines.first?.hasPrefix("exitedOrUnableToEnter noCamera: file-stub: simulated failure") == true)
+        #expect(outcome.lines[1].hasPrefix("photoFailed noCamera:"))
+    }
+
+    @Test("--log-format json writes one JSON object per line with the event fields")
+    func jsonLogs() async throws {
+        let folder = TemporaryDirectory("json")
+        let config = try writeConfig(stubPipeline(folder.file("out")), in: folder)
+        let outcome = try await shutterpipe(["run", "--config", config, "--log-format", "json"], input: "capture\n", in: folder.path)
+        let records = try outcome.stderr.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String])
+        }
+        let capture = try #require(records.first { $0["event"] == "capture" })
+        #expect(capture["state"] == "photoSuccess")
+        #expect(capture["trigger"] == "stdin")
+        #expect(capture["files"] == "\(folder.file("out"))/e2e-0001.jpg")
+        #expect(Double(capture["ms"] ?? "") != nil)
+        #expect(records.allSatisfy { $0["time"] != nil && $0["level"] != nil && $0["source"] != nil })
+    }
+
+    @Test("SIGTERM finishes what is queued and exits 0")
+    func sigterm() async throws {
+        let folder = TemporaryDirectory("sigterm")
+        let config = try writeConfig(stubPipeline(folder.file("out"), backend: "  latency: 100ms"), in: folder)
+        let running = try RunningProcess(shutterpipeBinary, ["run", "--config", config], in: folder.path)
+        running.send("enter\ncapture\ncapture\ncapture\n")
+        _ = await eventually { running.stdoutSoFar.contains("photoSuccess") }
+        kill(running.process.processIdentifier, SIGTERM)
+        let outcome = await running.wait(timeout: .seconds(10))
+        running.closeInput()
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.lines.filter { $0.hasPrefix("photoSuccess") }.count == 3, "\(outcome.stdout)")
+        #expect(outcome.stderr.contains("SIGTERM: finishing what is queued"))
+        #expect(outcome.stderr.contains("pipeline stopped: 3 photo(s) stored"))
+    }
+
+    @Test("a full disk answers photoFailed with the storage cause and leaves no partial file")
+    func diskFull() async throws {
+        let folder = TemporaryDirectory("diskfull")
+        let mount = folder.file("card")
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        let config = try writeConfig(stubPipeline(mount, backend: "  width: 1024\n  height: 768"), in: folder)
+        // A 96 KiB tmpfs in a mount namespace of its own: a real ENOSPC, root or not.
+        let script = "mount -t tmpfs -o size=96k tmpfs \(mount) && \(shutterpipeBinary) run --config \(config); ls -a \(mount) >&2"
+        let outcome = try await shutterpipe(["-rm", "sh", "-c", script].map { $0 }, input: String(repeating: "capture\n", count: 8),
+                                            in: folder.path, via: "/usr/bin/unshare")
+        let failures = outcome.lines.filter { $0.hasPrefix("photoFailed") }
+        #expect(outcome.lines.filter { $0.hasPrefix("photoSuccess") }.count >= 1, "\(outcome.stdout)\n\(outcome.stderr)")
+        #expect(!failures.isEmpty)
+        #expect(failures.allSatisfy { $0.hasPrefix("photoFailed storageUnavailable: disk full:") }, "\(failures)")
+        #expect(!outcome.stderr.contains(".shutterpipe-tmp-"), "a temporary file was left: \(outcome.stderr)")
+    }
+
+    @Test("validate: 0 for a good config, 3 with file:line:column for a bad one")
+    func validate() async throws {
+        let folder = TemporaryDirectory("validate")
+        let good = try writeConfig(stubPipeline(folder.file("out")), in: folder)
+        let goodOutcome = try await shutterpipe(["validate", good], in: folder.path)
+        #expect(goodOutcome.status == 0)
+        #expect(goodOutcome.stdout == "\(good): ok\n")
+        let bad = try writeConfig(stubPipeline(folder.file("out")).replacingOccurrences(of: "type: files", with: "type: file"), in: folder, name: "bad.yaml")
+        let badOutcome = try await shutterpipe(["validate", bad], in: folder.path)
+        #expect(badOutcome.status == 3)
+        #expect(badOutcome.stderr.hasPrefix("error: \(bad):9:11: unknown sink type 'file'; did you mean 'files'?"), "\(badOutcome.stderr)")
+        let runBad = try await shutterpipe(["run", "--config", bad], in: folder.path)
+        #expect(runBad.status == 3)
+        #expect(runBad.stdout.isEmpty)
+    }
+
+    @Test("usage mistakes exit 2 with help on stderr", arguments: [
+        ["run", "--bogus"], ["snap"], [], ["run", "--log-format", "xml"], ["validate"], ["run", "--config"],
+    ])
+    func usageErrors(arguments: [String]) async throws {
+        let folder = TemporaryDirectory("usage")
+        let outcome = try await shutterpipe(arguments, in: folder.path)
+        #expect(outcome.status == 2)
+        #expect(outcome.stdout.isEmpty)
+        #expect(outcome.stderr.contains("Usage: shutterpipe"))
+    }
+
+    @Test("an unknown command suggests the closest")
+    func unknownCommand() async throws {
+        let outcome = try await shutterpipe(["rnu"], in: TemporaryDirectory("unknown").keep().path)
+        #expect(outcome.stderr.contains("unknown command 'rnu'; did you mean 'run'?"))
+    }
+
+    @Test("run without --config outside a checkout says what to do")
+    func noDefaultConfig() async throws {
+        let outcome = try await shutterpipe(["run"], in: TemporaryDirectory("nodefault").keep().path)
+        #expect(outcome.status == 3)
+        #expect(outcome.stderr.contains("pass --config FILE"))
+    }
+
+    @Test("--help, help COMMAND and --version exit 0 on stdout", arguments: [
+        (["--help"], "Commands:"), (["help", "run"], "--log-format"), (["run", "--help"], "--config FILE"),
+        (["help", "validate"], "FILE:LINE:COLUMN"), (["plugins", "--help"], "plugin types"), (["--version"], "shutterpipe 0.1.0"),
+    ])
+    func help(arguments: [String], expected: String) async throws {
+        let outcome = try await shutterpipe(arguments, in: TemporaryDirectory("help").keep().path)
+        #expect(outcome.status == 0)
+        #expect(outcome.stdout.contains(expected))
+    }
+
+    @Test("plugins lists the built-in types with their origin and description")
+    func plugins() async throws {
+        let outcome = try await shutterpipe(["plugins"], in: TemporaryDirectory("plugins").keep().path)
+        #expect(outcome.status == 0)
+        #expect(outcome.lines.first?.hasPrefix("KIND") == true)
+        for (kind, type) in [("trigger", "stdin"), ("backend", "file-stub"), ("sink", "files")] {
+            #expect(outcome.lines.contains { $0.hasPrefix(kind) && $0.contains(" \(type) ") && $0.contains("built-in") }, "\(outcome.stdout)")
+        }
+    }
+}
