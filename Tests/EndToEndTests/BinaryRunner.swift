@@ -35,8 +35,8 @@ final class RunningProcess: @unchecked Sendable {
          environment: [String: String] = [:]) throws {
         outPath = "\(directory)/.stdout-\(UUID().uuidString)"
         errPath = "\(directory)/.stderr-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
