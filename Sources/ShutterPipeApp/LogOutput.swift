@@ -72,20 +72,20 @@ public final class LogOutput: Sendable {
         }
     }
 
-    /// Writes a plain message line (for errors before logging starts).
-    public func message(_ text: String) {
-        state.withLock { _ in emit(text + "\n") }
+    /// A console for plugins: lines go to standard output, with the status line cleared
+    /// first and drawn again after, so the two never mix on a terminal.
+    public var console: Console {
+        Console { [self] line in
+            state.withLock { state in
+                if state.statusText != nil { emit("\r\u{1B}[2K") }
+                writeAll(Array((line + "\n").utf8), to: STDOUT_FILENO)
+                if let status = state.statusText { emit(status) }
+            }
+        }
     }
 
     private func emit(_ text: String) {
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
-        }
+        writeAll(Array(text.utf8), to: descriptor)
     }
 
     static func human(_ record: LogRecord) -> String {

@@ -135,7 +135,7 @@ public enum ShutterPipeCLI {
                                statusLine: interactive && !parsed.flags.contains("no-status"))
         let pipeline: Pipeline
         do {
-            pipeline = try loadPipeline(path, registry: registry, log: output.logger(source: "pipeline"))
+            pipeline = try loadPipeline(path, registry: registry, log: output.logger(source: "pipeline"), console: output.console)
         } catch let error as ConfigError {
             printError("error: \(error)")
             return configError
@@ -159,10 +159,10 @@ public enum ShutterPipeCLI {
         return status.triggerFailures.isEmpty ? success : runFailed
     }
 
-    static func loadPipeline(_ path: String, registry: PluginRegistry, log: Logger) throws -> Pipeline {
+    static func loadPipeline(_ path: String, registry: PluginRegistry, log: Logger, console: Console = .standardOutput) throws -> Pipeline {
         let root = try YAMLLoader.load(file: path)
         let config = try PipelineConfig(root: root)
-        return try Pipeline(config: config, registry: registry, log: log)
+        return try Pipeline(config: config, registry: registry, log: log, console: console)
     }
 
     // MARK: validate

@@ -13,7 +13,7 @@ enum StatusLine {
             parts.append("last \(formatDuration(duration)) at \(formatter.string(from: time))")
         }
         if let freeBytes { parts.append("\(byteCount(freeBytes)) free") }
-        return parts.joined(separator: " · ")
+        return parts.joined(separator: " · ") + "  › "
     }
 
     static func byteCount(_ bytes: Int64) -> String {

@@ -16,8 +16,8 @@ public struct StdinTrigger: TriggerSource {
 
     /// Registers the `stdin` type.
     public static func register(in registry: PluginRegistry) throws {
-        try registry.registerTrigger(typeName, summary: "reads enter/capture/exit lines from standard input, prints each answer") { _, _ in
-            StdinTrigger()
+        try registry.registerTrigger(typeName, summary: "reads enter/capture/exit lines from standard input, prints each answer") { _, environment in
+            StdinTrigger(console: environment.console)
         }
     }
 
@@ -25,9 +25,9 @@ public struct StdinTrigger: TriggerSource {
     private let interactive: Bool
     private let output: @Sendable (String) -> Void
 
-    /// Reads standard input and writes answers to standard output.
-    public init() {
-        self.init(input: STDIN_FILENO, interactive: isatty(STDIN_FILENO) == 1, output: StdinTrigger.writeToStandardOutput)
+    /// Reads standard input and prints answers on `console`.
+    public init(console: Console = .standardOutput) {
+        self.init(input: STDIN_FILENO, interactive: isatty(STDIN_FILENO) == 1, output: console.printLine)
     }
 
     /// Reads `input` (a file descriptor it does not close) and hands each answer line to
@@ -63,17 +63,6 @@ public struct StdinTrigger: TriggerSource {
         let word = line.trimmingCharacters(in: .whitespacesAndNewlines)
         if word.isEmpty && interactive { return .capture }
         return ShutterEvent(parsing: word)
-    }
-
-    private static func writeToStandardOutput(_ line: String) {
-        var bytes = Array((line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
-        }
     }
 }
 

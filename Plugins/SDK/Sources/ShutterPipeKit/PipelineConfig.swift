@@ -133,10 +133,11 @@ public struct Pipeline: Sendable {
 
     /// Makes every plugin of `config` through `registry`. Throws the first
     /// ``ConfigError``: an unknown type, a bad option, an unknown key.
-    public init(config: PipelineConfig, registry: PluginRegistry, log: Logger) throws {
+    public init(config: PipelineConfig, registry: PluginRegistry, log: Logger, console: Console = .standardOutput) throws {
         self.config = config
         func environment(_ spec: PluginSpec) -> PluginEnvironment {
-            PluginEnvironment(session: config.session, instanceName: spec.name, log: log.named("\(spec.kind) \(spec.name)"))
+            PluginEnvironment(session: config.session, instanceName: spec.name, log: log.named("\(spec.kind) \(spec.name)"),
+                              console: console)
         }
         backend = try registry.makeBackend(config.backend, environment: environment(config.backend))
         triggers = try config.triggers.map { NamedTrigger(name: $0.name, source: try registry.makeTrigger($0, environment: environment($0))) }

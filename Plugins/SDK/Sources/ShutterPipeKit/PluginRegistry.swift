@@ -46,12 +46,15 @@ public struct PluginEnvironment: Sendable {
     public var instanceName: String
     /// A logger for this instance.
     public var log: Logger
+    /// Where to print lines for the user's standard output.
+    public var console: Console
 
     /// Creates an environment.
-    public init(session: String, instanceName: String, log: Logger) {
+    public init(session: String, instanceName: String, log: Logger, console: Console = .standardOutput) {
         self.session = session
         self.instanceName = instanceName
         self.log = log
+        self.console = console
     }
 }
 
