@@ -26,11 +26,12 @@ let package = Package(
         // C libraries
         .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        .systemLibrary(name: "CExif", path: "Sources/CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
 
         // Built-in plugins
         .target(name: "FileStubBackend", dependencies: [kit], path: "Plugins/FileStub/Sources"),
         .target(name: "StdinTrigger", dependencies: [kit], path: "Plugins/Stdin/Sources"),
-        .target(name: "FilesSink", dependencies: [kit, "CLinux"], path: "Plugins/Files/Sources"),
+        .target(name: "FilesSink", dependencies: [kit, "CLinux", "CExif"], path: "Plugins/Files/Sources"),
 
         // Host
         .target(name: "ShutterPipeApp", dependencies: [kit, "CYAML", "FileStubBackend", "StdinTrigger", "FilesSink"],

@@ -11,14 +11,39 @@ public final class FilesSink: PhotoSink {
     /// The options of the `files` sink.
     public struct Options: Sendable, Equatable {
         /// The output folder, a template (`~/Shoots/{session}`).
-        public var directory: FileNameTemplate
+        public var directory: PlaceholderTemplate
         /// The file name inside it, a template that may hold sub-folders.
-        public var filename: FileNameTemplate
+        public var filename: PlaceholderTemplate
+        /// The metadata to write, if any.
+        public var exif: ExifOptions?
+        /// When an XMP sidecar is written (with `exif` only).
+        public var sidecars: SidecarPolicy = .auto
+        /// How sidecars are named.
+        public var sidecarName: SidecarNaming = .append
+
+        /// When to write an XMP sidecar next to a stored file.
+        public enum SidecarPolicy: String, Sendable, CaseIterable {
+            /// For files that cannot carry our metadata themselves: RAW, HEIF, PNG,
+            /// damaged JPEGs, and JPEGs whose camera XMP and EXIF left no safe place.
+            case auto
+            /// For every file, JPEGs included.
+            case always
+            /// Never.
+            case never
+        }
+
+        /// How a sidecar is named.
+        public enum SidecarNaming: String, Sendable, CaseIterable {
+            /// `IMG_1.CR2.xmp`, as darktable and digiKam do.
+            case append
+            /// `IMG_1.xmp`, as Lightroom and Capture One do.
+            case replace
+        }
 
         /// The defaults: `./captures` and `{session}-{seq:04}.{ext}`.
         public init(directory: String = "./captures", filename: String = "{session}-{seq:04}.{ext}") throws(TemplateError) {
-            self.directory = try FileNameTemplate(directory)
-            self.filename = try FileNameTemplate(filename)
+            self.directory = try PlaceholderTemplate(directory)
+            self.filename = try PlaceholderTemplate(filename)
             try self.filename.checkStaysInside()
         }
     }
@@ -84,10 +109,26 @@ public final class FilesSink: PhotoSink {
         if options.filename.usesSequence { values.sequence = try counter.reserve() }
 
         var stored: [StoredFile] = []
+        var warnings: [String] = []
         var folders: Set<String> = [directory]
         for file in photo.files {
             values.name = file.stem
             values.fileExtension = file.fileExtension
+            // Tag in memory, before the first write: tagging costs no extra write.
+            var bytes = file.data
+            var sidecar: Data?
+            if let exif = options.exif {
+                let (metadata, problems) = exif.metadata(values, context: context)
+                let tagged = MetadataTagger.tag(file.data, named: file.name, with: metadata)
+                bytes = tagged.data
+                warnings += problems + tagged.warnings
+                for note in tagged.notes { log.warning(note) }
+                if options.sidecars == .always || (options.sidecars == .auto && tagged.needsSidecar) {
+                    sidecar = XMPPacket.make(metadata, wrapped: false)
+                } else if tagged.needsSidecar {
+                    log.warning("\(file.name): metadata not written (\(tagged.method)); set 'sidecars: auto' to keep it in a sidecar")
+                }
+            }
             var attempt = 1
             while true {
                 var relative = options.filename.render(values)
@@ -95,10 +136,13 @@ public final class FilesSink: PhotoSink {
                 let path = "\(directory)/\(relative)"
                 let folder = (path as NSString).deletingLastPathComponent
                 if folder != directory { try DurableWriter.createDirectory(folder) }
-                if try DurableWriter.writeNew(file.data, to: path) {
+                if try DurableWriter.writeNew(bytes, to: path) {
                     folders.insert(folder)
-                    stored.append(StoredFile(location: path, sequence: options.filename.usesSequence ? values.sequence : nil,
-                                             byteCount: file.data.count))
+                    let sequence = options.filename.usesSequence ? values.sequence : nil
+                    stored.append(StoredFile(location: path, sequence: sequence, byteCount: bytes.count))
+                    if let sidecar {
+                        stored.append(StoredFile(location: try writeSidecar(sidecar, for: path), sequence: sequence, byteCount: sidecar.count))
+                    }
                     break
                 }
                 // The name is taken: never overwrite. Take the next sequence number, or a suffix.
@@ -112,7 +156,17 @@ public final class FilesSink: PhotoSink {
             }
         }
         for folder in folders { try DurableWriter.syncDirectory(folder) }
-        return SinkReceipt(files: stored)
+        return SinkReceipt(files: stored, warnings: warnings)
+    }
+
+    /// Writes a sidecar next to `path`, never over an existing file; returns its path.
+    private func writeSidecar(_ packet: Data, for path: String) throws(ShutterError) -> String {
+        let base = options.sidecarName == .append ? path : (path as NSString).deletingPathExtension
+        for attempt in 1...1_000 {
+            let candidate = attempt == 1 ? "\(base).xmp" : "\(base)-\(attempt).xmp"
+            if try DurableWriter.writeNew(packet, to: candidate) { return candidate }
+        }
+        throw ShutterError(.storageUnavailable, "no free sidecar name next to '\(path)'")
     }
 
     private func counter(for directory: String) throws(ShutterError) -> SequenceCounter {
@@ -137,7 +191,7 @@ extension FilesSink.Options {
         let directory = try options.string("directory", default: "./captures")
         let filename = try options.string("filename", default: "{session}-{seq:04}.{ext}")
         do {
-            _ = try FileNameTemplate(directory)
+            _ = try PlaceholderTemplate(directory)
         } catch {
             throw options.error("'directory': \(error)", key: "directory")
         }
@@ -146,5 +200,8 @@ extension FilesSink.Options {
         } catch {
             throw options.error("'filename': \(error)", key: "filename")
         }
+        exif = try options.section("exif").map(ExifOptions.init)
+        sidecars = SidecarPolicy(rawValue: try options.choice("sidecars", from: SidecarPolicy.allCases.map(\.rawValue), default: sidecars.rawValue))!
+        sidecarName = SidecarNaming(rawValue: try options.choice("sidecarName", from: SidecarNaming.allCases.map(\.rawValue), default: sidecarName.rawValue))!
     }
 }

@@ -7,6 +7,8 @@ import ShutterPipeKit
 /// A trigger that reads `enter`, `capture` and `exit` lines from standard input and
 /// prints every answering state as one line on standard output.
 ///
+/// A line is read only after the previous one was answered, so a script can pipe any
+/// number of commands: they wait in the pipe, not in the coordinator's bounded queue.
 /// On a terminal an empty line (Enter alone) means capture. Anything else unrecognised
 /// is `unknown`. End of input sends `exit` (unless the last event already was one, or
 /// nothing was sent), then the trigger ends.
@@ -24,6 +26,8 @@ public struct StdinTrigger: TriggerSource {
     private let input: Int32
     private let interactive: Bool
     private let output: @Sendable (String) -> Void
+    private let answered: AsyncStream<Void>
+    private let answeredInput: AsyncStream<Void>.Continuation
 
     /// Reads standard input and prints answers on `console`.
     public init(console: Console = .standardOutput) {
@@ -36,17 +40,20 @@ public struct StdinTrigger: TriggerSource {
         self.input = input
         self.interactive = interactive
         self.output = output
+        (answered, answeredInput) = AsyncStream.makeStream(of: Void.self)
     }
 
     /// Delivers one event per line until end of input, then `exit`.
     public func run(delivering events: EventChannel) async throws {
         var lineNumber = 0
         var last: ShutterEvent?
+        var answers = answered.makeAsyncIterator()
         for await line in LineReader.lines(from: input) {
             lineNumber += 1
             let event = event(for: line)
             events.send(event, origin: "line \(lineNumber)")
             if event != .unknown { last = event }
+            guard await answers.next() != nil else { return }  // cancelled
         }
         // End of input means exit, unless the input just said so itself.
         if !Task.isCancelled && last != nil && last != .exit {
@@ -57,6 +64,7 @@ public struct StdinTrigger: TriggerSource {
     /// Prints `answer` as one line: the state's name, then the stored paths or the cause.
     public func sync(_ answer: ShutterAnswer) async {
         output(answer.summary)
+        answeredInput.yield()
     }
 
     func event(for line: String) -> ShutterEvent {

@@ -1,16 +1,18 @@
 import Foundation
 import ShutterPipeKit
 
-/// A path template such as `{session}/{session}-{seq:04}.{ext}`.
+/// A template with placeholders, for paths (`{session}/{session}-{seq:04}.{ext}`) and
+/// for EXIF values (`© {date} Jane Doe`).
 ///
 /// Placeholders: `{session}`, `{seq}`, `{shot}`, `{date}` (2026-12-01), `{time}`
 /// (143005), `{camera}`, `{name}` (the camera's file-name stem), `{ext}` (the camera's
-/// extension, lower case), `{trigger}`. `{seq}` and `{shot}` take a zero-padded width:
-/// `{seq:04}`. Values are made safe for a path: no `/`, no NUL or control characters,
-/// never `.` or `..`, at most 100 characters.
-public struct FileNameTemplate: Sendable, Equatable {
+/// extension, lower case), `{trigger}`, `{uuid}` (32 hex digits, new for every photo).
+/// `{seq}` and `{shot}` take a zero-padded width: `{seq:04}`. In paths, values are made
+/// safe: no `/`, no NUL or control characters, never `.` or `..`, at most 100
+/// characters.
+public struct PlaceholderTemplate: Sendable, Equatable {
     /// The placeholders a template may use.
-    public static let placeholders = ["session", "seq", "shot", "date", "time", "camera", "name", "ext", "trigger"]
+    public static let placeholders = ["session", "seq", "shot", "date", "time", "camera", "name", "ext", "trigger", "uuid"]
 
     enum Part: Sendable, Equatable {
         case literal(String)
@@ -78,15 +80,29 @@ public struct FileNameTemplate: Sendable, Equatable {
         if text.contains("\0") { throw TemplateError("'\(text)' contains a NUL character") }
     }
 
-    /// Renders the template; every placeholder value is made path-safe.
+    /// Renders the template as a path: every placeholder value is made path-safe.
     public func render(_ values: TemplateValues) -> String {
+        rendered(values, Self.safeComponent)
+    }
+
+    /// Renders the template as text (for metadata): values as they are, less NUL.
+    public func renderText(_ values: TemplateValues) -> String {
+        rendered(values) { $0.replacingOccurrences(of: "\0", with: "") }
+    }
+
+    /// Whether the template has no placeholders.
+    public var isLiteral: Bool {
+        parts.allSatisfy { if case .literal = $0 { return true } else { return false } }
+    }
+
+    private func rendered(_ values: TemplateValues, _ clean: (String) -> String) -> String {
         parts.map { part in
             switch part {
             case .literal(let text): return text
             case .placeholder(let name, let width):
                 let value = values.value(of: name)
                 if width > 0, let number = Int(value) { return String(format: "%0\(width)d", number) }
-                return Self.safeComponent(value)
+                return clean(value)
             }
         }.joined()
     }
@@ -127,6 +143,8 @@ public struct TemplateValues: Sendable {
     public var fileExtension: String
     /// The trigger name.
     public var trigger: String
+    /// 32 hex digits, new for every photo.
+    public var uuid: String = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
 
     func value(of placeholder: String) -> String {
         switch placeholder {
@@ -139,6 +157,7 @@ public struct TemplateValues: Sendable {
         case "name": return name
         case "ext": return fileExtension
         case "trigger": return trigger
+        case "uuid": return uuid
         default: return ""
         }
     }

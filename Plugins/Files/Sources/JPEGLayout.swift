@@ -1,0 +1,152 @@
+import Foundation
+
+/// The header segments of a JPEG, found by walking its markers from SOI to SOS.
+///
+/// Only the structure is read; no byte is changed. Everything from SOS to the end of the
+/// file (scan data, EOI, and whatever follows it, such as MPF secondary images) is one
+/// opaque tail that a splice copies verbatim.
+struct JPEGLayout {
+    /// One marker segment before SOS.
+    struct Segment {
+        /// The marker byte (0xE1 for APP1).
+        var marker: UInt8
+        /// The whole segment, marker included.
+        var range: Range<Int>
+        /// The payload after the two length bytes.
+        var payload: Range<Int>
+    }
+
+    /// Why a file's header cannot be read.
+    struct Damage: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static let exifHeader: [UInt8] = Array("Exif".utf8) + [0, 0]
+    static let xmpHeader: [UInt8] = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
+    static let mpfHeader: [UInt8] = Array("MPF".utf8) + [0]
+
+    let data: Data
+    /// Segments between SOI and SOS, in order.
+    private(set) var segments: [Segment] = []
+    /// Where the SOS marker starts.
+    private(set) var scanStart = 0
+    /// Width and height from the frame header, if there is one.
+    private(set) var dimensions: (width: Int, height: Int)?
+
+    /// Whether `data` starts like a JPEG (SOI then a marker).
+    static func looksLikeJPEG(_ data: Data) -> Bool {
+        data.count >= 4 && data[data.startIndex] == 0xFF && data[data.startIndex + 1] == 0xD8 && data[data.startIndex + 2] == 0xFF
+    }
+
+    /// Walks the markers; throws ``Damage`` for a truncated or malformed header.
+    init(_ data: Data) throws(Damage) {
+        let data = data.startIndex == 0 ? data : Data(data)  // ranges below are offsets from 0
+        self.data = data
+        let bytes = data  // the walk reads only the header; no copy of the image data
+        guard Self.looksLikeJPEG(data) else { throw Damage(description: "not a JPEG (no SOI marker)") }
+        var position = 2
+        while true {
+            guard position < bytes.count else { throw Damage(description: "the header ends before the image data (no SOS marker)") }
+            guard bytes[position] == 0xFF else {
+                throw Damage(description: "expected a marker at byte \(position), found 0x\(String(bytes[position], radix: 16))")
+            }
+            var markerAt = position
+            while markerAt < bytes.count && bytes[markerAt] == 0xFF { markerAt += 1 }  // fill bytes
+            guard markerAt < bytes.count else { throw Damage(description: "the header ends inside a marker") }
+            let marker = bytes[markerAt]
+            let start = markerAt - 1
+            if marker == 0xDA {
+                scanStart = start
+                return
+            }
+            if marker == 0xD9 { throw Damage(description: "EOI before any image data") }
+            if (0xD0...0xD7).contains(marker) || marker == 0x01 {  // RSTn, TEM: no length
+                position = markerAt + 1
+                continue
+            }
+            guard markerAt + 2 < bytes.count else { throw Damage(description: "the header ends inside the length of marker 0x\(String(marker, radix: 16))") }
+            let length = Int(bytes[markerAt + 1]) << 8 | Int(bytes[markerAt + 2])
+            let end = markerAt + 1 + length
+            guard length >= 2, end <= bytes.count else {
+                throw Damage(description: "segment 0x\(String(marker, radix: 16)) at byte \(start) runs past the end of the file")
+            }
+            segments.append(Segment(marker: marker, range: start..<end, payload: (markerAt + 3)..<end))
+            if (0xC0...0xCF).contains(marker) && ![0xC4, 0xC8, 0xCC].contains(marker) && length >= 7 {
+                let height = Int(bytes[markerAt + 4]) << 8 | Int(bytes[markerAt + 5])
+                let width = Int(bytes[markerAt + 6]) << 8 | Int(bytes[markerAt + 7])
+                dimensions = (width, height)
+            }
+            position = end
+        }
+    }
+
+    func payload(of segment: Segment) -> Data { data.subdata(in: segment.payload) }
+
+    func starts(_ segment: Segment, with prefix: [UInt8]) -> Bool {
+        segment.payload.count >= prefix.count && data[segment.payload.lowerBound..<(segment.payload.lowerBound + prefix.count)].elementsEqual(prefix)
+    }
+
+    /// The Exif APP1 segments, first one first.
+    var exifSegments: [Segment] { segments.filter { $0.marker == 0xE1 && starts($0, with: Self.exifHeader) } }
+    /// Whether a (standard) XMP APP1 exists.
+    var hasXMP: Bool { segments.contains { $0.marker == 0xE1 && starts($0, with: Self.xmpHeader) } }
+    /// The MPF APP2 segment, if any.
+    var mpfSegment: Segment? { segments.first { $0.marker == 0xE2 && starts($0, with: Self.mpfHeader) } }
+
+    /// The resolution of a JFIF APP0 (x, y, unit: 1 inch, 2 cm), if present and set.
+    var jfifResolution: (x: Int, y: Int, unit: Int)? {
+        guard let app0 = segments.first(where: { $0.marker == 0xE0 && starts($0, with: Array("JFIF".utf8) + [0]) }),
+              app0.payload.count >= 12 else { return nil }
+        let p = app0.payload.lowerBound
+        let unit = Int(data[p + 7]), x = Int(data[p + 8]) << 8 | Int(data[p + 9]), y = Int(data[p + 10]) << 8 | Int(data[p + 11])
+        guard unit == 1 || unit == 2, x > 0, y > 0 else { return nil }
+        return (x, y, unit)
+    }
+
+    /// A new file with our segments spliced in; everything else byte-identical.
+    ///
+    /// - `exif`: a new Exif APP1 body. It takes the place of the first Exif APP1, and any
+    ///   further Exif APP1s are dropped; with none, it goes after the APP0 segments.
+    /// - `xmp`: an XMP APP1 body, placed right after the (new or untouched) Exif APP1, or
+    ///   after the APP0 segments.
+    /// - `replacements`: new bytes for a segment, by index (the MPF size fix-up).
+    /// - The tail from SOS to the end of the file is copied verbatim.
+    func spliced(exif: Data?, xmp: Data? = nil, replacements: [Int: Data] = [:]) -> Data {
+        var out = Data()
+        out.reserveCapacity(data.count + (exif?.count ?? 0) + (xmp?.count ?? 0) + 16)
+        out.append(contentsOf: [0xFF, 0xD8])
+        let cameraExif = exifSegments.first?.range.lowerBound
+        var inserted = false
+        func insertOurs() {
+            guard !inserted else { return }
+            inserted = true
+            if let exif { out.append(Self.segment(0xE1, Self.exifHeader, exif)) }
+            if let xmp { out.append(Self.segment(0xE1, Self.xmpHeader, xmp)) }
+        }
+        for (index, segment) in segments.enumerated() {
+            if cameraExif == nil && segment.marker != 0xE0 { insertOurs() }
+            let isExif = segment.marker == 0xE1 && starts(segment, with: Self.exifHeader)
+            if isExif && exif != nil {
+                if segment.range.lowerBound == cameraExif { insertOurs() }
+                continue
+            }
+            out.append(replacements[index] ?? data[segment.range])
+            if isExif && segment.range.lowerBound == cameraExif { insertOurs() }
+        }
+        insertOurs()
+        out.append(data[scanStart...])
+        return out
+    }
+
+    /// `FF marker length header body`.
+    static func segment(_ marker: UInt8, _ header: [UInt8], _ body: Data) -> Data {
+        let length = 2 + header.count + body.count
+        var out = Data([0xFF, marker, UInt8(length >> 8), UInt8(length & 0xFF)])
+        out.append(contentsOf: header)
+        out.append(body)
+        return out
+    }
+
+    /// The largest payload an APP1 can carry after its identifier.
+    static let maximumExifBody = 65_533 - exifHeader.count
+}
