@@ -46,6 +46,6 @@ let package = Package(
         .testTarget(name: "FileStubBackendTests", dependencies: [kit, "FileStubBackend", "TestSupport"], path: "Plugins/FileStub/Tests",
                     exclude: ["Fixtures"]),
         .testTarget(name: "StdinTriggerTests", dependencies: [kit, "StdinTrigger", "TestSupport"], path: "Plugins/Stdin/Tests"),
-        .testTarget(name: "FilesSinkTests", dependencies: [kit, "FilesSink", "TestSupport"], path: "Plugins/Files/Tests"),
+        .testTarget(name: "FilesSinkTests", dependencies: [kit, "FilesSink", "FileStubBackend", "TestSupport"], path: "Plugins/Files/Tests"),
     ]
 )

@@ -209,7 +209,7 @@ struct CoordinatorTests {
         let elapsed = ContinuousClock.now - started
         #expect(trigger.answers.last?.state == .photoFailed)
         #expect(trigger.answers.last?.failure?.cause == .timeout)
-        #expect(elapsed < .seconds(2))
+        #expect(elapsed < .milliseconds(1500))
     }
 
     @Test("rule 11: shutdown answers everything queued, then stops the backend")

@@ -86,7 +86,7 @@ public final class ScriptedBackend: CaptureBackend {
     ///   - prepareFailure: thrown by every `prepare`.
     ///   - captureDelay: how long each capture takes.
     ///   - captureFailures: thrown by the capture with that number (from 1).
-    ///   - ignoresCancellation: captures block their thread for `captureDelay`.
+    ///   - ignoresCancellation: captures take `captureDelay` even when cancelled.
     public init(prepareFailure: ShutterError? = nil, captureDelay: Duration = .zero,
                 captureFailures: [Int: ShutterError] = [:], ignoresCancellation: Bool = false) {
         self.prepareFailure = prepareFailure
@@ -115,7 +115,11 @@ public final class ScriptedBackend: CaptureBackend {
         defer { leave() }
         if captureDelay > .zero {
             if ignoresCancellation {
-                blockThisThread(for: captureDelay)
+                // Waits out the delay whatever happens to the task (but off the pool).
+                let delay = captureDelay
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.global().asyncAfter(deadline: .now() + delay.milliseconds / 1000) { done.resume() }
+                }
             } else {
                 try await Task.sleep(for: captureDelay)
             }
@@ -183,9 +187,4 @@ public final class RecordingSink: PhotoSink {
         return SinkReceipt(files: [StoredFile(location: "\(label)/\(context.shotNumber)", sequence: context.shotNumber,
                                               byteCount: photo.files.first?.data.count ?? 0)])
     }
-}
-
-/// Blocks the calling thread, as a misbehaving plugin would.
-func blockThisThread(for duration: Duration) {
-    usleep(UInt32(duration.milliseconds * 1000))
 }

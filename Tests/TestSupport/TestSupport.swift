@@ -73,3 +73,19 @@ public func eventually(timeout: Duration = .seconds(5), _ condition: @Sendable (
 }
 
 private let kept = Mutex<[TemporaryDirectory]>([])
+
+/// Builds a config node from plain values (String, Int, Double, Bool, arrays, and
+/// dictionaries, whose keys are taken in sorted order), for plugin option tests.
+public func configNode(_ value: Any, file: String = "test.yaml") -> ConfigNode {
+    let here = SourceLocation(file: file, line: 1, column: 1)
+    switch value {
+    case let map as [String: Any]:
+        return ConfigNode(.mapping(map.keys.sorted().map {
+            ConfigEntry(key: $0, keyLocation: here, value: configNode(map[$0]!, file: file))
+        }), at: here)
+    case let list as [Any]:
+        return ConfigNode(.sequence(list.map { configNode($0, file: file) }), at: here)
+    default:
+        return ConfigNode(.scalar("\(value)", quoted: value is String), at: here)
+    }
+}

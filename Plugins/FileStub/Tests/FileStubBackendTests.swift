@@ -13,18 +13,10 @@ func options(_ configure: (inout FileStubBackend.Options) -> Void) -> FileStubBa
     return options
 }
 
-/// Runs a program and returns its exit status and standard output.
-func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+/// Runs a program (off the cooperative pool) and returns its exit status and output.
+func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+    let result = try await runProgram(arguments)
+    return (result.status, result.text)
 }
 
 @Suite("file-stub backend")
@@ -41,7 +33,7 @@ struct FileStubBackendTests {
         let folder = TemporaryDirectory("stub")
         let path = folder.file("shot.jpg")
         try first.files[0].data.write(to: URL(fileURLWithPath: path))
-        let (status, output) = try run(["exiftool", "-validate", "-warning", "-error", "-ImageSize", "-FileType", "-s", path])
+        let (status, output) = try await run(["exiftool", "-validate", "-warning", "-error", "-ImageSize", "-FileType", "-s", path])
         #expect(status == 0)
         #expect(output.contains("ImageSize                       : 320x200"))
         #expect(output.contains("FileType                        : JPEG"))
@@ -49,14 +41,14 @@ struct FileStubBackendTests {
     }
 
     @Test("synthesised JPEG odd sizes still decode", arguments: [(8, 8), (13, 7), (1001, 3)])
-    func oddSizes(width: Int, height: Int) throws {
+    func oddSizes(width: Int, height: Int) async throws {
         let data = SyntheticJPEG.make(width: width, height: max(height, 8), shot: 3)
         #expect(data.prefix(2) == Data([0xFF, 0xD8]))
         #expect(data.suffix(2) == Data([0xFF, 0xD9]))
         let folder = TemporaryDirectory("odd")
         let path = folder.file("odd.jpg")
         try data.write(to: URL(fileURLWithPath: path))
-        let (_, output) = try run(["exiftool", "-ImageSize", "-warning", "-s3", path])
+        let (_, output) = try await run(["exiftool", "-ImageSize", "-warning", "-s3", path])
         #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "\(width)x\(max(height, 8))")
     }
 

@@ -5,15 +5,19 @@ import Foundation
 /// and reading edited blocks back as an independent check. It never re-saves a camera's
 /// block: libexif's rebuild damages MakerNotes (docs/benchmarks.md and the EXIF notes).
 enum LibExif {
-    /// A minimal valid TIFF block (little-endian) for a JPEG without EXIF: the tags EXIF
+    /// A minimal valid TIFF block for a JPEG without EXIF: the tags EXIF
     /// requires, with ExifVersion 0232, sRGB, the image's pixel size and the JFIF
     /// resolution, so `exiftool -validate` finds nothing to report.
-    static func baseBlock(width: Int, height: Int, resolution: (x: Int, y: Int, unit: Int)?) -> Data? {
+    static func baseBlock(width: Int, height: Int, resolution: (x: Int, y: Int, unit: Int)?,
+                          order byteOrder: TIFFEditor.ByteOrder = .little) -> Data? {
         guard let exif = exif_data_new() else { return nil }
         defer { exif_data_unref(exif) }
-        exif_data_set_byte_order(exif, EXIF_BYTE_ORDER_INTEL)
+        let order = byteOrder == .little ? EXIF_BYTE_ORDER_INTEL : EXIF_BYTE_ORDER_MOTOROLA
+        exif_data_set_byte_order(exif, order)
+        // A JPEG is "compressed" data: that makes fix() add the tags EXIF requires for it
+        // (ComponentsConfiguration, PixelX/YDimension, YCbCrPositioning).
+        exif_data_set_data_type(exif, EXIF_DATA_TYPE_COMPRESSED)
         exif_data_fix(exif)
-        let order = EXIF_BYTE_ORDER_INTEL
         let ifds = exif.pointee.ifd
         if let entry = exif_content_get_entry(ifds.2, EXIF_TAG_EXIF_VERSION), entry.pointee.size == 4 {
             Array("0232".utf8).withUnsafeBytes { entry.pointee.data.update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: 4) }

@@ -75,7 +75,15 @@ enum MetadataTagger {
         do { editor = try TIFFEditor(tiff) } catch { throw Fallback(reason: "camera EXIF is malformed (\(error.description))") }
         let encoder = ExifEncoder(editor: editor)
         let ifd0 = encoder.ifd0Entries(metadata)
-        let (exif, leftOut) = encoder.exifEntries(metadata)
+        var (exif, leftOut) = encoder.exifEntries(metadata)
+        if editor.exif == nil && !exif.isEmpty {
+            // A new EXIF sub-IFD needs the tags EXIF requires of one; libexif knows them.
+            let size = layout.dimensions ?? (0, 0)
+            let required = LibExif.baseBlock(width: size.width, height: size.height, resolution: nil, order: editor.order)
+                .flatMap { try? TIFFEditor($0) }?.exif?.entries.compactMap(TIFFEditor.NewEntry.init(inline:)) ?? []
+            let ours = Set(exif.map(\.tag))
+            exif = required.filter { !ours.contains($0.tag) } + exif
+        }
         var notes: [String] = []
         var gps = encoder.gpsEntries(metadata.gps)
         if editor.gps != nil && !gps.isEmpty {

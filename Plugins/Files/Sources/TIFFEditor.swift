@@ -23,6 +23,20 @@ struct TIFFEditor {
         var type: UInt16
         var count: UInt32
         var value: Data
+
+        init(tag: UInt16, type: UInt16, count: UInt32, value: Data) {
+            self.tag = tag
+            self.type = type
+            self.count = count
+            self.value = value
+        }
+
+        /// An existing entry whose value sits in its own field (4 bytes or fewer), so it
+        /// can be copied into another block of the same byte order.
+        init?(inline entry: Entry) {
+            guard let size = TIFFEditor.typeSizes[entry.type].map({ $0 * Int(entry.count) }), size <= 4 else { return nil }
+            self.init(tag: entry.tag, type: entry.type, count: entry.count, value: Data(entry.field.prefix(size)))
+        }
     }
 
     struct IFD {
@@ -30,6 +44,9 @@ struct TIFFEditor {
         var entries: [Entry]
         var next: UInt32
     }
+
+    static let typeSizes: [UInt16: Int] = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4]
+
 
     /// Why the block is not safe to edit.
     struct Malformed: Error, CustomStringConvertible {
@@ -178,8 +195,6 @@ private struct Reader {
     let data: Data
     let order: TIFFEditor.ByteOrder
 
-    static let typeSizes: [UInt16: Int] = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4]
-
     func u16(_ at: Int) -> UInt16 {
         let a = UInt16(data[at]), b = UInt16(data[at + 1])
         return order == .little ? a | b << 8 : a << 8 | b
@@ -209,7 +224,7 @@ private struct Reader {
         for index in 0..<count {
             let at = offset + 2 + 12 * index
             let entry = TIFFEditor.Entry(tag: u16(at), type: u16(at + 2), count: u32(at + 4), field: [UInt8](data[(at + 8)..<(at + 12)]))
-            guard let size = Self.typeSizes[entry.type] else {
+            guard let size = TIFFEditor.typeSizes[entry.type] else {
                 throw TIFFEditor.Malformed(description: "\(name) tag 0x\(String(entry.tag, radix: 16)) has unknown type \(entry.type)")
             }
             let total = size * Int(entry.count)

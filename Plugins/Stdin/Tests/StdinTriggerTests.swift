@@ -19,7 +19,11 @@ func events(from input: String, interactive: Bool = false) async throws -> [Trig
     let sent = Mutex<[TriggerEvent]>([])
     let trigger = StdinTrigger(input: descriptors[0], interactive: interactive) { _ in }
     try await withDeadline(.seconds(5), "stdin trigger") {
-        try await trigger.run(delivering: EventChannel { event in sent.withLock { $0.append(event) } })
+        // Answer every event, as the coordinator does: the trigger reads on only then.
+        try await trigger.run(delivering: EventChannel { event in
+            sent.withLock { $0.append(event) }
+            Task { await trigger.sync(ShutterAnswer(request: event, state: .enteredPhotoMode)) }
+        })
     }
     return sent.withLock { $0 }
 }
@@ -63,6 +67,24 @@ struct StdinTriggerTests {
             "enteredPhotoMode",
             "photoSuccess /b.jpg (warning: truncated JPEG)",
         ])
+    }
+
+    @Test("the next line is read only after the previous one was answered")
+    func backpressure() async throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        defer { close(descriptors[0]) }
+        _ = Array("capture\ncapture\ncapture\n".utf8).withUnsafeBytes { write(descriptors[1], $0.baseAddress, $0.count) }
+        close(descriptors[1])
+        let sent = Mutex<[TriggerEvent]>([])
+        let trigger = StdinTrigger(input: descriptors[0], interactive: false) { _ in }
+        let task = Task { try await trigger.run(delivering: EventChannel { event in sent.withLock { $0.append(event) } }) }
+        #expect(await eventually { sent.withLock { $0.count } == 1 })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(sent.withLock { $0.count } == 1)  // nothing answered yet: still one event out
+        await trigger.sync(ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess))
+        #expect(await eventually { sent.withLock { $0.count } == 2 })
+        task.cancel()
     }
 
     @Test("cancellation ends a trigger blocked on input")

@@ -1,32 +1,68 @@
 import Dispatch
+import Foundation
+import Synchronization
 
-/// A serial queue for blocking work (file I/O with fsync, C library calls), so that it
-/// never occupies a thread of Swift's cooperative pool.
+/// A thread of its own for blocking work (file I/O with fsync, C library calls), so that
+/// it never occupies a thread of Swift's cooperative pool, nor one of Dispatch's shared
+/// worker threads, which timers and other plugins need.
 ///
-/// Work items run one at a time in submission order, which also serialises access to
-/// whatever the work touches (libgphoto2 is not thread-safe, for instance).
+/// Work items run one at a time in submission order on one dedicated thread, which also
+/// serialises access to whatever the work touches (libgphoto2 is not thread-safe, for
+/// instance). The thread ends when the queue is released.
 public final class BlockingQueue: Sendable {
-    private let queue: DispatchQueue
+    private let worker: Worker
 
-    /// Creates a queue; `label` names its thread in debuggers.
+    /// Starts the thread; `label` names it in debuggers and `top -H`.
     public init(label: String) {
-        queue = DispatchQueue(label: label, qos: .userInitiated)
+        worker = Worker()
+        let worker = self.worker
+        let thread = Thread { worker.loop() }
+        thread.name = label
+        thread.start()
     }
 
-    /// Runs `work` on the queue and returns its result. Cancellation of the calling task
+    deinit {
+        worker.stop()
+    }
+
+    /// Runs `work` on the thread and returns its result. Cancellation of the calling task
     /// does not interrupt `work`; put deadlines inside it where the C API allows.
     public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result { try work() })
-            }
+            worker.submit { continuation.resume(with: Result { try work() }) }
         }
     }
 
-    /// Runs `work`, which cannot fail, on the queue.
+    /// Runs `work`, which cannot fail, on the thread.
     public func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: work()) }
+            worker.submit { continuation.resume(returning: work()) }
+        }
+    }
+}
+
+private final class Worker: Sendable {
+    private let jobs = Mutex<(queue: [@Sendable () -> Void], stopped: Bool)>(([], false))
+    private let wake = DispatchSemaphore(value: 0)
+
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        jobs.withLock { $0.queue.append(job) }
+        wake.signal()
+    }
+
+    func stop() {
+        jobs.withLock { $0.stopped = true }
+        wake.signal()
+    }
+
+    func loop() {
+        while true {
+            wake.wait()
+            let next = jobs.withLock { state -> (@Sendable () -> Void)? in
+                state.queue.isEmpty ? nil : state.queue.removeFirst()
+            }
+            if let next { next(); continue }
+            if jobs.withLock({ $0.stopped && $0.queue.isEmpty }) { return }
         }
     }
 }

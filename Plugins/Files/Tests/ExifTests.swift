@@ -1,0 +1,369 @@
+import FileStubBackend
+@testable import FilesSink
+import Foundation
+import ShutterPipeKit
+import Testing
+import TestSupport
+
+/// A synthetic camera JPEG, optionally with EXIF that exiftool (the reference writer)
+/// adds, as a camera would have.
+func cameraJPEG(_ exiftoolArguments: [String] = [], width: Int = 320, height: Int = 240, in folder: TemporaryDirectory,
+                name: String = "source.jpg") async throws -> Data {
+    let path = folder.file(name)
+    try SyntheticJPEG.make(width: width, height: height, shot: 1).write(to: URL(fileURLWithPath: path))
+    if !exiftoolArguments.isEmpty {
+        try await ExifTool.run(["-q", "-overwrite_original"] + exiftoolArguments + [path])
+    }
+    return try Data(contentsOf: URL(fileURLWithPath: path))
+}
+
+var studioExif: [String: Any] { [
+    "Artist": "Jane Doe", "Copyright": "(c) 2026 Jane Doe", "ImageDescription": "{session} shot {seq}",
+    "Software": "shutterpipe", "ImageUniqueID": "{uuid}",
+] }
+
+/// Stores `files` through a files sink with the given options and returns the receipt.
+func storeTagged(_ files: [(String, Data)], exif: [String: Any] = studioExif, extra: [String: Any] = [:],
+                 in folder: TemporaryDirectory, time: Date = Date(timeIntervalSince1970: 1_780_000_000.25)) async throws -> SinkReceipt {
+    var options: [String: Any] = ["directory": folder.file("out"), "filename": "{name}.{ext}", "exif": exif]
+    options.merge(extra) { $1 }
+    let sink = FilesSink(options: try FilesSink.Options(PluginOptions(configNode(options), owner: "sink 'files'")))
+    let photo = CapturedPhoto(files: files.map { CapturedFile(name: $0.0, data: $0.1) }, camera: "TestCam")
+    return try await sink.store(photo, context: ShotContext(session: "portrait", shotNumber: 1, captureTime: time, camera: "TestCam", trigger: "stdin"))
+}
+
+/// Checks that tagging kept every camera tag, added no validate message and left the
+/// bytes from SOS on identical.
+func expectCameraMetadataIntact(original: String, tagged: String, alsoChanged: Set<String> = [],
+                                sourceLocation: Testing.SourceLocation = #_sourceLocation) async throws {
+    let tags = try await ExifTool.tags([original, tagged])
+    let damage = ExifTool.damage(original: tags[original] ?? [:], tagged: tags[tagged] ?? [:], ours: tagsShutterpipeWrites.union(alsoChanged))
+    #expect(damage.isEmpty, "camera metadata damaged: \(damage)", sourceLocation: sourceLocation)
+    let messages = try await ExifTool.validationMessages([original, tagged])
+    let new = (messages[tagged] ?? []).subtracting(messages[original] ?? []).filter { !$0.hasSuffix("Warnings") && !$0.hasSuffix("Warning") }
+    #expect(new.isEmpty, "new validation messages: \(new)", sourceLocation: sourceLocation)
+    let before = try Data(contentsOf: URL(fileURLWithPath: original)), after = try Data(contentsOf: URL(fileURLWithPath: tagged))
+    #expect(bytesFromStartOfScan(before) == bytesFromStartOfScan(after), "image data changed", sourceLocation: sourceLocation)
+}
+
+@Suite("files sink: EXIF tagging")
+struct ExifTests {
+    @Test("a JPEG without EXIF gets a new valid block with our tags (libexif builds it)")
+    func noExif() async throws {
+        let folder = TemporaryDirectory("exif-none")
+        let source = try await cameraJPEG(in: folder)
+        let receipt = try await storeTagged([("IMG_0001.JPG", source)], in: folder)
+        let path = try #require(receipt.files.first?.location)
+        let tags = try #require(try await ExifTool.tags([path])[path])
+        #expect(tags["IFD0:Artist"] == "Jane Doe")
+        #expect(tags["IFD0:Copyright"] == "(c) 2026 Jane Doe")
+        #expect(tags["IFD0:ImageDescription"] == "portrait shot 0")
+        #expect(tags["ExifIFD:ExifVersion"] == "0232")
+        #expect(tags["ExifIFD:ExifImageWidth"] == "320")
+        #expect(tags["ExifIFD:ColorSpace"] == "sRGB")
+        #expect(tags["ExifIFD:ImageUniqueID"]?.count == 32)
+        #expect(tags["ExifIFD:DateTimeOriginal"] != nil && tags["ExifIFD:SubSecTimeOriginal"] == "250")
+        #expect(tags["ExifIFD:OffsetTimeOriginal"]?.count == 6)
+        #expect(try await ExifTool.validationMessages([path])[path] == [])
+        #expect(bytesFromStartOfScan(source) == bytesFromStartOfScan(try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(receipt.warnings.isEmpty)
+    }
+
+    @Test("camera EXIF in either byte order keeps its order and every tag", arguments: ["MM", "II"])
+    func byteOrders(order: String) async throws {
+        let folder = TemporaryDirectory("exif-\(order)")
+        let source = try await cameraJPEG(["-ExifByteOrder=\(order)", "-Make=TestCam", "-Model=X-1", "-DateTimeOriginal=2025:06:01 10:11:12",
+                                     "-ExposureTime=1/125", "-FNumber=8", "-ISO=200", "-ThumbnailImage<=/dev/null"], in: folder)
+        let receipt = try await storeTagged([("DSC_0042.JPG", source)], in: folder)
+        let path = try #require(receipt.files.first?.location)
+        try await expectCameraMetadataIntact(original: folder.file("source.jpg"), tagged: path)
+        let tags = try #require(try await ExifTool.tags([path])[path])
+        #expect(tags["File:ExifByteOrder"]?.contains(order == "MM" ? "Big-endian" : "Little-endian") == true)
+        #expect(tags["IFD0:Artist"] == "Jane Doe")
+        #expect(tags["ExifIFD:DateTimeOriginal"] == "2025:06:01 10:11:12")  // the camera's time stays (ifMissing)
+        #expect(tags["IFD0:Make"] == "TestCam" && tags["ExifIFD:ISO"] == "200")
+    }
+
+    @Test("an APP1 near 64 KiB: camera EXIF kept byte-identical, our metadata as XMP")
+    func nearLimit() async throws {
+        let folder = TemporaryDirectory("exif-big")
+        let filler = String(repeating: "x", count: 65_380)
+        let source = try await cameraJPEG(["-Make=TestCam", "-ImageDescription=\(filler)"], in: folder)
+        let layout = try JPEGLayout(source)
+        let cameraBlock = try #require(layout.exifSegments.first).range
+        #expect(cameraBlock.count > 65_000)
+        let receipt = try await storeTagged([("BIG.JPG", source)], in: folder)
+        let path = try #require(receipt.files.first?.location)
+        let output = try Data(contentsOf: URL(fileURLWithPath: path))
+        let outLayout = try JPEGLayout(output)
+        #expect(outLayout.data[try #require(outLayout.exifSegments.first).range] == source[cameraBlock])
+        #expect(outLayout.hasXMP)
+        let tags = try #require(try await ExifTool.tags([path])[path])
+        #expect(tags["XMP-dc:Creator"] == "Jane Doe")
+        #expect(tags["XMP-dc:Rights"] == "(c) 2026 Jane Doe")
+        #expect(tags["IFD0:ImageDescription"] == filler)
+        try await expectCameraMetadataIntact(original: folder.file("source.jpg"), tagged: path)
+    }
+
+    @Test("duplicate Exif APP1 segments: the first is edited, the copy dropped")
+    func duplicateApp1() async throws {
+        let folder = TemporaryDirectory("exif-dup")
+        let source = try await cameraJPEG(["-Make=TestCam", "-Model=Dup"], in: folder)
+        let layout = try JPEGLayout(source)
+        let app1 = try #require(layout.exifSegments.first).range
+        var doubled = source
+        doubled.insert(contentsOf: source[app1], at: app1.upperBound)
+        try doubled.write(to: URL(fileURLWithPath: folder.file("doubled.jpg")))
+        #expect(try JPEGLayout(doubled).exifSegments.count == 2)
+        let receipt = try await storeTagged([("DUP.JPG", doubled)], in: folder)
+        let path = try #require(receipt.files.first?.location)
+        #expect(try JPEGLayout(Data(contentsOf: URL(fileURLWithPath: path))).exifSegments.count == 1)
+        try await expectCameraMetadataIntact(original: folder.file("doubled.jpg"), tagged: path)
+        #expect(try await ExifTool.tags([path])[path]?["IFD0:Artist"] == "Jane Doe")
+    }
+
+    @Test("MPF: the second image stays reachable and identical")
+    func mpf() async throws {
+        let folder = TemporaryDirectory("exif-mpf")
+        let primary = try await cameraJPEG(["-Make=TestCam"], in: folder)
+        let secondary = SyntheticJPEG.make(width: 64, height: 48, shot: 2)
+        let mpo = makeMPF(primary: primary, secondary: secondary)
+        try mpo.write(to: URL(fileURLWithPath: folder.file("mpo.jpg")))
+        #expect(try await extractMPImage2(folder.file("mpo.jpg"), in: folder) == secondary)  // the fixture itself is right
+        let receipt = try await storeTagged([("MPO.JPG", mpo)], exif: ["Artist": "Jürgen Müller"], in: folder)
+        let path = try #require(receipt.files.first?.location)
+        let extracted = try await extractMPImage2(path, in: folder)
+        #expect(extracted == secondary)
+        // The primary image grew by what was inserted, and the index says so.
+        let grown = try Data(contentsOf: URL(fileURLWithPath: path)).count - mpo.count
+        let before = try #require(try await ExifTool.tags([folder.file("mpo.jpg")])[folder.file("mpo.jpg")])
+        let after = try #require(try await ExifTool.tags([path])[path])
+        #expect(Int(after["MPImage1:MPImageLength"] ?? "") == Int(before["MPImage1:MPImageLength"] ?? "")! + grown)
+        #expect(after["MPImage2:MPImageLength"] == before["MPImage2:MPImageLength"])
+        try await expectCameraMetadataIntact(original: folder.file("mpo.jpg"), tagged: path, alsoChanged: ["MPImageLength", "MPImageStart"])
+    }
+
+    @Test("a JPEG truncated in its header is stored as received, with a sidecar and a warning")
+    func truncatedHeader() async throws {
+        let folder = TemporaryDirectory("exif-trunc")
+        let source = try await cameraJPEG(["-Make=TestCam"], in: folder)
+        let cut = source.prefix(try #require(JPEGLayout(source).segments.last).range.lowerBound + 10)
+        let receipt = try await storeTagged([("CUT.JPG", Data(cut))], in: folder)
+        #expect(receipt.files.map { ($0.location as NSString).lastPathComponent } == ["CUT.jpg", "CUT.jpg.xmp"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: receipt.files[0].location)) == Data(cut))
+        #expect(receipt.warnings.count == 1 && receipt.warnings[0].contains("is damaged"))
+        let sidecar = receipt.files[1].location
+        #expect(try await ExifTool.tags([sidecar])[sidecar]?["XMP-dc:Creator"] == "Jane Doe")
+    }
+
+    @Test("a JPEG truncated in its scan data is still tagged")
+    func truncatedScan() async throws {
+        let folder = TemporaryDirectory("exif-scan")
+        let source = try await cameraJPEG(["-Make=TestCam"], in: folder)
+        let cut = Data(source.prefix(source.count - 300))
+        try cut.write(to: URL(fileURLWithPath: folder.file("cut.jpg")))
+        let receipt = try await storeTagged([("SCAN.JPG", cut)], in: folder)
+        let path = try #require(receipt.files.first?.location)
+        #expect(try await ExifTool.tags([path])[path]?["IFD0:Artist"] == "Jane Doe")
+        try await expectCameraMetadataIntact(original: folder.file("cut.jpg"), tagged: path)
+    }
+
+    @Test("non-ASCII text reads correctly as UTF-8, as XP tags and as XMP")
+    func unicode() async throws {
+        let folder = TemporaryDirectory("exif-unicode")
+        let source = try await cameraJPEG(["-Make=TestCam"], in: folder)
+        let exif: [String: Any] = ["Artist": "Jürgen Müller", "ImageDescription": "撮影スタジオ", "Copyright": "© 2026 Jürgen",
+                                   "UserComment": "Grüße", "Keywords": ["studio", "ポートレート"]]
+        let receipt = try await storeTagged([("U.JPG", source)], exif: exif, in: folder)
+        let path = try #require(receipt.files.first?.location)
+        let tags = try #require(try await ExifTool.tags([path])[path])
+        #expect(tags["IFD0:Artist"] == "Jürgen Müller")
+        #expect(tags["IFD0:XPAuthor"] == "Jürgen Müller")
+        #expect(tags["IFD0:XPTitle"] == "撮影スタジオ")
+        #expect(tags["IFD0:XPKeywords"] == "studio;ポートレート")
+        #expect(tags["ExifIFD:UserComment"] == "Grüße")
+        #expect(tags["XMP-dc:Creator"] == "Jürgen Müller")
+        #expect(tags["XMP-dc:Rights"] == "© 2026 Jürgen")
+        #expect(tags["XMP-dc:Description"] == "撮影スタジオ")
+        #expect(tags["XMP-dc:Subject"]?.contains("ポートレート") == true)
+        try await expectCameraMetadataIntact(original: folder.file("source.jpg"), tagged: path)
+    }
+
+    @Test("a camera's own XMP is never touched; Unicode then rides in the XP tags")
+    func cameraXMPKept() async throws {
+        let folder = TemporaryDirectory("exif-cxmp")
+        let source = try await cameraJPEG(["-Make=TestCam", "-XMP-dc:Title=camera title"], in: folder)
+        let sourceLayout = try JPEGLayout(source)
+        let exifRanges = sourceLayout.exifSegments.map(\.range)
+        let cameraXMP = try #require(sourceLayout.segments.first { $0.marker == 0xE1 && !exifRanges.contains($0.range) }).range
+        let receipt = try await storeTagged([("X.JPG", source)], exif: ["Artist": "Jürgen"], in: folder)
+        let output = try Data(contentsOf: URL(fileURLWithPath: receipt.files[0].location))
+        #expect(output.range(of: source[cameraXMP]) != nil)
+        let tags = try #require(try await ExifTool.tags([receipt.files[0].location])[receipt.files[0].location])
+        #expect(tags["IFD0:XPAuthor"] == "Jürgen")
+        #expect(tags["XMP-dc:Title"] == "camera title")
+    }
+
+    @Test("RAW, HEIF-like and PNG files are stored byte-identical with an XMP sidecar", arguments: ["append", "replace"])
+    func sidecars(naming: String) async throws {
+        let folder = TemporaryDirectory("exif-raw-\(naming)")
+        let raw = Data("II*\u{0}\u{10}\u{0}\u{0}\u{0}CR\u{2}\u{0} not really a CR2".utf8)
+        let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data("rest".utf8)
+        let receipt = try await storeTagged([("IMG_1.CR2", raw), ("IMG_2.PNG", png)], extra: ["sidecarName": naming], in: folder)
+        let names = receipt.files.map { ($0.location as NSString).lastPathComponent }
+        #expect(names == (naming == "append" ? ["IMG_1.cr2", "IMG_1.cr2.xmp", "IMG_2.png", "IMG_2.png.xmp"]
+                                              : ["IMG_1.cr2", "IMG_1.xmp", "IMG_2.png", "IMG_2.xmp"]))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: receipt.files[0].location)) == raw)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: receipt.files[2].location)) == png)
+        let sidecar = receipt.files[1].location
+        let tags = try #require(try await ExifTool.tags([sidecar])[sidecar])
+        #expect(tags["XMP-dc:Creator"] == "Jane Doe")
+        #expect(tags["XMP-xmp:CreateDate"]?.hasPrefix("2026:") == true)
+        #expect(Set(receipt.files.compactMap(\.sequence)).count <= 1)
+    }
+
+    @Test("sidecars: always writes one for JPEGs too; never writes none")
+    func sidecarPolicy() async throws {
+        let folder = TemporaryDirectory("exif-policy")
+        let jpeg = try await cameraJPEG(in: folder)
+        let always = try await storeTagged([("A.JPG", jpeg)], extra: ["sidecars": "always"], in: folder)
+        #expect(always.files.map { ($0.location as NSString).lastPathComponent } == ["A.jpg", "A.jpg.xmp"])
+        let never = try await storeTagged([("B.CR2", Data("raw".utf8))], extra: ["sidecars": "never"], in: folder)
+        #expect(never.files.count == 1)
+    }
+
+    @Test("capture time: ifMissing keeps the camera's, always replaces it, never adds none", arguments: ["ifMissing", "always", "never"])
+    func captureTime(policy: String) async throws {
+        let folder = TemporaryDirectory("exif-time-\(policy)")
+        let withTime = try await cameraJPEG(["-DateTimeOriginal=2020:01:02 03:04:05"], in: folder, name: "timed.jpg")
+        let without = try await cameraJPEG(["-Make=TestCam"], in: folder, name: "untimed.jpg")
+        var exif = studioExif
+        exif["captureTime"] = policy
+        let receipt = try await storeTagged([("T.JPG", withTime), ("U.JPG", without)], exif: exif, in: folder)
+        let tags = try await ExifTool.tags(receipt.files.map(\.location))
+        let timed = tags[receipt.files[0].location]?["ExifIFD:DateTimeOriginal"]
+        let untimed = tags[receipt.files[1].location]?["ExifIFD:DateTimeOriginal"]
+        switch policy {
+        case "ifMissing": #expect(timed == "2020:01:02 03:04:05"); #expect(untimed?.hasPrefix("2026:") == true)
+        case "always": #expect(timed?.hasPrefix("2026:") == true); #expect(untimed?.hasPrefix("2026:") == true)
+        default: #expect(timed == "2020:01:02 03:04:05"); #expect(untimed == nil)
+        }
+    }
+
+    @Test("a studio location is written where the camera has none, and the camera's is kept")
+    func gps() async throws {
+        let folder = TemporaryDirectory("exif-gps")
+        let plain = try await cameraJPEG(["-Make=TestCam"], in: folder, name: "plain.jpg")
+        let located = try await cameraJPEG(["-GPSLatitude=10.5", "-GPSLatitudeRef=S", "-GPSLongitude=20.25", "-GPSLongitudeRef=W"],
+                                     in: folder, name: "located.jpg")
+        var exif = studioExif
+        exif["gps"] = ["latitude": 52.5208, "longitude": -13.4094, "altitude": 34.5]
+        let receipt = try await storeTagged([("P.JPG", plain), ("L.JPG", located)], exif: exif, in: folder)
+        let tags = try await ExifTool.tags(receipt.files.map(\.location), extra: ["-n"])
+        let p = try #require(tags[receipt.files[0].location]), l = try #require(tags[receipt.files[1].location])
+        #expect(abs((Double(p["GPS:GPSLatitude"] ?? "") ?? 0) - 52.5208) < 0.0001)
+        #expect(abs((Double(p["GPS:GPSLongitude"] ?? "") ?? 0) - 13.4094) < 0.0001 && p["GPS:GPSLongitudeRef"] == "W")
+        #expect(p["GPS:GPSAltitude"] == "34.5")
+        #expect(l["GPS:GPSLatitude"] == "10.5" && l["GPS:GPSLatitudeRef"] == "S")
+        try await expectCameraMetadataIntact(original: folder.file("plain.jpg"), tagged: receipt.files[0].location)
+    }
+
+    @Test("our tag numbers agree with libexif's tag table")
+    func tagTable() {
+        let expected: [(String, UInt16)] = [
+            ("Artist", TagNumber.artist), ("Copyright", TagNumber.copyright), ("ImageDescription", TagNumber.imageDescription),
+            ("Software", TagNumber.software), ("UserComment", TagNumber.userComment), ("ImageUniqueID", TagNumber.imageUniqueID),
+            ("DateTimeOriginal", TagNumber.dateTimeOriginal), ("SubSecTimeOriginal", TagNumber.subSecTimeOriginal),
+            ("OffsetTimeOriginal", TagNumber.offsetTimeOriginal), ("XPKeywords", TagNumber.xpKeywords),
+            ("XPAuthor", TagNumber.xpAuthor), ("XPComment", TagNumber.xpComment), ("XPTitle", TagNumber.xpTitle),
+        ]
+        for (name, number) in expected {
+            #expect(LibExif.tagNumber(named: name) == number, "\(name)")
+        }
+    }
+
+    @Test("exif: config mistakes name the problem and list the valid tags")
+    func configErrors() throws {
+        func error(_ exif: [String: Any]) -> String? {
+            do {
+                _ = try FilesSink.Options(PluginOptions(configNode(["exif": exif]), owner: "sink 'files'"))
+                return nil
+            } catch { return "\(error)" }
+        }
+        #expect(error(["Artis": "x"])?.contains("unknown EXIF tag 'Artis'; did you mean 'Artist'?; valid tags: Artist, Copyright") == true)
+        #expect(error(["ImageUniqueID": "abc"])?.contains("must be 32 hex digits") == true)
+        #expect(error(["gps": ["latitude": 52]])?.contains("needs both 'latitude' and 'longitude'") == true)
+        #expect(error(["gps": ["latitude": 99, "longitude": 1]])?.contains("between -90.0 and 90.0") == true)
+        #expect(error(["Artist": "{sesion}"])?.contains("did you mean '{session}'") == true)
+        #expect(error(["captureTime": "sometimes"])?.contains("must be one of ifMissing, always, never") == true)
+        #expect(error(["Artist": "x"]) == nil)
+    }
+}
+
+/// The real camera corpus: every file keeps every camera tag and gains ours.
+@Suite("files sink: EXIF on real camera JPEGs")
+struct CameraCorpusTests {
+    @Test("every sample passes the exiftool checks")
+    func corpus() async throws {
+        guard let folder = cameraSampleFolder else {
+            print("camera JPEG corpus not found (set SHUTTERPIPE_CAMERA_JPEGS or provide ../shared/samples/camera-jpegs); corpus test has nothing to check")
+            return
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.lowercased().hasSuffix(".jpg") }.sorted()
+        #expect(!names.isEmpty)
+        let output = TemporaryDirectory("corpus")
+        let files = try names.map { ($0, try Data(contentsOf: URL(fileURLWithPath: "\(folder)/\($0)"))) }
+        var exif = studioExif
+        exif["Artist"] = "Jürgen Müller"
+        exif["Copyright"] = "© 2026 Studio"
+        let receipt = try await storeTagged(files, exif: exif, in: output)
+        let stored = receipt.files.filter { !$0.location.hasSuffix(".xmp") }.map(\.location)
+        #expect(stored.count == names.count)
+        let originals = names.map { "\(folder)/\($0)" }
+        let tags = try await ExifTool.tags(originals + stored)
+        let messages = try await ExifTool.validationMessages(originals + stored)
+        for (original, tagged) in zip(originals, stored) {
+            let damage = ExifTool.damage(original: tags[original] ?? [:], tagged: tags[tagged] ?? [:], ours: tagsShutterpipeWrites)
+            #expect(damage.isEmpty, "\(original): \(damage)")
+            let new = (messages[tagged] ?? []).subtracting(messages[original] ?? []).filter { !$0.hasSuffix("Warnings") && !$0.hasSuffix("Warning") }
+            #expect(new.isEmpty, "\(original): new validation messages \(new)")
+            let artist = tags[tagged]?["IFD0:Artist"] ?? tags[tagged]?["XMP-dc:Creator"]
+            #expect(artist == "Jürgen Müller", "\(original): Artist reads \(artist ?? "nothing")")
+            #expect(bytesFromStartOfScan(try Data(contentsOf: URL(fileURLWithPath: original)))
+                    == bytesFromStartOfScan(try Data(contentsOf: URL(fileURLWithPath: tagged))), "\(original): image data changed")
+        }
+    }
+}
+
+/// A primary JPEG with an MPF APP2 index pointing at `secondary`, appended after it.
+func makeMPF(primary: Data, secondary: Data) -> Data {
+    let layout = try! JPEGLayout(primary)
+    let insertAt = layout.exifSegments.first?.range.upperBound ?? 2
+    func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+    func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(v >> (8 * $0) & 0xFF) } }
+    // MP index IFD: version, number of images, MP entries (2 × 16 bytes) after the IFD.
+    let ifdSize = 2 + 3 * 12 + 4
+    let entriesOffset = 8 + ifdSize
+    let segmentLength = 2 + 4 + entriesOffset + 32
+    let primaryLength = primary.count + 2 + segmentLength
+    let tiffStart = insertAt + 4 + 4  // marker, length, "MPF\0"
+    let secondaryOffset = primaryLength - tiffStart
+    var tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00] + le32(8) + le16(3)
+    tiff += le16(0xB000) + le16(7) + le32(4) + Array("0100".utf8)
+    tiff += le16(0xB001) + le16(4) + le32(1) + le32(2)
+    tiff += le16(0xB002) + le16(7) + le32(32) + le32(entriesOffset)
+    tiff += le32(0)
+    tiff += le32(0x030000) + le32(primaryLength) + le32(0) + le16(0) + le16(0)
+    tiff += le32(0x010002) + le32(secondary.count) + le32(secondaryOffset) + le16(0) + le16(0)
+    var app2: [UInt8] = [0xFF, 0xE2, UInt8(segmentLength >> 8), UInt8(segmentLength & 0xFF)] + Array("MPF".utf8) + [0]
+    app2 += tiff
+    var out = primary
+    out.insert(contentsOf: app2, at: insertAt)
+    out.append(secondary)
+    return out
+}
+
+func extractMPImage2(_ path: String, in folder: TemporaryDirectory) async throws -> Data {
+    // A "Large Thumbnail" MP image reads as PreviewImage.
+    try await ExifTool.binary(["-b", "-PreviewImage", path])
+}
