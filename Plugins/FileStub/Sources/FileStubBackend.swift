@@ -15,6 +15,9 @@ public actor FileStubBackend: CaptureBackend {
         public var width = 640
         /// Height of synthesised JPEGs.
         public var height = 480
+        /// Random fine detail per 8×8 block of synthesised JPEGs (0–63); it sets the
+        /// file size: 9 at 6000×4000 gives about 10 MB, like a camera's JPEG.
+        public var detail = 0
         /// The camera name reported to sinks and templates.
         public var camera = "file-stub"
         /// Fail every Nth capture (0: never).
@@ -73,7 +76,8 @@ public actor FileStubBackend: CaptureBackend {
         }
         guard !exposures.isEmpty else {
             return CapturedPhoto(files: [CapturedFile(name: String(format: "STUB%04d.JPG", captures % 10_000),
-                                                      data: SyntheticJPEG.make(width: options.width, height: options.height, shot: captures))],
+                                                      data: SyntheticJPEG.make(width: options.width, height: options.height, shot: captures,
+                                                                                    detail: options.detail))],
                                  camera: options.camera)
         }
         let urls = exposures[nextExposure]
@@ -129,6 +133,7 @@ extension FileStubBackend.Options {
         pairByStem = try options.bool("pairByStem", default: pairByStem)
         width = try options.int("width", default: width, in: 8...10_000)
         height = try options.int("height", default: height, in: 8...10_000)
+        detail = try options.int("detail", default: detail, in: 0...63)
         camera = try options.string("camera", default: camera)
         failEvery = try options.int("failEvery", default: failEvery, in: 0...1_000_000)
         let cause = try options.choice("failWith", from: FailureCause.allCases.map(\.rawValue), default: failWith.rawValue)

@@ -1,12 +1,18 @@
 import Foundation
 
-/// Makes small, valid baseline JPEGs with distinct bytes for every shot number: a colour
-/// gradient of 8×8 blocks (only DC coefficients, so the encoder stays tiny) and a comment
-/// naming the shot. Any JPEG decoder reads them; exiftool reports no errors.
+/// Makes valid baseline JPEGs with distinct bytes for every shot number: a colour
+/// gradient of 8×8 blocks and a comment naming the shot. Any JPEG decoder reads them;
+/// exiftool reports no errors.
+///
+/// `detail` adds that many random AC coefficients to every block (0–63): fine noise that
+/// does not compress, so a 6000×4000 image with detail 9 is about as large as a camera's
+/// JPEG (10 MB). With detail 0 the encoder writes DC coefficients only and files stay tiny.
 public enum SyntheticJPEG {
     /// A JPEG of `width`×`height` pixels for shot `shot`.
-    public static func make(width: Int = 640, height: Int = 480, shot: Int, comment: String? = nil) -> Data {
+    public static func make(width: Int = 640, height: Int = 480, shot: Int, detail: Int = 0, comment: String? = nil) -> Data {
         precondition(width > 0 && height > 0 && width <= 65_535 && height <= 65_535)
+        let detail = min(max(detail, 0), 63)
+        var random = SplitMix(seed: UInt64(shot))
         var out = Data()
         out.reserveCapacity(1024 + width * height / 16)
         out += [0xFF, 0xD8]  // SOI
@@ -38,7 +44,11 @@ public enum SyntheticJPEG {
                     let dc = Int(((sample - 128) * 8).rounded())
                     encodeDC(dc - predictors[component], into: &bits)
                     predictors[component] = dc
-                    bits.write(code: 0, length: 1)  // EOB
+                    for _ in 0..<detail {  // symbol 0x05: run 0, size 5; then 5 bits of value
+                        bits.write(code: 0b10, length: 2)
+                        bits.write(code: UInt32(random.next() & 0x1F) | 0x10, length: 5)
+                    }
+                    if detail < 63 { bits.write(code: 0, length: 1) }  // EOB
                 }
             }
         }
@@ -49,8 +59,9 @@ public enum SyntheticJPEG {
 
     private static let dcBits: [UInt8] = [0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
     private static let dcValues: [UInt8] = Array(0...11)
-    private static let acBits: [UInt8] = [1] + [UInt8](repeating: 0, count: 15)
-    private static let acValues: [UInt8] = [0x00]
+    // AC table: EOB is "0", (run 0, size 5) is "10".
+    private static let acBits: [UInt8] = [1, 1] + [UInt8](repeating: 0, count: 14)
+    private static let acValues: [UInt8] = [0x00, 0x05]
 
     /// Canonical Huffman codes of the DC table, by category.
     private static let dcCodes: [(code: UInt32, length: Int)] = {
@@ -78,6 +89,19 @@ public enum SyntheticJPEG {
         let length = payload.count + 2
         out += [0xFF, marker, UInt8(length >> 8), UInt8(length & 0xFF)]
         out += payload
+    }
+}
+
+/// A small, fast, seeded random number generator, so the same shot has the same bytes.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
 

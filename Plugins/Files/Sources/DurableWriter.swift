@@ -16,21 +16,28 @@ enum DurableWriter {
     /// Writes `data` as a new file at `path`. Returns false, writing nothing, when `path`
     /// already exists. The caller fsyncs the folder afterwards (``syncDirectory(_:)``).
     static func writeNew(_ data: Data, to path: String) throws(ShutterError) -> Bool {
+        try writeNew([data], to: path)
+    }
+
+    /// Writes `chunks` one after the other as a new file at `path`; see ``writeNew(_:to:)``.
+    static func writeNew(_ chunks: [Data], to path: String) throws(ShutterError) -> Bool {
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = "\(directory)/\(temporaryPrefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max)).tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw storageError("cannot create a file in", directory, errno) }
         var failure: Int32 = 0
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
+        for chunk in chunks where failure == 0 {
+            chunk.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        failure = errno
+                        return
+                    }
+                    offset += written
                 }
-                offset += written
             }
         }
         if failure == 0 && fsync(descriptor) != 0 { failure = errno }

@@ -115,12 +115,12 @@ public final class FilesSink: PhotoSink {
             values.name = file.stem
             values.fileExtension = file.fileExtension
             // Tag in memory, before the first write: tagging costs no extra write.
-            var bytes = file.data
+            var chunks = [file.data]
             var sidecar: Data?
             if let exif = options.exif {
                 let (metadata, problems) = exif.metadata(values, context: context)
                 let tagged = MetadataTagger.tag(file.data, named: file.name, with: metadata)
-                bytes = tagged.data
+                chunks = tagged.chunks
                 warnings += problems + tagged.warnings
                 for note in tagged.notes { log.warning(note) }
                 if options.sidecars == .always || (options.sidecars == .auto && tagged.needsSidecar) {
@@ -136,10 +136,10 @@ public final class FilesSink: PhotoSink {
                 let path = "\(directory)/\(relative)"
                 let folder = (path as NSString).deletingLastPathComponent
                 if folder != directory { try DurableWriter.createDirectory(folder) }
-                if try DurableWriter.writeNew(bytes, to: path) {
+                if try DurableWriter.writeNew(chunks, to: path) {
                     folders.insert(folder)
                     let sequence = options.filename.usesSequence ? values.sequence : nil
-                    stored.append(StoredFile(location: path, sequence: sequence, byteCount: bytes.count))
+                    stored.append(StoredFile(location: path, sequence: sequence, byteCount: chunks.reduce(0) { $0 + $1.count }))
                     if let sidecar {
                         stored.append(StoredFile(location: try writeSidecar(sidecar, for: path), sequence: sequence, byteCount: sidecar.count))
                     }
@@ -173,7 +173,7 @@ public final class FilesSink: PhotoSink {
         if let counter = state.withLock({ $0.counters[directory] }) { return counter }
         let removed = DurableWriter.removeStaleTemporaryFiles(in: directory)
         if removed > 0 { log.info("removed \(removed) temporary file(s) left in '\(directory)' by an interrupted run") }
-        return try SequenceCounter(directory: directory)
+        return try SequenceCounter(directory: directory, filename: options.filename)
     }
 
     /// `name.jpg` → `name-2.jpg`.

@@ -110,10 +110,11 @@ struct JPEGLayout {
     /// - `xmp`: an XMP APP1 body, placed right after the (new or untouched) Exif APP1, or
     ///   after the APP0 segments.
     /// - `replacements`: new bytes for a segment, by index (the MPF size fix-up).
-    /// - The tail from SOS to the end of the file is copied verbatim.
-    func spliced(exif: Data?, xmp: Data? = nil, replacements: [Int: Data] = [:]) -> Data {
+    /// - The tail from SOS to the end of the file is kept verbatim, and not copied: the
+    ///   result refers to the original's bytes.
+    func spliced(exif: Data?, xmp: Data? = nil, replacements: [Int: Data] = [:]) -> SplicedJPEG {
         var out = Data()
-        out.reserveCapacity(data.count + (exif?.count ?? 0) + (xmp?.count ?? 0) + 16)
+        out.reserveCapacity(scanStart + (exif?.count ?? 0) + (xmp?.count ?? 0) + 16)
         out.append(contentsOf: [0xFF, 0xD8])
         let cameraExif = exifSegments.first?.range.lowerBound
         var inserted = false
@@ -134,8 +135,7 @@ struct JPEGLayout {
             if isExif && segment.range.lowerBound == cameraExif { insertOurs() }
         }
         insertOurs()
-        out.append(data[scanStart...])
-        return out
+        return SplicedJPEG(head: out, tail: data[scanStart...])
     }
 
     /// `FF marker length header body`.
@@ -149,4 +149,17 @@ struct JPEGLayout {
 
     /// The largest payload an APP1 can carry after its identifier.
     static let maximumExifBody = 65_533 - exifHeader.count
+}
+
+/// A JPEG as a new header and the original's untouched tail (SOS to the end), written one
+/// after the other so that a 10 MB photo is never copied just to change its header.
+struct SplicedJPEG {
+    var head: Data
+    var tail: Data
+
+    var count: Int { head.count + tail.count }
+    var chunks: [Data] { [head, tail] }
+
+    /// The whole file in one buffer (for tests and read-back).
+    var joined: Data { head + tail }
 }

@@ -17,7 +17,8 @@ enum MetadataTagger {
         enum Method: Equatable {
             case exifEdited, exifCreated, xmpOnly(reason: String), unchanged(reason: String)
         }
-        var data: Data
+        /// The file to write, as chunks written one after the other.
+        var chunks: [Data]
         var method: Method
         /// Whether our metadata is only in a sidecar (the file could not carry it).
         var needsSidecar: Bool
@@ -31,13 +32,13 @@ enum MetadataTagger {
 
     static func tag(_ data: Data, named name: String, with metadata: PhotoMetadata) -> Result {
         guard JPEGLayout.looksLikeJPEG(data) else {
-            return Result(data: data, method: .unchanged(reason: "not a JPEG"), needsSidecar: true)
+            return Result(chunks: [data], method: .unchanged(reason: "not a JPEG"), needsSidecar: true)
         }
         let layout: JPEGLayout
         do {
             layout = try JPEGLayout(data)
         } catch {
-            return Result(data: data, method: .unchanged(reason: error.description), needsSidecar: true,
+            return Result(chunks: [data], method: .unchanged(reason: error.description), needsSidecar: true,
                           warnings: ["camera JPEG \(name) is damaged (\(error.description)); stored as received, metadata in a sidecar"])
         }
         do {
@@ -45,15 +46,15 @@ enum MetadataTagger {
         } catch let fallback as Fallback {
             let reason = fallback.reason
             guard !layout.hasXMP else {
-                return Result(data: data, method: .unchanged(reason: reason), needsSidecar: true,
+                return Result(chunks: [data], method: .unchanged(reason: reason), needsSidecar: true,
                               notes: ["\(name): \(reason); camera EXIF and XMP kept as they are, metadata in a sidecar"])
             }
             let xmp = XMPPacket.make(metadata, wrapped: true)
             let out = fixingMPF(layout.spliced(exif: nil, xmp: xmp), original: layout)
-            return Result(data: out, method: .xmpOnly(reason: reason), needsSidecar: false,
+            return Result(chunks: out.chunks, method: .xmpOnly(reason: reason), needsSidecar: false,
                           notes: ["\(name): \(reason); camera EXIF kept byte-identical, metadata written as XMP"])
         } catch {
-            return Result(data: data, method: .unchanged(reason: "\(error)"), needsSidecar: true)
+            return Result(chunks: [data], method: .unchanged(reason: "\(error)"), needsSidecar: true)
         }
     }
 
@@ -108,22 +109,24 @@ enum MetadataTagger {
                          + (xmp == nil ? "left out" : "written to XMP instead"))
         }
         let out = fixingMPF(layout.spliced(exif: edited, xmp: xmp), original: layout)
-        return Result(data: out, method: created ? .exifCreated : .exifEdited, needsSidecar: false, notes: notes)
+        return Result(chunks: out.chunks, method: created ? .exifCreated : .exifEdited, needsSidecar: false, notes: notes)
     }
 
     /// After bytes were inserted, updates the MPF index: the primary image's size grows by
     /// the inserted amount, and secondary images' offsets (relative to the MPF header)
     /// grow too when the insertion came after that header.
-    static func fixingMPF(_ out: Data, original: JPEGLayout) -> Data {
-        guard let oldMPF = original.mpfSegment else { return out }
-        let delta = out.count - original.data.count
-        guard delta != 0, let newLayout = try? JPEGLayout(out), let mpf = newLayout.mpfSegment else { return out }
+    static func fixingMPF(_ spliced: SplicedJPEG, original: JPEGLayout) -> SplicedJPEG {
+        guard let oldMPF = original.mpfSegment else { return spliced }
+        let delta = spliced.count - original.data.count
+        // The MPF segment is in the header; parse the new header alone (with its SOS marker).
+        guard delta != 0, let newLayout = try? JPEGLayout(spliced.head + [0xFF, 0xDA]), let mpf = newLayout.mpfSegment else { return spliced }
+        let out = spliced.head
         let insertionPoint = original.exifSegments.first?.range.lowerBound
             ?? original.segments.first { $0.marker != 0xE0 }?.range.lowerBound ?? original.scanStart
         let imagesMovedAwayFromHeader = oldMPF.range.lowerBound < insertionPoint
         let tiffStart = mpf.payload.lowerBound + JPEGLayout.mpfHeader.count
         guard let index = try? TIFFEditor(out.subdata(in: tiffStart..<mpf.payload.upperBound)),
-              let entry = index.ifd0.entries.first(where: { $0.tag == 0xB002 && $0.type == 7 }) else { return out }
+              let entry = index.ifd0.entries.first(where: { $0.tag == 0xB002 && $0.type == 7 }) else { return spliced }
         var patched = out
         let table = tiffStart + Int(index.u32(field: entry.field))
         for image in 0..<(Int(entry.count) / 16) {
@@ -136,6 +139,6 @@ enum MetadataTagger {
                 patched.replaceSubrange((at + 8)..<(at + 12), with: index.encode32(UInt32(Int(offset) + delta)))
             }
         }
-        return patched
+        return SplicedJPEG(head: patched, tail: spliced.tail)
     }
 }

@@ -90,6 +90,21 @@ public struct PlaceholderTemplate: Sendable, Equatable {
         rendered(values) { $0.replacingOccurrences(of: "\0", with: "") }
     }
 
+    /// A matcher for names this template renders, that reads back the `{seq}` value.
+    func sequencePattern() -> SequencePattern? {
+        var pattern = "^"
+        for part in parts {
+            switch part {
+            case .literal(let text): pattern += NSRegularExpression.escapedPattern(for: text)
+            case .placeholder("seq", _): pattern += "([0-9]+)"
+            case .placeholder: pattern += "[^/]*?"
+            }
+        }
+        pattern += "(-[0-9]+)?$"  // names given a suffix to avoid a collision
+        guard let expression = try? NSRegularExpression(pattern: pattern) else { return nil }
+        return SequencePattern(expression: expression)
+    }
+
     /// Whether the template has no placeholders.
     public var isLiteral: Bool {
         parts.allSatisfy { if case .literal = $0 { return true } else { return false } }
@@ -168,5 +183,17 @@ public struct TemplateValues: Sendable {
         formatter.timeZone = TimeZone.current
         formatter.dateFormat = pattern
         return formatter.string(from: date)
+    }
+}
+
+/// Reads the `{seq}` value back out of a rendered name.
+struct SequencePattern {
+    let expression: NSRegularExpression
+
+    func number(in name: String) -> Int? {
+        let range = NSRange(name.startIndex..., in: name)
+        guard let match = expression.firstMatch(in: name, range: range), match.numberOfRanges > 1,
+              let group = Range(match.range(at: 1), in: name) else { return nil }
+        return Int(name[group])
     }
 }

@@ -4,34 +4,43 @@
 import Foundation
 import ShutterPipeKit
 
-/// The `{seq}` counter of one output folder, persisted in `.shutterpipe-sequence` so it
-/// continues after a restart.
+/// The `{seq}` counter of one output folder, so numbering continues after a restart and
+/// no number that ever named a stored photo is handed out again.
 ///
-/// Every number is written durably (temporary file, fsync, rename) before a photo uses it,
-/// so a crash can skip a number but never hand it out twice.
+/// The names of the stored photos are the record: each is durable (fsync of file and
+/// folder) before its shot is answered. On first use the counter starts after the
+/// highest number found in the folder's names that fit the template, or after the
+/// number kept in `.shutterpipe-sequence`, whichever is higher. That file is rewritten
+/// after every reservation without an fsync of its own: the photo's folder fsync, which
+/// follows, makes it durable with the photo. After a crash it may be a step behind, and
+/// the scan of the names covers that gap. A number reserved for a shot that failed may
+/// come again; it never named a file.
 struct SequenceCounter {
     static let fileName = ".shutterpipe-sequence"
 
     let directory: String
     private(set) var last: Int
 
-    /// Reads the counter of `directory` (0 when it has none yet).
-    init(directory: String) throws(ShutterError) {
+    /// Reads the counter of `directory`, reconciled with the names in it that
+    /// `filename` could have produced.
+    init(directory: String, filename: PlaceholderTemplate) throws(ShutterError) {
         self.directory = directory
         let path = "\(directory)/\(Self.fileName)"
-        guard let data = FileManager.default.contents(atPath: path) else {
-            last = 0
-            return
+        var stored = 0
+        if let data = FileManager.default.contents(atPath: path) {
+            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            if !text.isEmpty {  // empty: a rewrite a crash cut short; the scan below covers it
+                guard let value = Int(text), value >= 0 else {
+                    throw ShutterError(.storageUnavailable, "the sequence file '\(path)' is damaged (it holds '\(text.prefix(40))')",
+                                       fix: "write the last used number into it, or delete it to continue after the highest number in the folder")
+                }
+                stored = value
+            }
         }
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let value = Int(text), value >= 0 else {
-            throw ShutterError(.storageUnavailable, "the sequence file '\(path)' is damaged (it holds '\(text.prefix(40))')",
-                               fix: "write the last used number into it, or delete it to start again from 1")
-        }
-        last = value
+        last = max(stored, Self.highestNumber(in: directory, matching: filename))
     }
 
-    /// Reserves the next number durably and returns it.
+    /// Reserves the next number and records it.
     mutating func reserve() throws(ShutterError) -> Int {
         let next = last + 1
         let path = "\(directory)/\(Self.fileName)"
@@ -41,7 +50,6 @@ struct SequenceCounter {
         let bytes = Array("\(next)\n".utf8)
         let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         var failure: Int32 = written == bytes.count ? 0 : (written < 0 ? errno : EIO)
-        if failure == 0 && fsync(descriptor) != 0 { failure = errno }
         close(descriptor)
         if failure == 0 && rename(temporary, path) != 0 { failure = errno }
         if failure != 0 {
@@ -50,5 +58,26 @@ struct SequenceCounter {
         }
         last = next
         return next
+    }
+
+    /// The highest `{seq}` value among the names below `directory` that `template` could
+    /// have produced (0 when there is none, or the template has no `{seq}`).
+    static func highestNumber(in directory: String, matching template: PlaceholderTemplate) -> Int {
+        guard template.usesSequence, let pattern = template.sequencePattern() else { return 0 }
+        let depth = template.text.filter { $0 == "/" }.count
+        var highest = 0
+        func visit(_ folder: String, _ relative: String, _ level: Int) {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+            for name in names where !name.hasPrefix(".") {
+                let path = relative.isEmpty ? name : "\(relative)/\(name)"
+                if level < depth {
+                    visit("\(folder)/\(name)", path, level + 1)
+                } else if let number = pattern.number(in: path) {
+                    highest = max(highest, number)
+                }
+            }
+        }
+        visit(directory, "", 0)
+        return highest
     }
 }

@@ -86,6 +86,27 @@ struct FilesSinkTests {
         #expect(try await sink(other).store(photo(), context: shot(4)).files.first?.sequence == 1)
     }
 
+    @Test("a lost or emptied sequence file continues after the highest number in the folder")
+    func sequenceRecoveredFromNames() async throws {
+        for damage in ["delete", "empty"] {
+            let folder = TemporaryDirectory("sequence-\(damage)")
+            for number in 1...3 { _ = try await sink(folder).store(photo(), context: shot(number)) }
+            let counter = folder.file(".shutterpipe-sequence")
+            if damage == "delete" { try FileManager.default.removeItem(atPath: counter) } else { try Data().write(to: URL(fileURLWithPath: counter)) }
+            let next = try await sink(folder).store(photo(), context: shot(4))
+            #expect(next.files.first?.sequence == 4, "after '\(damage)'")
+        }
+    }
+
+    @Test("photos moved out of the folder (an import) do not bring their numbers back")
+    func sequenceSurvivesImport() async throws {
+        let folder = TemporaryDirectory("sequence-import")
+        for number in 1...2 { _ = try await sink(folder).store(photo(), context: shot(number)) }
+        for name in folder.names() where name.hasSuffix(".jpg") { try FileManager.default.removeItem(atPath: folder.file(name)) }
+        let next = try await sink(folder).store(photo(), context: shot(3))
+        #expect(next.files.first?.sequence == 3)
+    }
+
     @Test("RAW+JPEG of one exposure share one sequence number")
     func pairsShareSequence() async throws {
         let folder = TemporaryDirectory("pairs")

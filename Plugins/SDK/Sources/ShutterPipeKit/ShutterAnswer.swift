@@ -67,6 +67,10 @@ public struct ShutterAnswer: Sendable, Equatable {
     public var warnings: [String]
     /// How long the coordinator took to answer, from dequeuing the event.
     public var duration: Duration
+    /// For a capture that reached the camera: how long the backend took to deliver it.
+    public var captureDuration: Duration?
+    /// For a capture that reached the sinks: how long they took to store it.
+    public var storeDuration: Duration?
 
     /// Creates an answer.
     public init(

@@ -288,17 +288,24 @@ public actor ShutterCoordinator {
         let number = shotNumber
         let backend = self.backend
         let photo: CapturedPhoto
+        let captureStarted = ContinuousClock.now
         do {
             photo = try await withDeadline(settings.captureTimeout, "capture") { try await backend.capture() }
         } catch {
             status.photosFailed += 1
-            return ShutterAnswer(request: request, state: .photoFailed,
-                                 failure: ShutterError.wrapping(error, as: .cameraFailure), shotNumber: number)
+            var answer = ShutterAnswer(request: request, state: .photoFailed,
+                                       failure: ShutterError.wrapping(error, as: .cameraFailure), shotNumber: number)
+            answer.captureDuration = ContinuousClock.now - captureStarted
+            return answer
         }
+        let storeStarted = ContinuousClock.now
         let outcome = await store(photo, shotNumber: number, trigger: trigger)
-        return ShutterAnswer(
+        var answer = ShutterAnswer(
             request: request, state: outcome.failure == nil ? .photoSuccess : .photoFailed,
             failure: outcome.failure, stored: outcome.files, shotNumber: number, warnings: outcome.warnings)
+        answer.captureDuration = storeStarted - captureStarted
+        answer.storeDuration = ContinuousClock.now - storeStarted
+        return answer
     }
 
     /// Hands a photo to every sink, then tells the backend whether all stored it.
@@ -387,6 +394,8 @@ public actor ShutterCoordinator {
         ]
         if let origin = answer.request.origin { fields.append(("origin", origin)) }
         if let shot = answer.shotNumber { fields.append(("shot", String(shot))) }
+        if let capture = answer.captureDuration { fields.append(("captureMs", Self.ms(capture))) }
+        if let store = answer.storeDuration { fields.append(("storeMs", Self.ms(store))) }
         var message = "\(event) from \(trigger) → \(answer.state.rawValue) in \(formatDuration(answer.duration))"
         if let failure = answer.failure {
             fields += [("cause", failure.cause.rawValue), ("message", failure.description)]
