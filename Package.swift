@@ -18,6 +18,7 @@ let package = Package(
     name: "shutterpipe",
     products: [
         .executable(name: "shutterpipe", targets: ["shutterpipe"]),
+        .executable(name: "shutterpipe-fakecam", targets: ["shutterpipe-fakecam"]),
     ],
     dependencies: [
         .package(path: "Plugins/SDK"),
@@ -37,6 +38,7 @@ let package = Package(
         .target(name: "ShutterPipeApp", dependencies: [kit, "CYAML", "FileStubBackend", "StdinTrigger", "FilesSink"],
                 path: "Sources/ShutterPipeApp"),
         .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp"], path: "Sources/shutterpipe"),
+        .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit], path: "Sources/shutterpipe-fakecam"),
 
         // Tests
         .target(name: "TestSupport", dependencies: [kit], path: "Tests/TestSupport"),
@@ -46,6 +48,6 @@ let package = Package(
         .testTarget(name: "FileStubBackendTests", dependencies: [kit, "FileStubBackend", "TestSupport"], path: "Plugins/FileStub/Tests",
                     exclude: ["Fixtures"]),
         .testTarget(name: "StdinTriggerTests", dependencies: [kit, "StdinTrigger", "TestSupport"], path: "Plugins/Stdin/Tests"),
-        .testTarget(name: "FilesSinkTests", dependencies: [kit, "FilesSink", "FileStubBackend", "TestSupport"], path: "Plugins/Files/Tests"),
+        .testTarget(name: "FilesSinkTests", dependencies: [kit, "FilesSink", "TestSupport"], path: "Plugins/Files/Tests"),
     ]
 )

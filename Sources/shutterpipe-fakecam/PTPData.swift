@@ -63,7 +63,7 @@ enum PTP {
         case getPartialObject = 0x101B
     }
 
-    enum Response: UInt16 {
+    enum Response: UInt16, Error {
         case ok = 0x2001, generalError = 0x2002, sessionNotOpen = 0x2003, operationNotSupported = 0x2005
         case invalidObjectHandle = 0x2009, devicePropNotSupported = 0x200A, storeFull = 0x200C
         case invalidParameter = 0x201D, invalidDevicePropValue = 0x201C, sessionAlreadyOpen = 0x201E

@@ -1,4 +1,4 @@
-import FileStubBackend
+import ShutterPipeKit
 @testable import FilesSink
 import Foundation
 import ShutterPipeKit

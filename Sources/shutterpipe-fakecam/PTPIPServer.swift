@@ -1,0 +1,262 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+import Synchronization
+
+/// A PTP/IP responder on 127.0.0.1: the command and event channels of CIPA DC-005, as
+/// libgphoto2's `ptpip` port driver speaks them. One thread per connection, blocking I/O.
+final class PTPIPServer: Sendable {
+    private let camera: VirtualCamera
+    private let listener: Int32
+    let port: UInt16
+    private let eventSocket = Mutex<Int32?>(nil)
+    private let commandSockets = Mutex<[Int32]>([])
+    private let log: @Sendable (String) -> Void
+
+    init(camera: VirtualCamera, log: @escaping @Sendable (String) -> Void) throws {
+        self.camera = camera
+        self.log = log
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        guard listener >= 0 else { throw ServerError("socket: \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = camera.options.port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard bound == 0 else { throw ServerError("cannot listen on 127.0.0.1:\(camera.options.port): \(String(cString: strerror(errno)))") }
+        guard listen(listener, 8) == 0 else { throw ServerError("listen: \(String(cString: strerror(errno)))") }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        self.port = UInt16(bigEndian: actual.sin_port)
+    }
+
+    /// Accepts connections until the process ends.
+    func serve() {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 { if errno == EINTR { continue }; return }
+            var yes: Int32 = 1
+            setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+            let thread = Thread { [self] in self.handle(client) }
+            thread.start()
+        }
+    }
+
+    /// The camera's own shutter button: a new shot announced on the event channel.
+    func pressButton() {
+        let handles = camera.pressButton()
+        log("button pressed: objects \(handles)")
+        for handle in handles { sendEvent(.objectAdded, transaction: 0xFFFF_FFFF, parameter: handle) }
+    }
+
+    private func handle(_ client: Int32) {
+        defer { close(client) }
+        guard let (type, payload) = readPacket(client) else { return }
+        switch PTP.Packet(rawValue: type) {
+        case .initCommandRequest:
+            if camera.options.refuse {
+                log("refusing the connection")
+                var w = PTPWriter(); w.u32(1)
+                sendPacket(client, .initFail, w.data)
+                return
+            }
+            var w = PTPWriter()
+            w.u32(1)
+            w.bytes(Data((0..<16).map { UInt8($0 * 7 & 0xFF) }))
+            for unit in "shutterpipe-fakecam".utf16 { w.u16(unit) }
+            w.u16(0)
+            w.u16(0); w.u16(1)  // protocol version 1.0
+            sendPacket(client, .initCommandAck, w.data)
+            commandSockets.withLock { $0.append(client) }
+            log("command channel open")
+            commandLoop(client)
+            commandSockets.withLock { $0.removeAll { $0 == client } }
+            log("command channel closed")
+        case .initEventRequest:
+            _ = payload
+            sendPacket(client, .initEventAck, Data())
+            eventSocket.withLock { $0 = client }
+            log("event channel open")
+            // Keep the socket until the host closes it; answer pings.
+            while let (type, _) = readPacket(client) {
+                if type == PTP.Packet.ping.rawValue { sendPacket(client, .pong, Data()) }
+            }
+            eventSocket.withLock { if $0 == client { $0 = nil } }
+        default:
+            log("unexpected first packet type \(type)")
+        }
+    }
+
+    private func commandLoop(_ client: Int32) {
+        while let (type, payload) = readPacket(client) {
+            if type == PTP.Packet.ping.rawValue { sendPacket(client, .pong, Data()); continue }
+            guard type == PTP.Packet.commandRequest.rawValue else { continue }
+            var reader = PTPReader(payload)
+            guard let phase = reader.u32(), let code = reader.u16(), let transaction = reader.u32() else { return }
+            var parameters: [UInt32] = []
+            while let parameter = reader.u32() { parameters.append(parameter) }
+            var incoming = Data()
+            if phase == 2 {  // host to device: StartData, Data…, EndData
+                while let (dataType, dataPayload) = readPacket(client) {
+                    if dataType == PTP.Packet.startData.rawValue { continue }
+                    guard dataType == PTP.Packet.data.rawValue || dataType == PTP.Packet.endData.rawValue else { break }
+                    incoming.append(dataPayload.dropFirst(4))
+                    if dataType == PTP.Packet.endData.rawValue { break }
+                }
+            }
+            if camera.options.verbose { log(String(format: "op 0x%04x params %@", code, parameters.description)) }
+            let (response, data, responseParameters) = execute(code, parameters, incoming, transaction: transaction)
+            if let data { sendData(client, transaction: transaction, data) }
+            var w = PTPWriter()
+            w.u16(response.rawValue); w.u32(transaction)
+            responseParameters.forEach { w.u32($0) }
+            sendPacket(client, .commandResponse, w.data)
+            if code == PTP.Operation.initiateCapture.rawValue, response == .ok, case .success(let handles) = lastCapture.withLock({ $0 }) {
+                announceCapture(handles, transaction: transaction)
+            }
+            if camera.shouldDrop() {
+                log("dropping the connection (--drop-after)")
+                dropEverything()
+                return
+            }
+        }
+    }
+
+    private let lastCapture = Mutex<Result<[UInt32], PTP.Response>>(.success([]))
+
+    private func execute(_ code: UInt16, _ parameters: [UInt32], _ incoming: Data, transaction: UInt32)
+        -> (PTP.Response, Data?, [UInt32]) {
+        func parameter(_ index: Int) -> UInt32 { index < parameters.count ? parameters[index] : 0 }
+        switch PTP.Operation(rawValue: code) {
+        case .openSession:
+            return camera.state.withLock { state in
+                if state.sessionOpen { return (.sessionAlreadyOpen, nil, []) }
+                state.sessionOpen = true
+                return (.ok, nil, [])
+            }
+        case .closeSession:
+            camera.state.withLock { $0.sessionOpen = false }
+            return (.ok, nil, [])
+        case .getDeviceInfo:
+            return (.ok, camera.deviceInfo(), [])
+        case .getStorageIDs:
+            var w = PTPWriter(); w.array32([PTP.storageID])
+            return (.ok, w.data, [])
+        case .getStorageInfo:
+            return (.ok, camera.storageInfo(), [])
+        case .getNumObjects:
+            return (.ok, nil, [UInt32(camera.handles(parent: parameter(2)).count)])
+        case .getObjectHandles:
+            var w = PTPWriter(); w.array32(camera.handles(parent: parameter(2)))
+            return (.ok, w.data, [])
+        case .getObjectInfo:
+            guard let info = camera.objectInfo(parameter(0)) else { return (.invalidObjectHandle, nil, []) }
+            return (.ok, info, [])
+        case .getObject:
+            guard let object = camera.object(parameter(0)) else { return (.invalidObjectHandle, nil, []) }
+            return (.ok, object.data, [])
+        case .getPartialObject:
+            guard let object = camera.object(parameter(0)) else { return (.invalidObjectHandle, nil, []) }
+            let start = min(Int(parameter(1)), object.data.count)
+            let end = min(object.data.count, start + Int(parameter(2)))
+            let slice = object.data.subdata(in: start..<end)
+            return (.ok, slice, [UInt32(slice.count)])
+        case .deleteObject:
+            return (camera.delete(parameter(0)) ? .ok : .invalidObjectHandle, nil, [])
+        case .initiateCapture:
+            let result = camera.capture()
+            lastCapture.withLock { $0 = result }
+            switch result {
+            case .success: return (.ok, nil, [])
+            case .failure(let code): log("capture refused: store full"); return (code, nil, [])
+            }
+        case .getDevicePropDesc:
+            guard let description = camera.propertyDescription(UInt16(parameter(0))) else { return (.devicePropNotSupported, nil, []) }
+            return (.ok, description, [])
+        case .getDevicePropValue:
+            guard let value = camera.propertyValue(UInt16(parameter(0))) else { return (.devicePropNotSupported, nil, []) }
+            return (.ok, value, [])
+        case .setDevicePropValue:
+            return (camera.setProperty(UInt16(parameter(0)), incoming), nil, [])
+        default:
+            return (.operationNotSupported, nil, [])
+        }
+    }
+
+    /// ObjectAdded for each new object, then CaptureComplete, after the configured delay
+    /// (as for a long exposure), on a thread of their own.
+    private func announceCapture(_ handles: [UInt32], transaction: UInt32) {
+        let delay = camera.options.captureDelay
+        Thread { [self] in
+            if delay > .zero { usleep(UInt32(delay.milliseconds * 1000)) }
+            for handle in handles { sendEvent(.objectAdded, transaction: transaction, parameter: handle) }
+            sendEvent(.captureComplete, transaction: transaction, parameter: nil)
+        }.start()
+    }
+
+    private func sendEvent(_ event: PTP.Event, transaction: UInt32, parameter: UInt32?) {
+        eventSocket.withLock { socket in
+            guard let socket else { return }
+            var w = PTPWriter()
+            w.u16(event.rawValue); w.u32(transaction)
+            if let parameter { w.u32(parameter) }
+            sendPacket(socket, .event, w.data)
+        }
+    }
+
+    private func dropEverything() {
+        for socket in commandSockets.withLock({ $0 }) { shutdown(socket, Int32(SHUT_RDWR)) }
+        eventSocket.withLock { socket in
+            if let socket { shutdown(socket, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    // MARK: Framing
+
+    private func sendData(_ client: Int32, transaction: UInt32, _ data: Data) {
+        var start = PTPWriter(); start.u32(transaction); start.u64(UInt64(data.count))
+        sendPacket(client, .startData, start.data)
+        var end = PTPWriter(); end.u32(transaction); end.bytes(data)
+        sendPacket(client, .endData, end.data)
+    }
+
+    private func sendPacket(_ client: Int32, _ type: PTP.Packet, _ payload: Data) {
+        var header = PTPWriter()
+        header.u32(UInt32(8 + payload.count)); header.u32(type.rawValue)
+        writeAll(Array(header.data), to: client)
+        if !payload.isEmpty { payload.withUnsafeBytes { raw in writeAll(Array(raw.bindMemory(to: UInt8.self)), to: client) } }
+    }
+
+    private func readPacket(_ client: Int32) -> (UInt32, Data)? {
+        guard let header = readExactly(client, 8) else { return nil }
+        var reader = PTPReader(header)
+        guard let length = reader.u32(), let type = reader.u32(), length >= 8, length < 64 * 1024 * 1024 else { return nil }
+        guard let payload = readExactly(client, Int(length) - 8) else { return nil }
+        return (type, payload)
+    }
+
+    private func readExactly(_ client: Int32, _ count: Int) -> Data? {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var offset = 0
+        while offset < count {
+            let received = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress! + offset, count - offset, 0) }
+            if received < 0 && errno == EINTR { continue }
+            if received <= 0 { return nil }
+            offset += received
+            var yes: Int32 = 1  // no delayed ACK: libgphoto2 sends requests in small pieces
+            setsockopt(client, Int32(IPPROTO_TCP), TCP_QUICKACK, &yes, socklen_t(MemoryLayout<Int32>.size))
+        }
+        return Data(buffer)
+    }
+}
+
+struct ServerError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

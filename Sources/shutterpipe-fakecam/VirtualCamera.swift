@@ -1,0 +1,262 @@
+import Foundation
+import ShutterPipeKit
+import Synchronization
+
+/// What the virtual camera is told to do, from its command line.
+struct CameraOptions: Sendable {
+    var port: UInt16 = 15740
+    var readyFile: String?
+    var images: String?
+    var width = 640
+    var height = 480
+    var detail = 0
+    var captureDelay: Duration = .zero
+    var dropAfter: Int?
+    var refuse = false
+    var storeFullAfter: Int?
+    var model = "Virtual Camera"
+    var serial = "SP-0001"
+    var battery = 87
+    var rawPlusJPEG = false
+    var verbose = false
+}
+
+/// One object on the virtual card: a folder or an image.
+struct CardObject: Sendable {
+    var handle: UInt32
+    var parent: UInt32
+    var name: String
+    var format: UInt16
+    var data: Data
+    var captureDate: Date
+}
+
+/// A device property with its allowed values.
+struct DeviceProperty: Sendable {
+    var code: UInt16
+    var dataType: UInt16  // 2 UINT8, 4 UINT16, 6 UINT32
+    var writable: Bool
+    var current: UInt32
+    var choices: [UInt32]?           // enumeration
+    var range: (UInt32, UInt32, UInt32)?  // min, max, step
+}
+
+/// The camera's state: its card, its properties, its counters. Shared by the command and
+/// event connections and the button signal, so it lives behind a lock.
+final class VirtualCamera: Sendable {
+    struct State {
+        var objects: [UInt32: CardObject] = [:]
+        var nextHandle: UInt32 = 100
+        var captures = 0
+        var imageCounter = 0
+        var sourceIndex = 0
+        var properties: [UInt16: DeviceProperty] = [:]
+        var sessionOpen = false
+        var dropped = false
+    }
+
+    static let dcim: UInt32 = 1, folder: UInt32 = 2
+    static let capacity: UInt64 = 32_000_000_000
+    let options: CameraOptions
+    let state = Mutex(State())
+    private let sources: [URL]
+
+    init(options: CameraOptions) {
+        self.options = options
+        if let images = options.images {
+            let root = URL(fileURLWithPath: images)
+            sources = ((try? FileManager.default.contentsOfDirectory(atPath: images)) ?? [])
+                .filter { !$0.hasPrefix(".") }.sorted().map { root.appendingPathComponent($0) }
+        } else {
+            sources = []
+        }
+        state.withLock { state in
+            state.objects[Self.dcim] = CardObject(handle: Self.dcim, parent: 0, name: "DCIM", format: PTP.formatAssociation, data: Data(), captureDate: Date())
+            state.objects[Self.folder] = CardObject(handle: Self.folder, parent: Self.dcim, name: "100SPIPE", format: PTP.formatAssociation, data: Data(), captureDate: Date())
+            for property in [
+                DeviceProperty(code: 0x5001, dataType: 2, writable: false, current: UInt32(options.battery), choices: nil, range: (0, 100, 1)),
+                DeviceProperty(code: 0x5004, dataType: 2, writable: true, current: options.rawPlusJPEG ? 1 : 0, choices: [0, 1]),
+                DeviceProperty(code: 0x5007, dataType: 4, writable: true, current: 560, choices: [280, 400, 560, 800, 1100, 1600]),
+                DeviceProperty(code: 0x500D, dataType: 6, writable: true, current: 80, choices: [10000, 5000, 333, 80, 40, 20, 10]),
+                DeviceProperty(code: 0x500F, dataType: 4, writable: true, current: 100, choices: [100, 200, 400, 800, 1600, 3200]),
+            ] {
+                state.properties[property.code] = property
+            }
+        }
+    }
+
+    /// Takes a picture: adds its object(s) to the card and returns their handles, or the
+    /// response code that refuses it.
+    func capture() -> Result<[UInt32], PTP.Response> {
+        state.withLock { state in
+            if let limit = options.storeFullAfter, state.captures >= limit { return .failure(.storeFull) }
+            state.captures += 1
+            return .success(addShot(&state))
+        }
+    }
+
+    /// Whether the connection should be dropped now (after `--drop-after` captures, once).
+    func shouldDrop() -> Bool {
+        state.withLock { state in
+            guard let limit = options.dropAfter, !state.dropped, state.captures >= limit else { return false }
+            state.dropped = true
+            return true
+        }
+    }
+
+    /// A shot taken with the camera's own button.
+    func pressButton() -> [UInt32] {
+        state.withLock { addShot(&$0) }
+    }
+
+    private func addShot(_ state: inout State) -> [UInt32] {
+        state.imageCounter += 1
+        let number = state.imageCounter
+        let rawPlusJPEG = state.properties[0x5004]?.current == 1
+        var files: [(String, UInt16, Data)] = []
+        if sources.isEmpty {
+            let jpeg = SyntheticJPEG.make(width: options.width, height: options.height, shot: number, detail: options.detail,
+                                          comment: "shutterpipe-fakecam shot \(number) \(Date().timeIntervalSince1970)")
+            if rawPlusJPEG {
+                var raw = Data("SPRAW1\0".utf8)
+                raw.append(Data("virtual raw of shot \(number)\n".utf8))
+                raw.append(jpeg)
+                files.append((String(format: "IMG_%04d.CR2", number), PTP.formatUndefined, raw))
+            }
+            files.append((String(format: "IMG_%04d.JPG", number), PTP.formatJPEG, jpeg))
+        } else {
+            let url = sources[state.sourceIndex % sources.count]
+            state.sourceIndex += 1
+            var data = (try? Data(contentsOf: url)) ?? Data()
+            // Distinct bytes per capture, even when the folder has one file: a COM segment.
+            if data.count > 2 && data[0] == 0xFF && data[1] == 0xD8 {
+                let comment = Array("shutterpipe-fakecam shot \(number)".utf8)
+                data.insert(contentsOf: [0xFF, 0xFE, UInt8((comment.count + 2) >> 8), UInt8((comment.count + 2) & 0xFF)] + comment, at: 2)
+            }
+            let ext = url.pathExtension.isEmpty ? "JPG" : url.pathExtension.uppercased()
+            files.append((String(format: "IMG_%04d.%@", number, ext), ext == "JPG" || ext == "JPEG" ? PTP.formatJPEG : PTP.formatUndefined, data))
+        }
+        return files.map { name, format, data in
+            let handle = state.nextHandle
+            state.nextHandle += 1
+            state.objects[handle] = CardObject(handle: handle, parent: Self.folder, name: name, format: format, data: data, captureDate: Date())
+            return handle
+        }
+    }
+
+    // MARK: Datasets
+
+    func deviceInfo() -> Data {
+        var w = PTPWriter()
+        w.u16(100); w.u32(0); w.u16(0); w.string(""); w.u16(0)
+        w.array16([0x1001, 0x1002, 0x1003, 0x1004, 0x1005, 0x1006, 0x1007, 0x1008, 0x1009, 0x100B, 0x100E, 0x1014, 0x1015, 0x1016, 0x101B])
+        w.array16([0x4002, 0x400A, 0x400D])
+        w.array16(state.withLock { $0.properties.keys.sorted() })
+        w.array16([PTP.formatJPEG])
+        w.array16([PTP.formatJPEG, PTP.formatUndefined, PTP.formatAssociation])
+        w.string("Shutterpipe"); w.string(options.model); w.string("1.0"); w.string(options.serial)
+        return w.data
+    }
+
+    func storageInfo() -> Data {
+        let used = state.withLock { $0.objects.values.reduce(UInt64(0)) { $0 + UInt64($1.data.count) } }
+        let full = state.withLock { state in options.storeFullAfter.map { state.captures >= $0 } ?? false }
+        var w = PTPWriter()
+        w.u16(0x0004); w.u16(0x0002); w.u16(0x0000)
+        w.u64(Self.capacity); w.u64(full ? 0 : Self.capacity - used); w.u32(full ? 0 : 9999)
+        w.string("Virtual SD card"); w.string("SHUTTERPIPE")
+        return w.data
+    }
+
+    func objectInfo(_ handle: UInt32) -> Data? {
+        guard let object = state.withLock({ $0.objects[handle] }) else { return nil }
+        var w = PTPWriter()
+        let isFolder = object.format == PTP.formatAssociation
+        w.u32(PTP.storageID); w.u16(object.format); w.u16(0); w.u32(UInt32(object.data.count))
+        w.u16(0); w.u32(0); w.u32(0); w.u32(0)
+        w.u32(isFolder ? 0 : UInt32(options.width)); w.u32(isFolder ? 0 : UInt32(options.height)); w.u32(isFolder ? 0 : 24)
+        w.u32(object.parent); w.u16(isFolder ? 1 : 0); w.u32(0); w.u32(0)
+        w.string(object.name)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss"
+        w.string(formatter.string(from: object.captureDate)); w.string(formatter.string(from: object.captureDate)); w.string("")
+        return w.data
+    }
+
+    /// Handles for GetObjectHandles(storage, format, parent): parent 0xFFFFFFFF means root
+    /// objects, 0 every object, anything else that folder's children.
+    func handles(parent: UInt32) -> [UInt32] {
+        state.withLock { state in
+            state.objects.values.filter { object in
+                switch parent {
+                case 0xFFFF_FFFF: return object.parent == 0
+                case 0: return true
+                default: return object.parent == parent
+                }
+            }.map(\.handle).sorted()
+        }
+    }
+
+    func object(_ handle: UInt32) -> CardObject? { state.withLock { $0.objects[handle] } }
+
+    func delete(_ handle: UInt32) -> Bool {
+        state.withLock { state in
+            guard let object = state.objects[handle], object.format != PTP.formatAssociation else { return false }
+            state.objects[handle] = nil
+            return true
+        }
+    }
+
+    func propertyDescription(_ code: UInt16) -> Data? {
+        guard let property = state.withLock({ $0.properties[code] }) else { return nil }
+        var w = PTPWriter()
+        w.u16(property.code); w.u16(property.dataType); w.u8(property.writable ? 1 : 0)
+        value(property.current, type: property.dataType, into: &w)
+        value(property.current, type: property.dataType, into: &w)
+        if let choices = property.choices {
+            w.u8(2); w.u16(UInt16(choices.count))
+            for choice in choices { value(choice, type: property.dataType, into: &w) }
+        } else if let (minimum, maximum, step) = property.range {
+            w.u8(1)
+            value(minimum, type: property.dataType, into: &w); value(maximum, type: property.dataType, into: &w); value(step, type: property.dataType, into: &w)
+        } else {
+            w.u8(0)
+        }
+        return w.data
+    }
+
+    func propertyValue(_ code: UInt16) -> Data? {
+        guard let property = state.withLock({ $0.properties[code] }) else { return nil }
+        var w = PTPWriter()
+        value(property.current, type: property.dataType, into: &w)
+        return w.data
+    }
+
+    /// Sets a property from its encoded value; refuses values outside its choices.
+    func setProperty(_ code: UInt16, _ data: Data) -> PTP.Response {
+        state.withLock { state in
+            guard var property = state.properties[code] else { return .devicePropNotSupported }
+            guard property.writable else { return .invalidDevicePropValue }
+            var reader = PTPReader(data)
+            let raw: UInt32?
+            switch property.dataType {
+            case 2: raw = data.first.map(UInt32.init)
+            case 4: raw = reader.u16().map(UInt32.init)
+            default: raw = reader.u32()
+            }
+            guard let raw, property.choices?.contains(raw) ?? true else { return .invalidDevicePropValue }
+            property.current = raw
+            state.properties[code] = property
+            return .ok
+        }
+    }
+
+    private func value(_ value: UInt32, type: UInt16, into w: inout PTPWriter) {
+        switch type {
+        case 2: w.u8(UInt8(value))
+        case 4: w.u16(UInt16(value))
+        default: w.u32(value)
+        }
+    }
+}

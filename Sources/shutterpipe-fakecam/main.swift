@@ -1,0 +1,97 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Dispatch
+import Foundation
+import ShutterPipeKit
+
+let usage = """
+Usage: shutterpipe-fakecam [options]
+
+A virtual PTP/IP camera on 127.0.0.1 that libgphoto2 and the gphoto2 CLI drive like a
+real one: capture, download, delete and settings (ISO, shutter speed, aperture, image
+format). Use it with the port ptpip:127.0.0.1:PORT:PORT and the model "PTP/IP Camera".
+
+Options:
+  --port N              port to listen on (default 15740; 0 picks a free one)
+  --ready-file PATH     write the port there once listening (for scripts and tests)
+  --images DIR          serve the files of DIR in name order, looping (default: synthesise JPEGs)
+  --width N --height N  size of synthesised JPEGs (default 640x480)
+  --detail N            random detail per 8x8 block, 0-63 (9 at 6000x4000 gives ~10 MB)
+  --raw-plus-jpeg       start in RAW+JPEG mode (image format can also be set through PTP)
+  --capture-delay DUR   time between a capture and its events, as for a long exposure (e.g. 2s)
+  --drop-after N        drop the connection after N captures (once)
+  --refuse              refuse every connection
+  --store-full-after N  answer captures after the Nth with Store Full (0: at once)
+  --model NAME          model name (default "Virtual Camera")
+  --serial TEXT         serial number (default SP-0001)
+  --battery PERCENT     battery level reported (default 87)
+  --verbose             log every operation to stderr
+
+Signals: SIGUSR1 presses the camera's own shutter button; SIGTERM and SIGINT exit.
+"""
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("shutterpipe-fakecam: \(message)\n".utf8))
+    exit(2)
+}
+
+var options = CameraOptions()
+var arguments = Array(CommandLine.arguments.dropFirst())
+@MainActor func value(_ name: String) -> String {
+    guard !arguments.isEmpty else { fail("\(name) needs a value") }
+    return arguments.removeFirst()
+}
+@MainActor func number(_ name: String) -> Int {
+    guard let number = Int(value(name)), number >= 0 else { fail("\(name) needs a whole number") }
+    return number
+}
+while !arguments.isEmpty {
+    let argument = arguments.removeFirst()
+    switch argument {
+    case "--port": options.port = UInt16(clamping: number(argument))
+    case "--ready-file": options.readyFile = value(argument)
+    case "--images": options.images = value(argument)
+    case "--width": options.width = max(8, number(argument))
+    case "--height": options.height = max(8, number(argument))
+    case "--detail": options.detail = min(63, number(argument))
+    case "--raw-plus-jpeg": options.rawPlusJPEG = true
+    case "--capture-delay":
+        guard let delay = PluginOptions.parseDuration(value(argument)) else { fail("--capture-delay needs a duration such as 2s") }
+        options.captureDelay = delay
+    case "--drop-after": options.dropAfter = number(argument)
+    case "--refuse": options.refuse = true
+    case "--store-full-after": options.storeFullAfter = number(argument)
+    case "--model": options.model = value(argument)
+    case "--serial": options.serial = value(argument)
+    case "--battery": options.battery = min(100, number(argument))
+    case "--verbose": options.verbose = true
+    case "-h", "--help": print(usage); exit(0)
+    default: fail("unknown option '\(argument)'\n\n\(usage)")
+    }
+}
+
+let log: @Sendable (String) -> Void = { message in
+    FileHandle.standardError.write(Data("shutterpipe-fakecam: \(message)\n".utf8))
+}
+let camera = VirtualCamera(options: options)
+let server: PTPIPServer
+do {
+    server = try PTPIPServer(camera: camera, log: log)
+} catch {
+    fail("\(error)")
+}
+signal(SIGUSR1, SIG_IGN)
+signal(SIGPIPE, SIG_IGN)
+let button = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+button.setEventHandler { @Sendable in server.pressButton() }
+button.resume()
+if let readyFile = options.readyFile {
+    let temporary = readyFile + ".tmp"
+    _ = FileManager.default.createFile(atPath: temporary, contents: Data("\(server.port)\n".utf8))
+    rename(temporary, readyFile)
+}
+log("listening on 127.0.0.1:\(server.port) (use --port ptpip:127.0.0.1:\(server.port):\(server.port) --camera \"PTP/IP Camera\")")
+let acceptor = Thread { server.serve() }
+acceptor.start()
+while true { sleep(3600) }
