@@ -1,5 +1,6 @@
 import FileStubBackend
 import FilesSink
+import GPhoto2Backend
 import ShutterPipeKit
 import StdinTrigger
 
@@ -13,6 +14,7 @@ public enum BuiltInPlugins {
             try FileStubBackend.register(in: registry)
             try StdinTrigger.register(in: registry)
             try FilesSink.register(in: registry)
+            try GPhoto2Backend.register(in: registry)
         } catch {
             preconditionFailure("built-in plugin types clash: \(error)")
         }
