@@ -71,6 +71,9 @@ public enum ShutterPipeCLI {
 
     /// Runs the command line and returns the exit code.
     public static func main(_ arguments: [String]) async -> Int32 {
+        // A camera or client that goes away mid-write must be an error to handle (EPIPE),
+        // not a signal that kills the session without a word.
+        signal(SIGPIPE, SIG_IGN)
         let registry = BuiltInPlugins.registry()
         guard let command = arguments.first else {
             printError(overview)

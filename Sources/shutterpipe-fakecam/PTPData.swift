@@ -83,5 +83,7 @@ enum PTP {
     static let formatAssociation: UInt16 = 0x3001
     static let formatJPEG: UInt16 = 0x3801
     static let formatUndefined: UInt16 = 0x3000
+    /// How Canon bodies file a CR2; libgphoto2 will not download an "Undefined" (0x3000) object.
+    static let formatRaw: UInt16 = 0xB103
     static let storageID: UInt32 = 0x0001_0001
 }

@@ -111,19 +111,29 @@ final class PTPIPServer: Sendable {
                 }
             }
             if camera.options.verbose { log(String(format: "op 0x%04x params %@", code, parameters.description)) }
+            if code == PTP.Operation.initiateCapture.rawValue && camera.shouldDropBeforeCapture() {
+                log("dropping the connection mid-shoot (--drop-after)")
+                dropEverything()
+                return
+            }
             let (response, data, responseParameters) = execute(code, parameters, incoming, transaction: transaction)
             if let data { sendData(client, transaction: transaction, data) }
             var w = PTPWriter()
             w.u16(response.rawValue); w.u32(transaction)
             responseParameters.forEach { w.u32($0) }
             sendPacket(client, .commandResponse, w.data)
-            if code == PTP.Operation.initiateCapture.rawValue, response == .ok, case .success(let handles) = lastCapture.withLock({ $0 }) {
-                announceCapture(handles, transaction: transaction)
-            }
-            if camera.shouldDrop() {
-                log("dropping the connection (--drop-after)")
-                dropEverything()
-                return
+            if code == PTP.Operation.initiateCapture.rawValue {
+                switch lastCapture.withLock({ $0 }) {
+                case .success(let handles) where response == .ok:
+                    announceCapture(handles, transaction: transaction)
+                case .failure(.storeFull):
+                    // As cameras do: the card's state on the event channel too. Without an
+                    // event after a refused capture, libgphoto2 waits for one forever.
+                    sendEvent(.storeFull, transaction: transaction, parameter: PTP.storageID)
+                    sendEvent(.captureComplete, transaction: transaction, parameter: nil)
+                default:
+                    break
+                }
             }
         }
     }

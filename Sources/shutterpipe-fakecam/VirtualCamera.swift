@@ -95,8 +95,9 @@ final class VirtualCamera: Sendable {
         }
     }
 
-    /// Whether the connection should be dropped now (after `--drop-after` captures, once).
-    func shouldDrop() -> Bool {
+    /// Whether to drop the connection instead of taking this capture: the capture after
+    /// the `--drop-after`th, once, as a camera that goes away mid-shoot.
+    func shouldDropBeforeCapture() -> Bool {
         state.withLock { state in
             guard let limit = options.dropAfter, !state.dropped, state.captures >= limit else { return false }
             state.dropped = true
@@ -121,7 +122,7 @@ final class VirtualCamera: Sendable {
                 var raw = Data("SPRAW1\0".utf8)
                 raw.append(Data("virtual raw of shot \(number)\n".utf8))
                 raw.append(jpeg)
-                files.append((String(format: "IMG_%04d.CR2", number), PTP.formatUndefined, raw))
+                files.append((String(format: "IMG_%04d.CR2", number), PTP.formatRaw, raw))
             }
             files.append((String(format: "IMG_%04d.JPG", number), PTP.formatJPEG, jpeg))
         } else {
@@ -134,7 +135,7 @@ final class VirtualCamera: Sendable {
                 data.insert(contentsOf: [0xFF, 0xFE, UInt8((comment.count + 2) >> 8), UInt8((comment.count + 2) & 0xFF)] + comment, at: 2)
             }
             let ext = url.pathExtension.isEmpty ? "JPG" : url.pathExtension.uppercased()
-            files.append((String(format: "IMG_%04d.%@", number, ext), ext == "JPG" || ext == "JPEG" ? PTP.formatJPEG : PTP.formatUndefined, data))
+            files.append((String(format: "IMG_%04d.%@", number, ext), ext == "JPG" || ext == "JPEG" ? PTP.formatJPEG : PTP.formatRaw, data))
         }
         return files.map { name, format, data in
             let handle = state.nextHandle
@@ -153,7 +154,7 @@ final class VirtualCamera: Sendable {
         w.array16([0x4002, 0x400A, 0x400D])
         w.array16(state.withLock { $0.properties.keys.sorted() })
         w.array16([PTP.formatJPEG])
-        w.array16([PTP.formatJPEG, PTP.formatUndefined, PTP.formatAssociation])
+        w.array16([PTP.formatJPEG, PTP.formatRaw, PTP.formatAssociation])
         w.string("Shutterpipe"); w.string(options.model); w.string("1.0"); w.string(options.serial)
         return w.data
     }

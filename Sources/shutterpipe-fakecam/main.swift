@@ -20,7 +20,7 @@ Options:
   --detail N            random detail per 8x8 block, 0-63 (9 at 6000x4000 gives ~10 MB)
   --raw-plus-jpeg       start in RAW+JPEG mode (image format can also be set through PTP)
   --capture-delay DUR   time between a capture and its events, as for a long exposure (e.g. 2s)
-  --drop-after N        drop the connection after N captures (once)
+  --drop-after N        drop the connection when capture N+1 is asked for (once)
   --refuse              refuse every connection
   --store-full-after N  answer captures after the Nth with Store Full (0: at once)
   --model NAME          model name (default "Virtual Camera")

@@ -249,11 +249,15 @@ public final class GPhoto2Backend: CaptureBackend {
     /// Turns a failure into the answer's cause; a lost connection starts supervision.
     private func failed(_ failure: GPhotoFailure, while action: String) async -> ShutterError {
         let text = "\(failure)"
-        if failure.code == GP_ERROR_NO_SPACE || text.localizedCaseInsensitiveContains("store full") {
+        // libgphoto2 reports a full card as GP_ERROR_NO_SPACE, or on PTP as "Out of memory
+        // (Camera memorycard ran full during capture.)".
+        if failure.code == GP_ERROR_NO_SPACE || text.localizedCaseInsensitiveContains("store full")
+            || text.localizedCaseInsensitiveContains("ran full") {
             return ShutterError(.storageUnavailable, "the camera's card is full (\(text))", fix: "free space on the card or change it")
         }
-        if failure.lostConnection || text.localizedCaseInsensitiveContains("ptp i/o") {
-            let box = cameraBox
+        let box = cameraBox
+        let lost = failure.lostConnection ? true : await queue.run { !(box.camera?.responds() ?? false) }
+        if lost {
             await queue.run { box.close() }
             startReconnecting()
             return ShutterError(.cameraFailure, "the camera went away during \(action): \(text)",

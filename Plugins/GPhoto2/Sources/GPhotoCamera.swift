@@ -151,6 +151,18 @@ final class GPhotoCamera {
         return known ? total : nil
     }
 
+    /// Whether the camera still answers (a cheap storage query). After a dropped link
+    /// libgphoto2 reports "PTP General Error" as often as an I/O error, so a failure is
+    /// told apart from a lost camera by asking again.
+    func responds() -> Bool {
+        var storages: UnsafeMutablePointer<CameraStorageInformation>?
+        var count: Int32 = 0
+        let result = gp_camera_get_storageinfo(camera, &storages, &count, context)
+        free(storages)
+        messages.clear()
+        return result >= GP_OK
+    }
+
     /// Whether the driver can capture images.
     func canCapture() -> Bool {
         var abilities = CameraAbilities()
@@ -221,18 +233,48 @@ final class GPhotoCamera {
 
     // MARK: Capture and files
 
-    /// Takes a picture and returns every file of the exposure: the one the capture
-    /// reports, and any others the camera announced with it (RAW+JPEG).
+    /// Files already handed out, so a sibling left on the card is never taken twice.
+    private var seen: Set<String> = []
+
+    /// Takes a picture and returns every file of the exposure.
+    ///
+    /// libgphoto2's generic PTP capture reports only the last file the camera announced;
+    /// the others (the RAW of a RAW+JPEG pair) are in the same folder with the same stem,
+    /// or arrive as FILE_ADDED events.
     func capture() throws(GPhotoFailure) -> [CameraPath] {
         var path = CameraFilePath()
         try check(gp_camera_capture(camera, GP_CAPTURE_IMAGE, &path, context), "capturing")
-        var paths = [Self.cameraPath(&path)]
-        // Further files of the same exposure arrive as FILE_ADDED events, already queued.
+        let reported = Self.cameraPath(&path)
+        var paths: [CameraPath] = []
+        let stem = Self.stem(reported.name)
+        for name in (try? files(in: reported.folder)) ?? [] where name != reported.name && Self.stem(name) == stem {
+            let sibling = CameraPath(folder: reported.folder, name: name)
+            if !seen.contains("\(sibling.folder)/\(name)") { paths.append(sibling) }
+        }
+        paths.append(reported)
         for _ in 0..<16 {
             guard let event = try nextEvent(timeoutMilliseconds: 10) else { break }
             if case .fileAdded(let added) = event, !paths.contains(added) { paths.append(added) }
         }
+        for path in paths { seen.insert("\(path.folder)/\(path.name)") }
         return paths
+    }
+
+    /// The file names in a camera folder.
+    func files(in folder: String) throws(GPhotoFailure) -> [String] {
+        var list: OpaquePointer?
+        try check(gp_list_new(&list), "listing \(folder)")
+        defer { gp_list_free(list) }
+        try check(gp_camera_folder_list_files(camera, folder, list, context), "listing \(folder)")
+        return (0..<max(0, gp_list_count(list))).compactMap { index in
+            var name: UnsafePointer<CChar>?
+            guard gp_list_get_name(list, index, &name) == GP_OK, let name else { return nil }
+            return String(cString: name)
+        }
+    }
+
+    private static func stem(_ name: String) -> String {
+        name.lastIndex(of: ".").map { String(name[..<$0]) } ?? name
     }
 
     /// What `wait_for_event` reported.
@@ -253,7 +295,9 @@ final class GPhotoCamera {
         case GP_EVENT_TIMEOUT: return nil
         case GP_EVENT_FILE_ADDED:
             guard let data else { return .other }
-            return .fileAdded(Self.cameraPath(data.assumingMemoryBound(to: CameraFilePath.self)))
+            let path = Self.cameraPath(data.assumingMemoryBound(to: CameraFilePath.self))
+            seen.insert("\(path.folder)/\(path.name)")
+            return .fileAdded(path)
         default: return .other
         }
     }

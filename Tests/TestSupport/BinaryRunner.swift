@@ -2,36 +2,39 @@
 import Glibc
 #endif
 import Foundation
-import TestSupport
 
-/// The built `shutterpipe` executable, next to the test bundle.
-let shutterpipeBinary: String = {
+/// A built executable of this package, next to the test bundle.
+public func builtExecutable(_ name: String) -> String {
     var candidates: [String] = []
     if let executable = Bundle.main.executablePath {
-        candidates.append(URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("shutterpipe").path)
+        candidates.append(URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(name).path)
     }
-    candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("shutterpipe").path)
-    candidates.append("\(repositoryRoot)/.build/debug/shutterpipe")
+    candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name).path)
+    candidates.append("\(repositoryRoot)/.build/debug/\(name)")
     for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-    fatalError("the shutterpipe executable was not built; looked at \(candidates)")
-}()
+    fatalError("the \(name) executable was not built; looked at \(candidates)")
+}
+
+/// The built `shutterpipe` executable, next to the test bundle.
+public let shutterpipeBinary: String = builtExecutable("shutterpipe")
+
 
 /// What a finished process left.
-struct Outcome {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-    var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+public struct Outcome: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+    public var lines: [String] { stdout.split(separator: "\n").map(String.init) }
 }
 
 /// A running process with a pipe on its standard input.
-final class RunningProcess: @unchecked Sendable {
-    let process = Process()
+public final class RunningProcess: @unchecked Sendable {
+    public let process = Process()
     private let input = Pipe()
     private let outPath: String
     private let errPath: String
 
-    init(_ executable: String = shutterpipeBinary, _ arguments: [String], in directory: String,
+    public init(_ executable: String = shutterpipeBinary, _ arguments: [String], in directory: String,
          environment: [String: String] = [:]) throws {
         outPath = "\(directory)/.stdout-\(UUID().uuidString)"
         errPath = "\(directory)/.stderr-\(UUID().uuidString)"
@@ -47,20 +50,24 @@ final class RunningProcess: @unchecked Sendable {
         try process.run()
     }
 
-    func send(_ text: String) {
+    public func send(_ text: String) {
         input.fileHandleForWriting.write(Data(text.utf8))
     }
 
-    func closeInput() {
+    public func closeInput() {
         try? input.fileHandleForWriting.close()
     }
 
-    var stdoutSoFar: String {
+    public var stderrSoFar: String {
+        (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+    }
+
+    public var stdoutSoFar: String {
         (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
     }
 
     /// Waits for the process to end; kills it after `timeout` so no test can hang.
-    func wait(timeout: Duration = .seconds(20)) async -> Outcome {
+    public func wait(timeout: Duration = .seconds(20)) async -> Outcome {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
@@ -80,7 +87,7 @@ final class RunningProcess: @unchecked Sendable {
 }
 
 /// Runs shutterpipe with `arguments`, feeding `input` and closing stdin.
-func shutterpipe(_ arguments: [String], input: String = "", in directory: String,
+public func shutterpipe(_ arguments: [String], input: String = "", in directory: String,
                  environment: [String: String] = [:], timeout: Duration = .seconds(20),
                  via launcher: String? = nil) async throws -> Outcome {
     let running = try RunningProcess(launcher ?? shutterpipeBinary, arguments, in: directory, environment: environment)
@@ -90,7 +97,7 @@ func shutterpipe(_ arguments: [String], input: String = "", in directory: String
 }
 
 /// Writes a config into `folder` and returns its path.
-func writeConfig(_ yaml: String, in folder: TemporaryDirectory, name: String = "studio.yaml") throws -> String {
+public func writeConfig(_ yaml: String, in folder: TemporaryDirectory, name: String = "studio.yaml") throws -> String {
     let path = folder.file(name)
     try yaml.write(toFile: path, atomically: true, encoding: .utf8)
     return path
