@@ -4,6 +4,7 @@
 import Dispatch
 import Foundation
 import ShutterPipeKit
+import GPhoto2Backend
 import Synchronization
 
 /// The `shutterpipe` command line.
@@ -31,6 +32,7 @@ public enum ShutterPipeCLI {
       run        run a pipeline (default config: \(defaultConfig))
       validate   check a config without running it
       plugins    list the plugin types
+      cameras    list the cameras libgphoto2 detects, with port, serial, battery, card space
       help       show help for a command
 
     Options:
@@ -63,6 +65,15 @@ public enum ShutterPipeCLI {
     camera, device or file.
     """
 
+    static let camerasHelp = """
+    Usage: shutterpipe cameras [--port PORT]...
+
+    Lists the cameras libgphoto2 detects on USB, and the ones at the given ports (network
+    cameras, such as ptpip:127.0.0.1:15740:15740, are not detected by themselves): model,
+    port, serial number, battery and free card space, where the camera reports them. Each
+    camera is opened briefly; a camera held by another program says so, with the fix.
+    """
+
     static let pluginsHelp = """
     Usage: shutterpipe plugins
 
@@ -85,6 +96,7 @@ public enum ShutterPipeCLI {
             case "run": return try await run(rest, registry: registry)
             case "validate": return try validate(rest, registry: registry)
             case "plugins": return try plugins(rest, registry: registry)
+            case "cameras": return try await cameras(rest)
             case "help", "-h", "--help":
                 print(help(for: rest.first) ?? overview)
                 return success
@@ -93,7 +105,7 @@ public enum ShutterPipeCLI {
                 return success
             default:
                 var message = "shutterpipe: unknown command '\(command)'"
-                if let suggestion = closestMatch(to: command, in: ["run", "validate", "plugins", "help"]) {
+                if let suggestion = closestMatch(to: command, in: ["run", "validate", "plugins", "cameras", "help"]) {
                     message += "; did you mean '\(suggestion)'?"
                 }
                 printError(message + "\n\n" + overview)
@@ -113,6 +125,7 @@ public enum ShutterPipeCLI {
         case "run": return runHelp
         case "validate": return validateHelp
         case "plugins": return pluginsHelp
+        case "cameras": return camerasHelp
         default: return nil
         }
     }
@@ -146,7 +159,7 @@ public enum ShutterPipeCLI {
         let log = output.logger(source: "shutterpipe")
         log.info("session '\(pipeline.config.session)': backend \(pipeline.config.backend.name), triggers \(pipeline.triggers.map(\.name).joined(separator: ", ")), sinks \(pipeline.sinks.map(\.name).joined(separator: ", "))")
 
-        let statusUpdates = StatusUpdater(output: output, sinks: pipeline.sinks)
+        let statusUpdates = StatusUpdater(output: output, sinks: pipeline.sinks, backend: pipeline.backend)
         let coordinator = pipeline.makeCoordinator(log: output.logger(source: "coordinator")) { status in
             statusUpdates.update(status)
         }
@@ -203,6 +216,45 @@ public enum ShutterPipeCLI {
         return success
     }
 
+    // MARK: cameras
+
+    static func cameras(_ arguments: [String]) async throws -> Int32 {
+        var ports: [String] = []
+        var rest = arguments
+        while !rest.isEmpty {
+            let argument = rest.removeFirst()
+            switch argument {
+            case "-h", "--help": print(camerasHelp); return success
+            case "--port":
+                guard !rest.isEmpty else { throw UsageError("option '--port' needs a value") }
+                ports.append(rest.removeFirst())
+            default:
+                if argument.hasPrefix("--port=") { ports.append(String(argument.dropFirst("--port=".count))); continue }
+                throw UsageError("unexpected argument '\(argument)'")
+            }
+        }
+        let (cameras, problem) = await GPhoto2Backend.listCameras(ports: ports)
+        if let problem { printError("shutterpipe cameras: \(problem)") }
+        guard !cameras.isEmpty else {
+            print("No camera detected. Connect one by USB, switch it on and to PTP mode; for a network camera, pass --port ptpip:HOST:PORT:PORT.")
+            return success
+        }
+        let header = ["MODEL", "PORT", "SERIAL", "BATTERY", "CARD FREE"]
+        let rows = cameras.map { camera in
+            [camera.model, camera.port, camera.serial ?? "-", camera.battery ?? "-",
+             camera.freeCardBytes.map(StatusLine.byteCount) ?? "-"]
+        }
+        let widths = (0..<header.count).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        for row in [header] + rows {
+            print(row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                .trimmingCharacters(in: .whitespaces))
+        }
+        for camera in cameras where camera.problem != nil {
+            print("\(camera.port): \(camera.problem!)")
+        }
+        return success
+    }
+
     static func printError(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
@@ -213,12 +265,14 @@ public enum ShutterPipeCLI {
 final class StatusUpdater: Sendable {
     private let output: LogOutput
     private let sinks: [NamedSink]
-    private let latest = Mutex<(status: CoordinatorStatus, free: Int64?)>((CoordinatorStatus(), nil))
+    private let backend: any CaptureBackend
+    private let latest = Mutex<(status: CoordinatorStatus, free: Int64?, camera: CameraStatus?)>((CoordinatorStatus(), nil, nil))
     private let refresher = Mutex<Task<Void, Never>?>(nil)
 
-    init(output: LogOutput, sinks: [NamedSink]) {
+    init(output: LogOutput, sinks: [NamedSink], backend: any CaptureBackend) {
         self.output = output
         self.sinks = sinks
+        self.backend = backend
         let task = Task { [weak self] in
             while !Task.isCancelled {
                 await self?.refreshFreeSpace()
@@ -229,11 +283,11 @@ final class StatusUpdater: Sendable {
     }
 
     func update(_ status: CoordinatorStatus) {
-        let free = latest.withLock { latest -> Int64? in
+        let (free, camera) = latest.withLock { latest -> (Int64?, CameraStatus?) in
             latest.status = status
-            return latest.free
+            return (latest.free, latest.camera)
         }
-        output.setStatus(StatusLine.text(status, freeBytes: free))
+        output.setStatus(StatusLine.text(status, freeBytes: free, camera: camera))
         Task { await refreshFreeSpace() }
     }
 
@@ -246,11 +300,14 @@ final class StatusUpdater: Sendable {
         for sink in sinks {
             if let bytes = await sink.sink.availableCapacity() { free = min(free ?? .max, bytes) }
         }
+        let current = latest.withLock { $0.status }
+        let camera = current.inPhotoMode ? await backend.status() : nil
         let status = latest.withLock { latest -> CoordinatorStatus in
             latest.free = free
+            latest.camera = camera
             return latest.status
         }
-        output.setStatus(StatusLine.text(status, freeBytes: free))
+        output.setStatus(StatusLine.text(status, freeBytes: free, camera: camera))
     }
 }
 

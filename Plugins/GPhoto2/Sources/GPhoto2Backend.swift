@@ -48,6 +48,7 @@ public final class GPhoto2Backend: CaptureBackend {
         var poller: Task<Void, Never>?
         var reconnector: Task<Void, Never>?
         var outageStarted: ContinuousClock.Instant?
+        var lastStatus: (status: CameraStatus, time: ContinuousClock.Instant)?
     }
 
     private let options: Options
@@ -132,6 +133,22 @@ public final class GPhoto2Backend: CaptureBackend {
         tasks.forEach { $0.cancel() }
         let box = cameraBox
         await queue.run { box.close() }
+    }
+
+    /// Battery and free card space, read between shots (cached for a few seconds so
+    /// status displays never wait for the camera).
+    public func status() async -> CameraStatus? {
+        if let cached = state.withLock({ state -> CameraStatus? in
+            guard let last = state.lastStatus, ContinuousClock.now - last.time < .seconds(5) else { return nil }
+            return last.status
+        }) { return cached }
+        let box = cameraBox
+        let status: CameraStatus? = await queue.run {
+            guard let camera = box.camera else { return nil }
+            return CameraStatus(battery: (try? camera.setting("batterylevel"))?.value, freeCardBytes: camera.freeBytes())
+        }
+        state.withLock { $0.lastStatus = status.map { ($0, ContinuousClock.now) } }
+        return status
     }
 
     // MARK: Connecting
@@ -231,7 +248,7 @@ public final class GPhoto2Backend: CaptureBackend {
         }
     }
 
-    private static func openError(_ failure: GPhotoFailure, model: String, port: String) -> ShutterError {
+    static func openError(_ failure: GPhotoFailure, model: String, port: String) -> ShutterError {
         switch failure.code {
         case GP_ERROR_IO_USB_CLAIM, GP_ERROR_IO_LOCK:
             return ShutterError(.permissionDenied, "the camera at \(port) is held by another program (usually the desktop's gvfs)",
@@ -382,5 +399,47 @@ extension GPhoto2Backend.Options {
         keepOnCamera = try options.bool("keepOnCamera", default: keepOnCamera)
         eventPollInterval = try options.duration("eventPollInterval", default: eventPollInterval)
         reconnectBackoffLimit = try options.duration("reconnectBackoffLimit", default: reconnectBackoffLimit)
+    }
+}
+
+/// What `shutterpipe cameras` shows for one camera.
+public struct CameraReport: Sendable {
+    /// The model libgphoto2 names.
+    public var model: String
+    /// The port it is on.
+    public var port: String
+    /// The serial number, battery and free card space, where the camera reports them.
+    public var serial: String?
+    public var battery: String?
+    public var freeCardBytes: Int64?
+    /// Why the camera could not be opened, if it could not.
+    public var problem: String?
+}
+
+extension GPhoto2Backend {
+    /// The cameras libgphoto2 detects, plus the ones at `ports` (network cameras are not
+    /// detected), each opened briefly to read its serial, battery and card space.
+    public static func listCameras(ports: [String]) async -> (cameras: [CameraReport], problem: String?) {
+        let queue = BlockingQueue(label: "shutterpipe.gphoto2.list")
+        return await queue.run {
+            var found: [GPhotoCamera.Detected] = []
+            var problem: String?
+            do { found = try GPhotoCamera.detect() } catch { problem = "\(error)" }
+            found += ports.map { GPhotoCamera.Detected(model: $0.hasPrefix("ptpip:") ? "PTP/IP Camera" : "", port: $0) }
+            let reports = found.map { detected -> CameraReport in
+                var report = CameraReport(model: detected.model, port: detected.port)
+                do throws(GPhotoFailure) {
+                    let camera = try GPhotoCamera(model: detected.model, port: detected.port)
+                    defer { camera.close() }
+                    report.serial = camera.serialNumber()
+                    report.battery = (try? camera.setting("batterylevel"))?.value
+                    report.freeCardBytes = camera.freeBytes()
+                } catch {
+                    report.problem = "\(openError(error, model: detected.model, port: detected.port))"
+                }
+                return report
+            }
+            return (reports, problem)
+        }
     }
 }

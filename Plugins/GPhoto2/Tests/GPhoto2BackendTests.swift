@@ -176,6 +176,32 @@ struct GPhoto2BackendTests {
         #expect(outcome.lines.dropFirst().first?.hasPrefix("photoFailed noCamera:") == true)
     }
 
+    @Test("shutterpipe cameras lists model, port, serial, battery and card space, and why a camera cannot be opened")
+    func camerasCommand() async throws {
+        let folder = TemporaryDirectory("tether-list")
+        let camera = try await FakeCamera(["--serial", "XYZ-42", "--battery", "64"])
+        let outcome = try await shutterpipe(["cameras", "--port", camera.portSpec], in: folder.path, environment: ["HOME": camera.home.path])
+        #expect(outcome.status == 0)
+        #expect(outcome.lines.first?.hasPrefix("MODEL") == true)
+        let row = try #require(outcome.lines.first { $0.contains(camera.portSpec) })
+        for field in ["PTP/IP Camera", "XYZ-42", "64%", "32.0 GB"] { #expect(row.contains(field), "\(row)") }
+        camera.stop()
+        let gone = try await shutterpipe(["cameras", "--port", camera.portSpec], in: folder.path, environment: ["HOME": camera.home.path])
+        #expect(gone.lines.contains { $0.hasPrefix("\(camera.portSpec): cannot open PTP/IP Camera") }, "\(gone.stdout)")
+    }
+
+    @Test("serial: a camera with another serial number is not taken")
+    func serialMismatch() async throws {
+        let folder = TemporaryDirectory("tether-serial")
+        let camera = try await FakeCamera(["--serial", "BODY-1"])
+        let outcome = try await runTethered(camera, tetherConfig(camera, output: folder.file("out"), backend: "  serial: BODY-2"),
+                                            input: "enter\n", in: folder)
+        #expect(outcome.lines.first == "exitedOrUnableToEnter noCamera: the camera at \(camera.portSpec) has serial BODY-1, not BODY-2 (connect the camera with serial BODY-2, or change 'serial')")
+        let right = try await runTethered(camera, tetherConfig(camera, output: folder.file("out"), backend: "  serial: BODY-1"),
+                                          input: "enter\n", in: folder)
+        #expect(right.lines.first == "enteredPhotoMode")
+    }
+
     @Test("settings values match the camera's choices by number")
     func valueMatching() {
         #expect(CameraSettings.choice(matching: "1/125", in: ["0.0080s", "0.0040s"]) == "0.0080s")

@@ -33,11 +33,32 @@ public protocol CaptureBackend: Sendable {
 
     /// Leaves photo mode and releases the camera.
     func stop() async
+
+    /// What the camera reports about itself (battery, free card space), for status
+    /// displays; `nil` when unknown. Must return quickly and never fail.
+    func status() async -> CameraStatus?
 }
 
 extension CaptureBackend {
     /// Does nothing: backends that keep nothing on a camera need no clean-up.
     public func finish(_ photo: CapturedPhoto, stored: Bool) async {}
+
+    /// Unknown by default.
+    public func status() async -> CameraStatus? { nil }
+}
+
+/// What a camera reports about itself.
+public struct CameraStatus: Sendable, Equatable {
+    /// The battery level as the camera words it ("87%", "Full").
+    public var battery: String?
+    /// Free space on the camera's card, in bytes.
+    public var freeCardBytes: Int64?
+
+    /// Creates a status.
+    public init(battery: String? = nil, freeCardBytes: Int64? = nil) {
+        self.battery = battery
+        self.freeCardBytes = freeCardBytes
+    }
 }
 
 /// What the coordinator gives a backend on ``CaptureBackend/prepare(_:)``.
