@@ -61,6 +61,21 @@ public final class ScriptedTrigger: TriggerSource {
     }
 }
 
+/// Shared by a backend and a sink: records captures that started while a store ran.
+public final class OverlapProbe: Sendable {
+    private let state = Mutex<(storing: Int, overlapped: Int)>((0, 0))
+
+    /// Creates a probe.
+    public init() {}
+
+    /// Captures that began while a photo was being stored.
+    public var capturesDuringStores: Int { state.withLock { $0.overlapped } }
+
+    func storeBegan() { state.withLock { $0.storing += 1 } }
+    func storeEnded() { state.withLock { $0.storing -= 1 } }
+    func captureBegan() { state.withLock { if $0.storing > 0 { $0.overlapped += 1 } } }
+}
+
 /// A backend whose behaviour a test scripts, recording every call.
 public final class ScriptedBackend: CaptureBackend {
     /// A call the coordinator made.
@@ -72,14 +87,16 @@ public final class ScriptedBackend: CaptureBackend {
         var calls: [Call] = []
         var captures = 0
         var context: BackendContext?
-        var concurrent = 0
-        var maximumConcurrent = 0
+        var running: [Call] = []
+        var maximumConcurrentCaptures = 0
+        var overlappedLifecycle = false
     }
 
     private let prepareFailure: ShutterError?
     private let captureDelay: Duration
     private let captureFailures: [Int: ShutterError]
     private let ignoresCancellation: Bool
+    private let probe: OverlapProbe?
     private let state = Mutex(State())
 
     /// - Parameters:
@@ -88,7 +105,8 @@ public final class ScriptedBackend: CaptureBackend {
     ///   - captureFailures: thrown by the capture with that number (from 1).
     ///   - ignoresCancellation: captures take `captureDelay` even when cancelled.
     public init(prepareFailure: ShutterError? = nil, captureDelay: Duration = .zero,
-                captureFailures: [Int: ShutterError] = [:], ignoresCancellation: Bool = false) {
+                captureFailures: [Int: ShutterError] = [:], ignoresCancellation: Bool = false, probe: OverlapProbe? = nil) {
+        self.probe = probe
         self.prepareFailure = prepareFailure
         self.captureDelay = captureDelay
         self.captureFailures = captureFailures
@@ -97,14 +115,16 @@ public final class ScriptedBackend: CaptureBackend {
 
     /// Every call so far, in order.
     public var calls: [Call] { state.withLock { $0.calls } }
-    /// The most calls that were ever running at once.
-    public var maximumConcurrentCalls: Int { state.withLock { $0.maximumConcurrent } }
+    /// The most captures that were ever running at once.
+    public var maximumConcurrentCaptures: Int { state.withLock { $0.maximumConcurrentCaptures } }
+    /// Whether `prepare` or `stop` ever overlapped another call.
+    public var lifecycleOverlapped: Bool { state.withLock { $0.overlappedLifecycle } }
 
     public var cameraName: String { "scripted" }
 
     public func prepare(_ context: BackendContext) async throws {
         enter(.prepare)
-        defer { leave() }
+        defer { leave(.prepare) }
         state.withLock { $0.context = context }
         if let prepareFailure { throw prepareFailure }
     }
@@ -112,7 +132,8 @@ public final class ScriptedBackend: CaptureBackend {
     public func capture() async throws -> CapturedPhoto {
         let number = state.withLock { state -> Int in state.captures += 1; return state.captures }
         enter(.capture)
-        defer { leave() }
+        probe?.captureBegan()
+        defer { leave(.capture) }
         if captureDelay > .zero {
             if ignoresCancellation {
                 // Waits out the delay whatever happens to the task (but off the pool).
@@ -130,12 +151,12 @@ public final class ScriptedBackend: CaptureBackend {
 
     public func finish(_ photo: CapturedPhoto, stored: Bool) async {
         enter(.finish(stored: stored))
-        leave()
+        leave(.finish(stored: stored))
     }
 
     public func stop() async {
         enter(.stop)
-        leave()
+        leave(.stop)
     }
 
     /// Delivers a photo as if taken with the camera's own button (after `prepare`).
@@ -151,13 +172,19 @@ public final class ScriptedBackend: CaptureBackend {
     private func enter(_ call: Call) {
         state.withLock { state in
             state.calls.append(call)
-            state.concurrent += 1
-            state.maximumConcurrent = max(state.maximumConcurrent, state.concurrent)
+            let lifecycle: (Call) -> Bool = { $0 == .prepare || $0 == .stop }
+            if !state.running.isEmpty && (lifecycle(call) || state.running.contains(where: lifecycle)) {
+                state.overlappedLifecycle = true
+            }
+            state.running.append(call)
+            state.maximumConcurrentCaptures = max(state.maximumConcurrentCaptures, state.running.filter { $0 == .capture }.count)
         }
     }
 
-    private func leave() {
-        state.withLock { $0.concurrent -= 1 }
+    private func leave(_ call: Call) {
+        state.withLock { state in
+            if let index = state.running.firstIndex(of: call) { state.running.remove(at: index) }
+        }
     }
 }
 
@@ -165,11 +192,14 @@ public final class ScriptedBackend: CaptureBackend {
 public final class RecordingSink: PhotoSink {
     private let failure: ShutterError?
     private let delay: Duration
+    private let probe: OverlapProbe?
     private let stored = Mutex<[(CapturedPhoto, ShotContext)]>([])
+    private let concurrency = Mutex<(now: Int, most: Int)>((0, 0))
     private let label: String
 
     /// A sink named `label` that fails every store with `failure`, if given.
-    public init(_ label: String = "recording", failure: ShutterError? = nil, delay: Duration = .zero) {
+    public init(_ label: String = "recording", failure: ShutterError? = nil, delay: Duration = .zero, probe: OverlapProbe? = nil) {
+        self.probe = probe
         self.label = label
         self.failure = failure
         self.delay = delay
@@ -179,8 +209,13 @@ public final class RecordingSink: PhotoSink {
     public var contexts: [ShotContext] { stored.withLock { $0.map(\.1) } }
     /// The photos stored so far.
     public var photos: [CapturedPhoto] { stored.withLock { $0.map(\.0) } }
+    /// The most stores that were ever running at once.
+    public var maximumConcurrentStores: Int { concurrency.withLock { $0.most } }
 
     public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
+        concurrency.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+        probe?.storeBegan()
+        defer { concurrency.withLock { $0.now -= 1 }; probe?.storeEnded() }
         if delay > .zero { try await Task.sleep(for: delay) }
         if let failure { throw failure }
         stored.withLock { $0.append((photo, context)) }

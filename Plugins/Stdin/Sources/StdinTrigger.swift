@@ -7,14 +7,19 @@ import ShutterPipeKit
 /// A trigger that reads `enter`, `capture` and `exit` lines from standard input and
 /// prints every answering state as one line on standard output.
 ///
-/// A line is read only after the previous one was answered, so a script can pipe any
-/// number of commands: they wait in the pipe, not in the coordinator's bounded queue.
+/// At most ``linesAhead`` lines are read ahead of their answers, so a script can pipe any
+/// number of commands: the rest wait in the pipe, never refused by the coordinator's
+/// bounded queue, while a burst still keeps the camera busy.
 /// On a terminal an empty line (Enter alone) means capture. Anything else unrecognised
 /// is `unknown`. End of input sends `exit` (unless the last event already was one, or
 /// nothing was sent), then the trigger ends.
 public struct StdinTrigger: TriggerSource {
     /// The type name in configs.
     public static let typeName = "stdin"
+
+    /// How many lines may be waiting for their answers at once; well under the
+    /// coordinator's default queue bound (16).
+    public static let linesAhead = 4
 
     /// Registers the `stdin` type.
     public static func register(in registry: PluginRegistry) throws {
@@ -48,12 +53,17 @@ public struct StdinTrigger: TriggerSource {
         var lineNumber = 0
         var last: ShutterEvent?
         var answers = answered.makeAsyncIterator()
+        var unanswered = 0
         for await line in LineReader.lines(from: input) {
             lineNumber += 1
+            while unanswered >= Self.linesAhead {
+                guard await answers.next() != nil else { return }  // cancelled
+                unanswered -= 1
+            }
             let event = event(for: line)
             events.send(event, origin: "line \(lineNumber)")
+            unanswered += 1
             if event != .unknown { last = event }
-            guard await answers.next() != nil else { return }  // cancelled
         }
         // End of input means exit, unless the input just said so itself.
         if !Task.isCancelled && last != nil && last != .exit {

@@ -69,21 +69,22 @@ struct StdinTriggerTests {
         ])
     }
 
-    @Test("the next line is read only after the previous one was answered")
+    @Test("at most linesAhead lines run ahead of their answers")
     func backpressure() async throws {
         var descriptors: [Int32] = [0, 0]
         #expect(pipe(&descriptors) == 0)
         defer { close(descriptors[0]) }
-        _ = Array("capture\ncapture\ncapture\n".utf8).withUnsafeBytes { write(descriptors[1], $0.baseAddress, $0.count) }
+        _ = Array(String(repeating: "capture\n", count: 8).utf8).withUnsafeBytes { write(descriptors[1], $0.baseAddress, $0.count) }
         close(descriptors[1])
         let sent = Mutex<[TriggerEvent]>([])
         let trigger = StdinTrigger(input: descriptors[0], interactive: false) { _ in }
         let task = Task { try await trigger.run(delivering: EventChannel { event in sent.withLock { $0.append(event) } }) }
-        #expect(await eventually { sent.withLock { $0.count } == 1 })
+        let ahead = StdinTrigger.linesAhead
+        #expect(await eventually { sent.withLock { $0.count } == ahead })
         try await Task.sleep(for: .milliseconds(100))
-        #expect(sent.withLock { $0.count } == 1)  // nothing answered yet: still one event out
+        #expect(sent.withLock { $0.count } == ahead)  // nothing answered yet: no more events out
         await trigger.sync(ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess))
-        #expect(await eventually { sent.withLock { $0.count } == 2 })
+        #expect(await eventually { sent.withLock { $0.count } == ahead + 1 })
         task.cancel()
     }
 

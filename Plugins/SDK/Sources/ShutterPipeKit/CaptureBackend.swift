@@ -1,9 +1,12 @@
 /// A camera, or anything that produces photos on request.
 ///
 /// ## Contract
-/// - The coordinator calls these methods one at a time, never concurrently, in the order
-///   `prepare`, then any number of `capture`/`finish` pairs, then `stop`; after `stop`,
-///   `prepare` may come again.
+/// - The coordinator calls `prepare`, then any number of `capture`s, each followed by its
+///   `finish`, then `stop`; after `stop`, `prepare` may come again. `prepare` and `stop`
+///   never overlap any other call, and captures never overlap each other. One overlap
+///   happens in bursts: the `finish` of a photo may come while the next `capture` runs
+///   (the sinks store a photo while the camera takes the next). A backend that drives one
+///   device serialises the two itself, as the gphoto2 backend's queue does.
 /// - ``prepare(_:)`` runs on `enter`. Throw a ``ShutterError``: the coordinator answers
 ///   ``ShutterState/exitedOrUnableToEnter`` with its cause (``FailureCause/noCamera``,
 ///   ``FailureCause/permissionDenied``, …).

@@ -80,7 +80,10 @@ public struct CoordinatorStatus: Sendable, Equatable {
 /// 1. **Exactly one answer per event.** Every event a trigger delivers gets exactly one
 ///    ``ShutterAnswer``, synced to that trigger through ``TriggerSource/sync(_:)``.
 /// 2. **Events are handled one at a time, in arrival order.** Captures that arrive
-///    while one is running wait their turn and each gets its own answer.
+///    while one is running wait their turn and each gets its own answer. One overlap is
+///    allowed, for speed in bursts: while the sinks store a photo, the next capture may
+///    already run. At most one photo is being stored at a time, answers keep their
+///    order, and every other event waits until the pending store has been answered.
 /// 3. **The queue is bounded.** At most ``CoordinatorSettings/queueLimit`` events wait.
 ///    Beyond that a capture is answered ``ShutterState/photoFailed`` and an enter
 ///    ``ShutterState/exitedOrUnableToEnter``, both at once with
@@ -121,6 +124,8 @@ public actor ShutterCoordinator {
     private var status = CoordinatorStatus()
     private var shotNumber = 0
     private var ingress: Ingress?
+    /// The photo being stored while the next capture runs (rule 2), answered by itself.
+    private var pendingStore: Task<Void, Never>?
 
     /// Creates a coordinator. `observer` hears the status after every change; it must
     /// return quickly.
@@ -208,10 +213,15 @@ public actor ShutterCoordinator {
             ingress?.dequeued()
             let trigger = triggers[triggerIndex]
             let started = ContinuousClock.now
+            if request.event == .capture {
+                await capture(request, from: trigger, started: started)
+                return
+            }
+            await finishPendingStore()
             var answer: ShutterAnswer
             switch request.event {
             case .enter: answer = await enter(request)
-            case .capture: answer = await capture(request, from: trigger.name)
+            case .capture: return
             case .exit: answer = await exit(request)
             case .unknown:
                 log.info("unknown command \(request.origin.map { "'\($0)' " } ?? "")from \(trigger.name): ignored")
@@ -223,6 +233,7 @@ public actor ShutterCoordinator {
             }
             await deliver(answer, to: trigger)
         case .cameraShot(let photo):
+            await finishPendingStore()
             let started = ContinuousClock.now
             shotNumber += 1
             let outcome = await store(photo, shotNumber: shotNumber, trigger: "camera")
@@ -237,6 +248,7 @@ public actor ShutterCoordinator {
             }
             observer?(status)
         case .endOfInput:
+            await finishPendingStore()
             if status.inPhotoMode { await stopBackend() }
             ingress?.close()
         }
@@ -271,17 +283,22 @@ public actor ShutterCoordinator {
         }
     }
 
-    private func capture(_ request: TriggerEvent, from trigger: String) async -> ShutterAnswer {
+    /// Takes a photo and leaves it to a store task, which answers; a failure before that
+    /// is answered here. Either way the previous store is answered first.
+    private func capture(_ request: TriggerEvent, from trigger: NamedTrigger, started: ContinuousClock.Instant) async {
         if !status.inPhotoMode {
+            await finishPendingStore()
             guard settings.autoEnter else {
                 status.photosFailed += 1
-                return ShutterAnswer(request: request, state: .photoFailed, failure: ShutterError(
+                await answer(ShutterAnswer(request: request, state: .photoFailed, failure: ShutterError(
                     .notInPhotoMode, "not in photo mode",
-                    fix: "send enter first, or set coordinator.autoEnter: true"))
+                    fix: "send enter first, or set coordinator.autoEnter: true")), to: trigger, started: started)
+                return
             }
             if let failure = await enterPhotoMode() {
                 status.photosFailed += 1
-                return ShutterAnswer(request: request, state: .photoFailed, failure: failure)
+                await answer(ShutterAnswer(request: request, state: .photoFailed, failure: failure), to: trigger, started: started)
+                return
             }
         }
         shotNumber += 1
@@ -292,20 +309,40 @@ public actor ShutterCoordinator {
         do {
             photo = try await withDeadline(settings.captureTimeout, "capture") { try await backend.capture() }
         } catch {
+            await finishPendingStore()
             status.photosFailed += 1
-            var answer = ShutterAnswer(request: request, state: .photoFailed,
+            var failed = ShutterAnswer(request: request, state: .photoFailed,
                                        failure: ShutterError.wrapping(error, as: .cameraFailure), shotNumber: number)
-            answer.captureDuration = ContinuousClock.now - captureStarted
-            return answer
+            failed.captureDuration = ContinuousClock.now - captureStarted
+            await answer(failed, to: trigger, started: started)
+            return
         }
-        let storeStarted = ContinuousClock.now
-        let outcome = await store(photo, shotNumber: number, trigger: trigger)
-        var answer = ShutterAnswer(
-            request: request, state: outcome.failure == nil ? .photoSuccess : .photoFailed,
-            failure: outcome.failure, stored: outcome.files, shotNumber: number, warnings: outcome.warnings)
-        answer.captureDuration = storeStarted - captureStarted
-        answer.storeDuration = ContinuousClock.now - storeStarted
-        return answer
+        let captureDuration = ContinuousClock.now - captureStarted
+        await finishPendingStore()
+        pendingStore = Task {
+            let storeStarted = ContinuousClock.now
+            let outcome = await self.store(photo, shotNumber: number, trigger: trigger.name)
+            var stored = ShutterAnswer(
+                request: request, state: outcome.failure == nil ? .photoSuccess : .photoFailed,
+                failure: outcome.failure, stored: outcome.files, shotNumber: number, warnings: outcome.warnings)
+            stored.captureDuration = captureDuration
+            stored.storeDuration = ContinuousClock.now - storeStarted
+            await self.answer(stored, to: trigger, started: started)
+        }
+    }
+
+    /// Waits until the photo being stored has been answered.
+    private func finishPendingStore() async {
+        guard let task = pendingStore else { return }
+        pendingStore = nil
+        await task.value
+    }
+
+    private func answer(_ answer: ShutterAnswer, to trigger: NamedTrigger, started: ContinuousClock.Instant) async {
+        var answer = answer
+        answer.duration = ContinuousClock.now - started
+        if answer.state == .photoSuccess { status.lastShotDuration = answer.duration }
+        await deliver(answer, to: trigger)
     }
 
     /// Hands a photo to every sink, then tells the backend whether all stored it.
