@@ -21,7 +21,7 @@ func stubPipeline(_ directory: String, backend: String = "", coordinator: String
     """
 }
 
-@Suite("shutterpipe end to end (the built binary)")
+@Suite("shutterpipe end to end (the built binary)", .timeLimit(.minutes(2)))
 struct EndToEndTests {
     @Test("the README quickstart: two captures print two photoSuccess lines and leave two JPEGs in ./captures")
     func quickstart() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("EXIF end to end")
+@Suite("EXIF end to end", .timeLimit(.minutes(2)))
 struct ExifEndToEndTests {
     @Test("shutterpipe run tags replayed camera files, keeps RAW byte-identical with a sidecar, and stores a damaged JPEG with a warning")
     func replayedFolder() async throws {

@@ -8,7 +8,7 @@ func output(of arguments: [String]) async throws -> String {
     return result.text
 }
 
-@Suite("One copy of the core")
+@Suite("One copy of the core", .timeLimit(.minutes(2)))
 struct SingleCoreTests {
     @Test("the executable links libShutterPipeKit.so and defines none of the core's symbols")
     func coreIsShared() async throws {

@@ -36,7 +36,7 @@ sinks:
     directory: /tmp/x
 """
 
-@Suite("Config loading and its errors")
+@Suite("Config loading and its errors", .timeLimit(.minutes(2)))
 struct ConfigTests {
     @Test("a valid config makes every plugin")
     func validConfig() throws {

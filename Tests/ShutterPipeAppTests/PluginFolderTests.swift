@@ -18,7 +18,7 @@ let shippedConfigs: [String] = {
     return ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter { $0.hasSuffix(".yaml") }.sorted()
 }()
 
-@Suite("Plugin folders and shipped configs stay true")
+@Suite("Plugin folders and shipped configs stay true", .timeLimit(.minutes(2)))
 struct PluginFolderTests {
     @Test("there are plugin folders and configs to check")
     func foldersExist() {

@@ -19,7 +19,7 @@ func runToEnd(_ triggers: [ScriptedTrigger], backend: ScriptedBackend, sinks: [a
     return try await status
 }
 
-@Suite("Coordinator rules")
+@Suite("Coordinator rules", .timeLimit(.minutes(2)))
 struct CoordinatorTests {
     @Test("rule 1: exactly one answer per event, sent to the trigger that sent it")
     func oneAnswerPerEvent() async throws {

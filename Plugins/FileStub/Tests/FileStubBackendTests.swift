@@ -19,7 +19,7 @@ func run(_ arguments: [String]) async throws -> (status: Int32, output: String) 
     return (result.status, result.text)
 }
 
-@Suite("file-stub backend")
+@Suite("file-stub backend", .timeLimit(.minutes(2)))
 struct FileStubBackendTests {
     @Test("synthesised JPEGs are valid for exiftool, the right size, and distinct per shot")
     func synthesised() async throws {

@@ -46,7 +46,7 @@ func expectCameraMetadataIntact(original: String, tagged: String, alsoChanged: S
     #expect(bytesFromStartOfScan(before) == bytesFromStartOfScan(after), "image data changed", sourceLocation: sourceLocation)
 }
 
-@Suite("files sink: EXIF tagging")
+@Suite("files sink: EXIF tagging", .timeLimit(.minutes(2)))
 struct ExifTests {
     @Test("a JPEG without EXIF gets a new valid block with our tags (libexif builds it)")
     func noExif() async throws {
@@ -301,7 +301,7 @@ struct ExifTests {
 }
 
 /// The real camera corpus: every file keeps every camera tag and gains ours.
-@Suite("files sink: EXIF on real camera JPEGs")
+@Suite("files sink: EXIF on real camera JPEGs", .timeLimit(.minutes(2)))
 struct CameraCorpusTests {
     @Test("every sample passes the exiftool checks")
     func corpus() async throws {

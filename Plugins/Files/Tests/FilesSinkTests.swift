@@ -20,7 +20,7 @@ func sink(_ folder: TemporaryDirectory, directory: String? = nil, filename: Stri
     FilesSink(options: try FilesSink.Options(directory: directory ?? folder.path, filename: filename))
 }
 
-@Suite("files sink")
+@Suite("files sink", .timeLimit(.minutes(2)))
 struct FilesSinkTests {
     @Test("stores the bytes under the templated name and reports the path and sequence")
     func stores() async throws {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CGPhoto2
 import Foundation
 @testable import GPhoto2Backend
 import ShutterPipeKit
@@ -210,6 +211,20 @@ struct GPhoto2BackendTests {
         #expect(CameraSettings.choice(matching: "RAW + Large Fine JPEG", in: ["Large Fine JPEG", "RAW + Large Fine JPEG"]) == "RAW + Large Fine JPEG")
         #expect(CameraSettings.choice(matching: "150", in: ["100", "200"]) == nil)
         #expect(CameraSettings.widgetNames(for: "aperture").contains("f-number"))
+    }
+
+    @Test("libgphoto2 failures map to causes with the fix in the message")
+    func errorMapping() {
+        let claimed = GPhoto2Backend.openError(GPhotoFailure(code: GP_ERROR_IO_USB_CLAIM, operation: "opening the camera"),
+                                               model: "Nikon D750", port: "usb:001,004")
+        #expect(claimed.cause == .permissionDenied)
+        #expect(claimed.message.contains("held by another program"))
+        #expect(claimed.fix?.contains("gio mount -s gphoto2") == true)
+        #expect(claimed.fix?.contains("pkill -f gvfs-gphoto2-volume-monitor") == true)
+        let noDriver = GPhoto2Backend.openError(GPhotoFailure(code: GP_ERROR_MODEL_NOT_FOUND, operation: "x"), model: "Nikon D9", port: "usb:")
+        #expect(noDriver.cause == .noCamera && noDriver.message.contains("no driver for 'Nikon D9'"))
+        let badPort = GPhoto2Backend.openError(GPhotoFailure(code: GP_ERROR_UNKNOWN_PORT, operation: "x"), model: "m", port: "usb:009,009")
+        #expect(badPort.cause == .noCamera && badPort.fix?.contains("shutterpipe cameras") == true)
     }
 
     @Test("options: a malformed port is a config error")

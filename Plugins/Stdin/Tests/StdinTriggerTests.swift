@@ -28,7 +28,7 @@ func events(from input: String, interactive: Bool = false) async throws -> [Trig
     return sent.withLock { $0 }
 }
 
-@Suite("stdin trigger")
+@Suite("stdin trigger", .timeLimit(.minutes(2)))
 struct StdinTriggerTests {
     @Test("lines become events; anything else is unknown; end of input means exit")
     func lines() async throws {
