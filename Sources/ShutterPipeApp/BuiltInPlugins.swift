@@ -2,6 +2,7 @@ import FileStubBackend
 import FilesSink
 import GPhoto2Backend
 import ShutterPipeKit
+import SocketTrigger
 import StdinTrigger
 
 /// The plugins that ship with shutterpipe. Each registers itself through the same
@@ -13,6 +14,7 @@ public enum BuiltInPlugins {
         do {
             try FileStubBackend.register(in: registry)
             try StdinTrigger.register(in: registry)
+            try SocketTrigger.register(in: registry)
             try FilesSink.register(in: registry)
             try GPhoto2Backend.register(in: registry)
         } catch {

@@ -5,6 +5,7 @@ import Dispatch
 import Foundation
 import ShutterPipeKit
 import GPhoto2Backend
+import SocketTrigger
 import Synchronization
 
 /// The `shutterpipe` command line.
@@ -33,6 +34,7 @@ public enum ShutterPipeCLI {
       validate   check a config without running it
       plugins    list the plugin types
       cameras    list the cameras libgphoto2 detects, with port, serial, battery, card space
+      trigger    send enter, capture or exit to a running session's socket trigger
       help       show help for a command
 
     Options:
@@ -74,6 +76,19 @@ public enum ShutterPipeCLI {
     camera is opened briefly; a camera held by another program says so, with the fix.
     """
 
+    static let triggerHelp = """
+    Usage: shutterpipe trigger enter|capture|exit [--socket PATH] [--timeout DURATION]
+
+    Sends one event to a running `shutterpipe run` that has a socket trigger, waits for
+    the state that answers it, and prints it as one line (as the stdin trigger does).
+    Exits 0 only on success: photoSuccess for capture, enteredPhotoMode for enter, a
+    normal exit for exit; 1 otherwise, or when no session listens.
+
+    Options:
+      --socket PATH        the socket (default: \(SocketProtocol.defaultPath))
+      --timeout DURATION   how long to wait for the answer (default 90s)
+    """
+
     static let pluginsHelp = """
     Usage: shutterpipe plugins
 
@@ -97,6 +112,7 @@ public enum ShutterPipeCLI {
             case "validate": return try validate(rest, registry: registry)
             case "plugins": return try plugins(rest, registry: registry)
             case "cameras": return try await cameras(rest)
+            case "trigger": return try await trigger(rest)
             case "help", "-h", "--help":
                 print(help(for: rest.first) ?? overview)
                 return success
@@ -105,7 +121,7 @@ public enum ShutterPipeCLI {
                 return success
             default:
                 var message = "shutterpipe: unknown command '\(command)'"
-                if let suggestion = closestMatch(to: command, in: ["run", "validate", "plugins", "cameras", "help"]) {
+                if let suggestion = closestMatch(to: command, in: ["run", "validate", "plugins", "cameras", "trigger", "help"]) {
                     message += "; did you mean '\(suggestion)'?"
                 }
                 printError(message + "\n\n" + overview)
@@ -126,6 +142,7 @@ public enum ShutterPipeCLI {
         case "validate": return validateHelp
         case "plugins": return pluginsHelp
         case "cameras": return camerasHelp
+        case "trigger": return triggerHelp
         default: return nil
         }
     }
@@ -214,6 +231,39 @@ public enum ShutterPipeCLI {
                   + "  " + row[3])
         }
         return success
+    }
+
+    // MARK: trigger
+
+    static func trigger(_ arguments: [String]) async throws -> Int32 {
+        let parsed = try Arguments(arguments, spec: .init(valued: ["socket": "", "timeout": ""], flags: ["help": "h"]))
+        if parsed.flags.contains("help") { print(triggerHelp); return success }
+        guard parsed.positionals.count == 1, let event = parsed.positionals.first else {
+            throw UsageError("name one event: enter, capture or exit")
+        }
+        guard ["enter", "capture", "exit"].contains(event) else {
+            throw UsageError("unknown event '\(event)'; use enter, capture or exit")
+        }
+        let path = parsed.values["socket"] ?? SocketProtocol.defaultPath
+        let timeoutText = parsed.values["timeout"] ?? "90s"
+        guard let timeout = PluginOptions.parseDuration(timeoutText) else { throw UsageError("--timeout needs a duration such as 30s") }
+        let queue = BlockingQueue(label: "shutterpipe.trigger")
+        let outcome: Result<SocketReply, SocketClientError> = await queue.run {
+            Result { () throws(SocketClientError) -> SocketReply in try SocketClient.send(event, to: path, timeout: timeout) }
+        }
+        switch outcome {
+        case .success(let wrapped):
+            let reply = wrapped.object
+            if let error = reply["error"] as? String {
+                printError("shutterpipe trigger: the session refused the request: \(error)")
+                return runFailed
+            }
+            print(reply["summary"] as? String ?? "\(reply)")
+            return SocketProtocol.isSuccess(reply) ? success : runFailed
+        case .failure(let error):
+            printError("shutterpipe trigger: \(error)")
+            return runFailed
+        }
     }
 
     // MARK: cameras

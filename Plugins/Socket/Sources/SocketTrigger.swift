@@ -1,0 +1,149 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+import Synchronization
+
+/// A trigger on a Unix socket: programs, scripts and Stream Deck buttons send
+/// `{"event":"capture"}` lines and get back the state that answered each, as JSON.
+///
+/// The socket is created with mode 0600 (only this user). Each client has a thread of
+/// its own; a malformed line gets an error reply and the session carries on. The trigger
+/// runs until the pipeline stops, and removes its socket file then.
+public final class SocketTrigger: TriggerSource {
+    /// The type name in configs.
+    public static let typeName = "socket"
+
+    /// The options of the `socket` trigger.
+    public struct Options: Sendable, Equatable {
+        /// The socket's path.
+        public var path: String = SocketProtocol.defaultPath
+        /// Request names to events; by default `enter`, `capture`, `exit`.
+        public var map = EventMap(["enter": .enter, "capture": .capture, "exit": .exit])
+        /// The most clients connected at once.
+        public var maximumClients = 32
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// Registers the `socket` type.
+    public static func register(in registry: PluginRegistry) throws {
+        try registry.registerTrigger(typeName, summary: "JSON lines on a Unix socket (0600); each request gets the answering state back") { options, environment in
+            SocketTrigger(options: try Options(options), log: environment.log)
+        }
+    }
+
+    private struct Client {
+        var descriptor: Int32
+        var pending: [UInt64: Data] = [:]  // request token → the client's "id", as JSON ("null" when none)
+    }
+
+    private let options: Options
+    private let log: Logger
+    private let clients = Mutex<(byID: [UInt32: Client], nextID: UInt32, nextRequest: UInt32)>(([:], 1, 1))
+
+    /// Creates a trigger.
+    public init(options: Options, log: Logger = .discarding) {
+        self.options = options
+        self.log = log
+    }
+
+    /// Listens until cancelled.
+    public func run(delivering events: EventChannel) async throws {
+        let listener: Int32
+        do { listener = try UnixSocket.listen(at: options.path) } catch {
+            throw ShutterError(.permissionDenied, "socket trigger: \(error)",
+                               fix: "choose another 'path', or stop the other shutterpipe using it")
+        }
+        log.info("listening on \(options.path)")
+        let acceptor = Thread { [self] in self.accept(listener, events) }
+        acceptor.name = "shutterpipe socket accept"
+        acceptor.start()
+        await withTaskCancellationHandler {
+            // Wait until the pipeline stops.
+            for await _ in AsyncStream<Void>(unfolding: { try? await Task.sleep(for: .seconds(3600)); return Task.isCancelled ? nil : () }) {}
+        } onCancel: {
+            shutdown(listener, Int32(SHUT_RDWR))
+            close(listener)
+        }
+        unlink(options.path)
+        let open = clients.withLock { state in state.byID.values.map(\.descriptor) }
+        for descriptor in open { shutdown(descriptor, Int32(SHUT_RDWR)) }
+    }
+
+    /// Writes the answer to the client that asked, if it is still connected.
+    public func sync(_ answer: ShutterAnswer) async {
+        let clientID = UInt32(answer.request.token >> 32)
+        let target = clients.withLock { state -> (Int32, Data)? in
+            guard var client = state.byID[clientID], let id = client.pending.removeValue(forKey: answer.request.token) else { return nil }
+            state.byID[clientID] = client
+            return (client.descriptor, id)
+        }
+        guard let (descriptor, idJSON) = target else { return }  // the client left; its answer has nowhere to go
+        let id = try? JSONSerialization.jsonObject(with: idJSON, options: .fragmentsAllowed)
+        writeAll(Array(SocketProtocol.reply(answer, id: id is NSNull ? nil : id)), to: descriptor)
+    }
+
+    private func accept(_ listener: Int32, _ events: EventChannel) {
+        while true {
+            let descriptor = Glibc.accept(listener, nil, nil)
+            if descriptor < 0 {
+                if errno == EINTR { continue }
+                return  // closed at shutdown
+            }
+            let id = clients.withLock { state -> UInt32? in
+                guard state.byID.count < options.maximumClients else { return nil }
+                let id = state.nextID
+                state.nextID &+= 1
+                state.byID[id] = Client(descriptor: descriptor)
+                return id
+            }
+            guard let id else {
+                writeAll(Array(SocketProtocol.error("too many clients (\(options.maximumClients)); try again later")), to: descriptor)
+                close(descriptor)
+                continue
+            }
+            let thread = Thread { [self] in self.serve(id, descriptor, events) }
+            thread.name = "shutterpipe socket client"
+            thread.start()
+        }
+    }
+
+    private func serve(_ id: UInt32, _ descriptor: Int32, _ events: EventChannel) {
+        UnixSocket.readLines(descriptor) { line in
+            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !text.isEmpty else { return }
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
+                writeAll(Array(SocketProtocol.error("malformed request: expected a JSON object such as {\"event\":\"capture\"}")), to: descriptor)
+                return
+            }
+            guard let name = object["event"] as? String else {
+                writeAll(Array(SocketProtocol.error("missing \"event\": send {\"event\":\"capture\"}, enter or exit", id: object["id"])), to: descriptor)
+                return
+            }
+            let event = options.map.event(for: name) ?? .unknown
+            let idJSON = (try? JSONSerialization.data(withJSONObject: object["id"] ?? NSNull(), options: .fragmentsAllowed)) ?? Data("null".utf8)
+            let token = clients.withLock { state -> UInt64 in
+                let token = UInt64(id) << 32 | UInt64(state.nextRequest)
+                state.nextRequest &+= 1
+                state.byID[id]?.pending[token] = idJSON
+                return token
+            }
+            events.send(event, origin: "client \(id): \(name.prefix(40))", token: token)
+        }
+        clients.withLock { $0.byID[id] = nil }
+        close(descriptor)
+    }
+}
+
+extension SocketTrigger.Options {
+    /// Reads the options of a `socket` trigger.
+    public init(_ options: PluginOptions) throws {
+        self.init()
+        path = try options.path("path", default: path)
+        map = try EventMap(options, defaults: map.events, known: ["enter", "capture", "exit", "(any request name)"])
+        maximumClients = try options.int("maximumClients", default: maximumClients, in: 1...1024)
+    }
+}

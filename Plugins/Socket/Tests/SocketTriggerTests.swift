@@ -1,0 +1,151 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+import SocketTrigger
+import Testing
+import TestSupport
+
+/// A running `shutterpipe run` with a socket trigger and the file-stub backend.
+func socketSession(_ folder: TemporaryDirectory, backend: String = "", coordinator: String = "") async throws -> (RunningProcess, String) {
+    let path = folder.file("s.sock")
+    let config = try writeConfig("""
+    version: 1
+    session: socket
+    backend:
+      type: file-stub
+    \(backend)
+    triggers:
+      - type: socket
+        path: \(path)
+    sinks:
+      - type: files
+        directory: \(folder.file("out"))
+    \(coordinator)
+    """, in: folder)
+    let process = try RunningProcess(shutterpipeBinary, ["run", "--config", config], in: folder.path)
+    // Ready when it accepts a connection (a stale socket file may already be there).
+    _ = await eventually(timeout: .seconds(10)) {
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(probe) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(path.utf8.prefix(raw.count - 1))
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        } == 0
+    }
+    return (process, path)
+}
+
+@Suite("socket trigger", .timeLimit(.minutes(2)))
+struct SocketTriggerTests {
+    @Test("shutterpipe trigger prints the answering state and exits 0 only on success")
+    func clientCommand() async throws {
+        let folder = TemporaryDirectory("socket-client")
+        let (session, path) = try await socketSession(folder, backend: "  failEvery: 2")
+        let first = try await shutterpipe(["trigger", "capture", "--socket", path], in: folder.path)
+        #expect(first.status == 0)
+        #expect(first.stdout == "photoSuccess \(folder.file("out"))/socket-0001.jpg\n")
+        let second = try await shutterpipe(["trigger", "capture", "--socket", path], in: folder.path)
+        #expect(second.status == 1)
+        #expect(second.stdout.hasPrefix("photoFailed cameraFailure: file-stub: simulated failure of capture 2"))
+        let exit = try await shutterpipe(["trigger", "exit", "--socket", path], in: folder.path)
+        #expect(exit.status == 0 && exit.stdout == "exitedOrUnableToEnter\n")
+        kill(session.process.processIdentifier, SIGTERM)
+        let outcome = await session.wait()
+        #expect(outcome.status == 0)
+        #expect(!FileManager.default.fileExists(atPath: path))  // removed at shutdown
+        let none = try await shutterpipe(["trigger", "capture", "--socket", path], in: folder.path)
+        #expect(none.status == 1)
+        #expect(none.stderr.contains("no shutterpipe session listens on \(path)"))
+    }
+
+    @Test("the socket is 0600; malformed lines get an error reply and the session carries on; ids are echoed")
+    func requestsAndErrors() async throws {
+        let folder = TemporaryDirectory("socket-requests")
+        let (session, path) = try await socketSession(folder)
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+        let client = try await SocketLines(path: path)
+        client.send("garbage\n{\"evnt\":1}\n\u{0}\u{1}\n{\"event\":\"capture\",\"id\":\"a\"}\n{\"event\":\"selfie\",\"id\":5}\n")
+        let replies = await client.replies(5)
+        #expect(replies.filter { $0["error"] != nil }.count == 3)
+        let capture = try #require(replies.first { $0["id"] as? String == "a" })
+        #expect(capture["state"] as? String == "photoSuccess")
+        #expect((capture["files"] as? [String])?.first?.hasSuffix("socket-0001.jpg") == true)
+        let unknown = try #require(replies.first { $0["id"] as? Int == 5 })
+        #expect(unknown["event"] as? String == "unknown" && unknown["state"] as? String == "enteredPhotoMode")
+        kill(session.process.processIdentifier, SIGTERM)
+        #expect(await session.wait().status == 0)
+    }
+
+    @Test("many clients at once each get exactly their own answers")
+    func manyClients() async throws {
+        let folder = TemporaryDirectory("socket-clients")
+        let (session, path) = try await socketSession(folder, coordinator: "coordinator: {queueLimit: 100}")
+        var clients: [SocketLines] = []
+        for index in 0..<8 { clients.append(try await SocketLines(path: path)); _ = index }
+        for (index, client) in clients.enumerated() {
+            client.send((0..<5).map { "{\"event\":\"capture\",\"id\":\"c\(index)-\($0)\"}\n" }.joined())
+        }
+        for (index, client) in clients.enumerated() {
+            let replies = await client.replies(5)
+            #expect(replies.count == 5)
+            #expect(Set(replies.compactMap { $0["id"] as? String }) == Set((0..<5).map { "c\(index)-\($0)" }))
+            #expect(replies.allSatisfy { $0["state"] as? String == "photoSuccess" })
+        }
+        kill(session.process.processIdentifier, SIGTERM)
+        #expect(await session.wait().status == 0)
+        #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == 40)
+    }
+
+    @Test("a live socket is not taken over; a stale one is replaced")
+    func staleAndLive() async throws {
+        let folder = TemporaryDirectory("socket-stale")
+        let (session, path) = try await socketSession(folder)
+        let second = try await shutterpipe(["run", "--config", folder.file("studio.yaml")], in: folder.path, timeout: .seconds(10))
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("another program already listens on '\(path)'"))
+        kill(session.process.processIdentifier, SIGKILL)  // leaves the socket file behind
+        _ = await session.wait()
+        #expect(FileManager.default.fileExists(atPath: path))
+        let (again, _) = try await socketSession(folder)
+        #expect(try await shutterpipe(["trigger", "capture", "--socket", path], in: folder.path).status == 0)
+        kill(again.process.processIdentifier, SIGTERM)
+        _ = await again.wait()
+    }
+
+    @Test("a storm of 1,000 captures: exactly one answer each, busy beyond the bound, nothing lost or duplicated, memory bounded")
+    func storm() async throws {
+        let folder = TemporaryDirectory("socket-storm")
+        let (session, path) = try await socketSession(folder, backend: "  width: 64\n  height: 48", coordinator: "coordinator: {queueLimit: 16}")
+        let clients = [try await SocketLines(path: path), try await SocketLines(path: path), try await SocketLines(path: path), try await SocketLines(path: path)]
+        for (index, client) in clients.enumerated() {
+            client.send((0..<250).map { "{\"event\":\"capture\",\"id\":\(index * 1000 + $0)}\n" }.joined())
+        }
+        var replies: [[String: Any]] = []
+        for client in clients { replies += await client.replies(250, timeout: .seconds(60)) }
+        #expect(replies.count == 1000)
+        let ids = replies.compactMap { $0["id"] as? Int }
+        #expect(Set(ids).count == 1000)  // exactly one answer per request
+        let successes = replies.filter { $0["state"] as? String == "photoSuccess" }
+        let busy = replies.filter { $0["cause"] as? String == "busy" }
+        #expect(successes.count + busy.count == 1000, "other answers: \(replies.filter { $0["state"] as? String != "photoSuccess" && $0["cause"] as? String != "busy" }.prefix(3))")
+        #expect(successes.count >= 17)  // at least what the bound lets through
+        let files = successes.flatMap { $0["files"] as? [String] ?? [] }
+        #expect(Set(files).count == successes.count)  // no file named twice
+        #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == successes.count)  // none lost, none extra
+        let status = try String(contentsOfFile: "/proc/\(session.process.processIdentifier)/status", encoding: .utf8)
+        let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+        #expect(peak > 0 && peak < 200_000, "peak resident memory \(peak) kB")
+        kill(session.process.processIdentifier, SIGTERM)
+        #expect(await session.wait().status == 0)
+    }
+}
