@@ -34,11 +34,12 @@ let package = Package(
         .target(name: "FileStubBackend", dependencies: [kit], path: "Plugins/FileStub/Sources"),
         .target(name: "StdinTrigger", dependencies: [kit], path: "Plugins/Stdin/Sources"),
         .target(name: "SocketTrigger", dependencies: [kit], path: "Plugins/Socket/Sources"),
+        .target(name: "EvdevTrigger", dependencies: [kit, "CLinux"], path: "Plugins/Evdev/Sources"),
         .target(name: "GPhoto2Backend", dependencies: [kit, "CGPhoto2"], path: "Plugins/GPhoto2/Sources"),
         .target(name: "FilesSink", dependencies: [kit, "CLinux", "CExif"], path: "Plugins/Files/Sources"),
 
         // Host
-        .target(name: "ShutterPipeApp", dependencies: [kit, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger", "FilesSink", "GPhoto2Backend"],
+        .target(name: "ShutterPipeApp", dependencies: [kit, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger", "EvdevTrigger", "FilesSink", "GPhoto2Backend"],
                 path: "Sources/ShutterPipeApp"),
         .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp"], path: "Sources/shutterpipe"),
         .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit], path: "Sources/shutterpipe-fakecam"),
@@ -53,6 +54,7 @@ let package = Package(
         .testTarget(name: "FileStubBackendTests", dependencies: [kit, "FileStubBackend", "TestSupport"], path: "Plugins/FileStub/Tests",
                     exclude: ["Fixtures"]),
         .testTarget(name: "SocketTriggerTests", dependencies: [kit, "SocketTrigger", "shutterpipe", "TestSupport"], path: "Plugins/Socket/Tests"),
+        .testTarget(name: "EvdevTriggerTests", dependencies: [kit, "EvdevTrigger", "CLinux", "TestSupport"], path: "Plugins/Evdev/Tests"),
         .testTarget(name: "StdinTriggerTests", dependencies: [kit, "StdinTrigger", "TestSupport"], path: "Plugins/Stdin/Tests"),
         .testTarget(name: "FilesSinkTests", dependencies: [kit, "FilesSink", "TestSupport"], path: "Plugins/Files/Tests"),
     ]

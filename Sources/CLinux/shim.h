@@ -7,9 +7,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <linux/fs.h>
+#include <linux/input.h>
 
 /// rename(2) that fails with EEXIST instead of replacing `to`. Falls back to link+unlink
 /// where the file system has no renameat2 (errno EINVAL/ENOSYS), which is also atomic.
@@ -21,5 +24,22 @@ static inline int sp_rename_noreplace(const char *from, const char *to) {
     if (link(from, to) != 0) return -1;
     unlink(from);
     return 0;
+}
+
+/// EVIOCGRAB: 1 takes the device for this process alone (keys no longer reach the
+/// desktop), 0 releases it.
+static inline int sp_evdev_grab(int fd, int grab) { return ioctl(fd, EVIOCGRAB, (void *)(long)grab); }
+
+/// EVIOCSCLOCKID: event timestamps from CLOCK_MONOTONIC, comparable with "now".
+static inline int sp_evdev_use_monotonic_clock(int fd) { int clock = CLOCK_MONOTONIC; return ioctl(fd, EVIOCSCLOCKID, &clock); }
+
+/// EVIOCGNAME: the device's name into `buffer`.
+static inline int sp_evdev_name(int fd, char *buffer, int length) { return ioctl(fd, EVIOCGNAME(length), buffer); }
+
+/// CLOCK_MONOTONIC now, in microseconds.
+static inline long long sp_monotonic_microseconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000000LL + now.tv_nsec / 1000;
 }
 #endif

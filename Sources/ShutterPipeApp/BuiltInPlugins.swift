@@ -1,3 +1,4 @@
+import EvdevTrigger
 import FileStubBackend
 import FilesSink
 import GPhoto2Backend
@@ -15,6 +16,7 @@ public enum BuiltInPlugins {
             try FileStubBackend.register(in: registry)
             try StdinTrigger.register(in: registry)
             try SocketTrigger.register(in: registry)
+            try EvdevTrigger.register(in: registry)
             try FilesSink.register(in: registry)
             try GPhoto2Backend.register(in: registry)
         } catch {

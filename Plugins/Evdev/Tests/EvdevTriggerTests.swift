@@ -1,0 +1,254 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinux
+@testable import EvdevTrigger
+import Foundation
+import ShutterPipeKit
+import Synchronization
+import Testing
+import TestSupport
+
+let enterKey = KeyNames.code("KEY_ENTER")!, volumeUp = KeyNames.code("KEY_VOLUMEUP")!
+
+func key(_ code: UInt16, _ value: Int32, at milliseconds: Int64) -> InputEvent {
+    InputEvent(time: milliseconds * 1000, type: InputEvent.key, code: code, value: value)
+}
+
+/// A press and release `length` ms long starting at `start`.
+func tap(_ code: UInt16, at start: Int64, length: Int64 = 80) -> [InputEvent] {
+    [key(code, 1, at: start), key(code, 0, at: start + length)]
+}
+
+@Suite("evdev gesture decoding", .timeLimit(.minutes(2)))
+struct GestureDecoderTests {
+    let gestures = GestureDecoder(bindings: [
+        enterKey: .init(immediate: .capture, gestures: [.double: .enter, .triple: .exit, .long: .exit]),
+        volumeUp: .init(immediate: .capture),
+    ])
+
+    func decode(_ events: [InputEvent], flushAt: Int64? = nil) -> [String] {
+        var decoder = gestures
+        var out = events.flatMap { decoder.feed($0) }
+        if let flushAt { out += decoder.flush(now: flushAt * 1000) }
+        return out.map { "\($0.event.rawValue) \($0.origin)" }
+    }
+
+    @Test("a key that only ever means capture fires at once on press, ignoring autorepeat and bounce")
+    func immediate() {
+        #expect(decode([key(volumeUp, 1, at: 0)]) == ["capture KEY_VOLUMEUP"])
+        #expect(decode([key(volumeUp, 1, at: 0), key(volumeUp, 2, at: 300), key(volumeUp, 2, at: 333), key(volumeUp, 0, at: 400)])
+                == ["capture KEY_VOLUMEUP"])
+        #expect(decode([key(volumeUp, 1, at: 0), key(volumeUp, 0, at: 10), key(volumeUp, 1, at: 20)]) == ["capture KEY_VOLUMEUP"])
+        #expect(decode(tap(volumeUp, at: 0) + tap(volumeUp, at: 200)).count == 2)
+    }
+
+    @Test("single, double and triple taps within the window; the window closes after the last release")
+    func taps() {
+        #expect(decode(tap(enterKey, at: 0)).isEmpty)  // waits for a second tap
+        #expect(decode(tap(enterKey, at: 0), flushAt: 300) == [])  // window not closed yet
+        #expect(decode(tap(enterKey, at: 0), flushAt: 431) == ["capture KEY_ENTER"])
+        #expect(decode(tap(enterKey, at: 0) + tap(enterKey, at: 250), flushAt: 700) == ["enter KEY_ENTER double"])
+        #expect(decode(tap(enterKey, at: 0) + tap(enterKey, at: 250) + tap(enterKey, at: 500)) == ["exit KEY_ENTER triple"])
+        // Taps further apart than the window are two singles.
+        var decoder = gestures
+        var out = tap(enterKey, at: 0).flatMap { decoder.feed($0) }
+        out += decoder.flush(now: 500_000)
+        out += tap(enterKey, at: 900).flatMap { decoder.feed($0) }
+        out += decoder.flush(now: 1_400_000)
+        #expect(out.map(\.event) == [.capture, .capture])
+    }
+
+    @Test("a long press fires when held past the threshold, and its release does nothing more")
+    func longPress() {
+        var decoder = gestures
+        #expect(decoder.feed(key(enterKey, 1, at: 0)).isEmpty)
+        #expect(decoder.flush(now: 500_000).isEmpty)
+        #expect(decoder.nextDeadline == 600_000)
+        #expect(decoder.flush(now: 601_000).map(\.origin) == ["KEY_ENTER long"])
+        #expect(decoder.feed(key(enterKey, 0, at: 900)).isEmpty)
+        #expect(decoder.flush(now: 2_000_000).isEmpty)
+        // Released past the threshold without a flush in between: also long.
+        #expect(decode([key(enterKey, 1, at: 0), key(enterKey, 0, at: 700)]) == ["exit KEY_ENTER long"])
+    }
+
+    @Test("contact bounce right after a release is ignored; unmapped keys and other event types do nothing")
+    func noise() {
+        let bounced = tap(enterKey, at: 0) + [key(enterKey, 1, at: 100), key(enterKey, 0, at: 110)]
+        #expect(decode(bounced, flushAt: 600) == ["capture KEY_ENTER"])
+        #expect(decode(tap(KeyNames.code("KEY_ESC")!, at: 0), flushAt: 1000).isEmpty)
+        #expect(decode([InputEvent(time: 0, type: InputEvent.miscellaneous, code: 4, value: 0x7E9)]).isEmpty)
+    }
+}
+
+/// A FIFO standing in for /dev/input/eventN, fed with packed records.
+final class FakeInputDevice: @unchecked Sendable {
+    let path: String
+    private var writer: Int32 = -1
+
+    init(at path: String) {
+        self.path = path
+        mkfifo(path, 0o600)
+    }
+
+    /// Opens the writing end (waits for the trigger to open its end).
+    func plugIn() async {
+        while writer < 0 {
+            writer = open(path, O_WRONLY | O_NONBLOCK)
+            if writer < 0 { try? await Task.sleep(for: .milliseconds(10)) }
+        }
+    }
+
+    func send(_ events: [InputEvent]) {
+        let data = events.reduce(into: Data()) { $0.append($1.bytes) }
+        _ = data.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+    }
+
+    /// Like pulling the remote's battery: the reader sees end of file.
+    func unplug() {
+        close(writer)
+        writer = -1
+    }
+
+    /// Presses and releases a key now (kernel monotonic timestamps).
+    func press(_ code: UInt16, hold: Int64 = 60) async {
+        let now = sp_monotonic_microseconds() / 1000
+        send([InputEvent(time: now * 1000, type: InputEvent.miscellaneous, code: 4, value: Int32(code)),
+              key(code, 1, at: now), InputEvent(time: now * 1000, type: 0, code: 0, value: 0)])
+        try? await Task.sleep(for: .milliseconds(hold))
+        send([key(code, 0, at: now + hold), InputEvent(time: (now + hold) * 1000, type: 0, code: 0, value: 0)])
+    }
+
+    deinit { if writer >= 0 { close(writer) } }
+}
+
+/// Runs an evdev trigger on `options` and collects what it sends.
+final class SentEvents: Sendable {
+    private let events = Mutex<[TriggerEvent]>([])
+    func append(_ event: TriggerEvent) { events.withLock { $0.append(event) } }
+    var all: [TriggerEvent] { events.withLock { $0 } }
+}
+
+final class TriggerHarness: @unchecked Sendable {
+    let sent = SentEvents()
+    let log = LogRecorder()
+    private var task: Task<Void, any Error>?
+
+    init(_ options: EvdevTrigger.Options) {
+        let trigger = EvdevTrigger(options: options, log: log.logger)
+        let sent = self.sent
+        task = Task { try await trigger.run(delivering: EventChannel { event in sent.append(event) }) }
+    }
+
+    var events: [ShutterEvent] { sent.all.map(\.event) }
+
+    func stop() async {
+        task?.cancel()
+        _ = try? await withDeadline(.seconds(5), "evdev trigger stopping") { [task] in try await task?.value }
+    }
+}
+
+@Suite("evdev trigger reading a device", .timeLimit(.minutes(2)))
+struct EvdevReaderTests {
+    func options(_ configure: (inout EvdevTrigger.Options) -> Void) throws -> EvdevTrigger.Options {
+        var options = try EvdevTrigger.Options(PluginOptions(configNode(["device": "/nonexistent"]), owner: "trigger 'evdev'"))
+        options.rescanInterval = .milliseconds(50)
+        configure(&options)
+        return options
+    }
+
+    @Test("key presses on the device become events; MSC_SCAN noise is ignored")
+    func reads() async throws {
+        let folder = TemporaryDirectory("evdev-read")
+        let device = FakeInputDevice(at: folder.file("event5"))
+        let harness = TriggerHarness(try options { $0.device = device.path })
+        await device.plugIn()
+        await device.press(volumeUp)
+        await device.press(KeyNames.code("KEY_NEXTSONG")!)
+        await device.press(KeyNames.code("KEY_VOLUMEDOWN")!)
+        #expect(await eventually { harness.events.count == 3 })
+        #expect(harness.events == [.capture, .enter, .capture])
+        #expect(harness.sent.all.map(\.origin) == ["KEY_VOLUMEUP", "KEY_NEXTSONG", "KEY_VOLUMEDOWN"])
+        await harness.stop()
+    }
+
+    @Test("after SYN_DROPPED, events up to the next report are discarded")
+    func synDropped() async throws {
+        let folder = TemporaryDirectory("evdev-drop")
+        let device = FakeInputDevice(at: folder.file("event6"))
+        let harness = TriggerHarness(try options { $0.device = device.path })
+        await device.plugIn()
+        let now = sp_monotonic_microseconds() / 1000
+        device.send([InputEvent(time: now * 1000, type: 0, code: InputEvent.dropped, value: 0)] + tap(volumeUp, at: now)
+                    + [InputEvent(time: now * 1000, type: 0, code: InputEvent.report, value: 0)] + tap(volumeUp, at: now + 200))
+        #expect(await eventually { harness.events.count == 1 })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(harness.events == [.capture])
+        await harness.stop()
+    }
+
+    @Test("an unplugged device is waited for and picked up again when it returns")
+    func hotPlug() async throws {
+        let folder = TemporaryDirectory("evdev-plug")
+        let device = FakeInputDevice(at: folder.file("event7"))
+        let harness = TriggerHarness(try options { $0.device = device.path })
+        await device.plugIn()
+        await device.press(volumeUp)
+        #expect(await eventually { harness.events.count == 1 })
+        device.unplug()
+        #expect(await eventually { harness.log.messages.contains { $0.contains("went away") } })
+        unlink(device.path)  // gone from /dev/input too
+        try await Task.sleep(for: .milliseconds(150))
+        let returned = FakeInputDevice(at: device.path)
+        await returned.plugIn()
+        #expect(await eventually { harness.log.messages.contains { $0.contains("(device is back)") } })
+        await returned.press(volumeUp)
+        #expect(await eventually { harness.events.count == 2 })
+        await harness.stop()
+    }
+
+    @Test("a device chosen by name is found through sysfs")
+    func byName() async throws {
+        let folder = TemporaryDirectory("evdev-sysfs")
+        for (event, name) in [("event2", "AT Translated Set 2 keyboard"), ("event9", "AB Shutter3-1a2b")] {
+            try FileManager.default.createDirectory(atPath: folder.file("sys/class/input/\(event)/device"), withIntermediateDirectories: true)
+            try Data("\(name)\n".utf8).write(to: URL(fileURLWithPath: folder.file("sys/class/input/\(event)/device/name")))
+        }
+        try FileManager.default.createDirectory(atPath: folder.file("dev"), withIntermediateDirectories: true)
+        let device = FakeInputDevice(at: folder.file("dev/event9"))
+        let trigger = try options {
+            $0.device = nil; $0.name = "ab shutter3"; $0.sysfsRoot = folder.file("sys"); $0.deviceDirectory = folder.file("dev")
+        }
+        #expect(EvdevTrigger(options: trigger).resolve() == device.path)
+        let harness = TriggerHarness(trigger)
+        await device.plugIn()
+        await device.press(volumeUp)
+        #expect(await eventually { harness.events == [.capture] })
+        await harness.stop()
+    }
+
+    @Test("a permission error names the udev rule and the input group")
+    func permissionMessage() {
+        let error = EvdevTrigger.permissionError("/dev/input/event9", name: "AB Shutter3")
+        #expect(error.cause == .permissionDenied)
+        #expect(error.fix?.contains("SUBSYSTEM==\"input\", KERNEL==\"event*\", ATTRS{name}==\"AB Shutter3*\", TAG+=\"uaccess\"") == true)
+        #expect(error.fix?.contains("usermod -aG input") == true)
+    }
+
+    @Test("the map: gestures, defaults, and mistakes")
+    func mapOptions() throws {
+        let parsed = try EvdevTrigger.Options(PluginOptions(configNode([
+            "name": "pedal", "map": ["KEY_B": "capture", "KEY_B:double": "enter", "key_b:long": "exit", "KEY_ESC": "ignore"],
+        ]), owner: "trigger 'evdev'"))
+        let b = try #require(parsed.bindings[KeyNames.code("KEY_B")!])
+        #expect(b.immediate == .capture && b.gestures == [.double: .enter, .long: .exit])
+        #expect(parsed.bindings[KeyNames.code("KEY_ESC")!] == nil)
+        #expect(parsed.bindings.count == 1)  // a map replaces the defaults
+        let defaults = try EvdevTrigger.Options(PluginOptions(configNode(["name": "x"]), owner: "trigger 'evdev'"))
+        #expect(defaults.bindings[volumeUp]?.immediate == .capture)
+        #expect(defaults.bindings[KeyNames.code("KEY_PREVIOUSSONG")!]?.immediate == .exit)
+        #expect(throws: ConfigError.self) { try EvdevTrigger.Options(PluginOptions(configNode(["name": "x", "map": ["KEY_VOLUMUP": "capture"]]), owner: "t")) }
+        #expect(throws: ConfigError.self) { try EvdevTrigger.Options(PluginOptions(configNode(["name": "x", "map": ["KEY_B:quadruple": "capture"]]), owner: "t")) }
+        #expect(throws: ConfigError.self) { try EvdevTrigger.Options(PluginOptions(configNode([:] as [String: Any]), owner: "t")) }
+    }
+}
