@@ -28,6 +28,7 @@ let package = Package(
         .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .systemLibrary(name: "CGPhoto2", path: "Sources/CGPhoto2", pkgConfig: "libgphoto2", providers: [.apt(["libgphoto2-dev"])]),
+        .systemLibrary(name: "CDBus", path: "Sources/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CExif", path: "Sources/CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
 
         // Built-in plugins
@@ -35,11 +36,12 @@ let package = Package(
         .target(name: "StdinTrigger", dependencies: [kit], path: "Plugins/Stdin/Sources"),
         .target(name: "SocketTrigger", dependencies: [kit], path: "Plugins/Socket/Sources"),
         .target(name: "EvdevTrigger", dependencies: [kit, "CLinux"], path: "Plugins/Evdev/Sources"),
+        .target(name: "MPRISTrigger", dependencies: [kit, "CDBus"], path: "Plugins/MPRIS/Sources"),
         .target(name: "GPhoto2Backend", dependencies: [kit, "CGPhoto2"], path: "Plugins/GPhoto2/Sources"),
         .target(name: "FilesSink", dependencies: [kit, "CLinux", "CExif"], path: "Plugins/Files/Sources"),
 
         // Host
-        .target(name: "ShutterPipeApp", dependencies: [kit, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger", "EvdevTrigger", "FilesSink", "GPhoto2Backend"],
+        .target(name: "ShutterPipeApp", dependencies: [kit, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger", "EvdevTrigger", "MPRISTrigger", "FilesSink", "GPhoto2Backend"],
                 path: "Sources/ShutterPipeApp"),
         .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp"], path: "Sources/shutterpipe"),
         .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit], path: "Sources/shutterpipe-fakecam"),
@@ -55,6 +57,7 @@ let package = Package(
                     exclude: ["Fixtures"]),
         .testTarget(name: "SocketTriggerTests", dependencies: [kit, "SocketTrigger", "shutterpipe", "TestSupport"], path: "Plugins/Socket/Tests"),
         .testTarget(name: "EvdevTriggerTests", dependencies: [kit, "EvdevTrigger", "CLinux", "TestSupport"], path: "Plugins/Evdev/Tests"),
+        .testTarget(name: "MPRISTriggerTests", dependencies: [kit, "MPRISTrigger", "shutterpipe", "TestSupport"], path: "Plugins/MPRIS/Tests"),
         .testTarget(name: "StdinTriggerTests", dependencies: [kit, "StdinTrigger", "TestSupport"], path: "Plugins/Stdin/Tests"),
         .testTarget(name: "FilesSinkTests", dependencies: [kit, "FilesSink", "TestSupport"], path: "Plugins/Files/Tests"),
     ]

@@ -2,6 +2,7 @@ import EvdevTrigger
 import FileStubBackend
 import FilesSink
 import GPhoto2Backend
+import MPRISTrigger
 import ShutterPipeKit
 import SocketTrigger
 import StdinTrigger
@@ -17,6 +18,7 @@ public enum BuiltInPlugins {
             try StdinTrigger.register(in: registry)
             try SocketTrigger.register(in: registry)
             try EvdevTrigger.register(in: registry)
+            try MPRISTrigger.register(in: registry)
             try FilesSink.register(in: registry)
             try GPhoto2Backend.register(in: registry)
         } catch {

@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A D-Bus daemon of the test's own (session configuration), stopped when released.
+public final class PrivateBus: @unchecked Sendable {
+    /// The bus address, for DBUS_SESSION_BUS_ADDRESS.
+    public let address: String
+    private let daemon: RunningProcess
+    private let folder = TemporaryDirectory("bus")
+
+    /// Starts `dbus-daemon` in the foreground (a forked one would keep our pipes open) and
+    /// waits for its address.
+    public init() async throws {
+        daemon = try RunningProcess("/usr/bin/dbus-daemon", ["--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--print-address=1"],
+                                    in: folder.path)
+        let deadline = ContinuousClock.now + .seconds(10)
+        var line = ""
+        while !line.hasSuffix("\n") {
+            guard ContinuousClock.now < deadline else { throw FakeCameraError("dbus-daemon did not start: \(daemon.stderrSoFar)") }
+            try await Task.sleep(for: .milliseconds(10))
+            line = daemon.stdoutSoFar
+        }
+        address = line.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    deinit { kill(daemon.process.processIdentifier, SIGTERM) }
+
+    /// The environment that points programs at this bus.
+    public var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }
+
+    /// `dbus-send --print-reply` to `destination` on this bus.
+    public func send(_ destination: String, _ path: String, _ method: String, _ arguments: [String] = []) async throws -> String {
+        try await runProgram(["dbus-send", "--bus=\(address)", "--print-reply", "--reply-timeout=5000", "--dest=\(destination)", path, method] + arguments).text
+    }
+}
