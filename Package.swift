@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "FileStubBackendTests", dependencies: [kit, "FileStubBackend", "TestSupport"], path: "Plugins/FileStub/Tests",
                     exclude: ["Fixtures"]),
         .testTarget(name: "SocketTriggerTests", dependencies: [kit, "SocketTrigger", "shutterpipe", "TestSupport"], path: "Plugins/Socket/Tests"),
-        .testTarget(name: "EvdevTriggerTests", dependencies: [kit, "EvdevTrigger", "CLinux", "TestSupport"], path: "Plugins/Evdev/Tests"),
+        .testTarget(name: "EvdevTriggerTests", dependencies: [kit, "EvdevTrigger", "CLinux", "shutterpipe", "TestSupport"], path: "Plugins/Evdev/Tests"),
         .testTarget(name: "MPRISTriggerTests", dependencies: [kit, "MPRISTrigger", "shutterpipe", "TestSupport"], path: "Plugins/MPRIS/Tests"),
         .testTarget(name: "StdinTriggerTests", dependencies: [kit, "StdinTrigger", "TestSupport"], path: "Plugins/Stdin/Tests"),
         .testTarget(name: "FilesSinkTests", dependencies: [kit, "FilesSink", "TestSupport"], path: "Plugins/Files/Tests"),

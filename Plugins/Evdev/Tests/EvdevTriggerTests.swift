@@ -252,3 +252,43 @@ struct EvdevReaderTests {
         #expect(throws: ConfigError.self) { try EvdevTrigger.Options(PluginOptions(configNode([:] as [String: Any]), owner: "t")) }
     }
 }
+
+@Suite("evdev trigger in shutterpipe run", .timeLimit(.minutes(2)))
+struct EvdevEndToEndTests {
+    @Test("remote presses take photos; a double tap enters and a long press exits")
+    func run() async throws {
+        let folder = TemporaryDirectory("evdev-e2e")
+        let device = FakeInputDevice(at: folder.file("event3"))
+        let config = try writeConfig("""
+        version: 1
+        session: remote
+        backend:
+          type: file-stub
+        triggers:
+          - type: evdev
+            device: \(device.path)
+            map: {KEY_VOLUMEUP: capture, "KEY_ENTER:double": enter, "KEY_ENTER:long": exit}
+            rescanInterval: 50ms
+        sinks:
+          - type: files
+            directory: \(folder.file("out"))
+        coordinator: {autoEnter: false}
+        """, in: folder)
+        let session = try RunningProcess(shutterpipeBinary, ["run", "--config", config], in: folder.path)
+        await device.plugIn()
+        await device.press(enterKey)
+        try await Task.sleep(for: .milliseconds(100))
+        await device.press(enterKey)  // a double tap: enter
+        #expect(await eventually { session.stderrSoFar.contains("enter from evdev → enteredPhotoMode") }, "\(session.stderrSoFar)")
+        await device.press(volumeUp)
+        await device.press(volumeUp)
+        #expect(await eventually { folder.names("out").filter { $0.hasSuffix(".jpg") }.count == 2 })
+        await device.press(enterKey, hold: 700)  // a long press: exit
+        #expect(await eventually { session.stderrSoFar.contains("exit from evdev → exitedOrUnableToEnter") })
+        await device.press(volumeUp)  // outside photo mode, with autoEnter off
+        #expect(await eventually { session.stderrSoFar.contains("notInPhotoMode") })
+        kill(session.process.processIdentifier, SIGTERM)
+        let outcome = await session.wait()
+        #expect(outcome.status == 0)
+    }
+}
