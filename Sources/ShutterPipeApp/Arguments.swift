@@ -14,6 +14,10 @@ struct Arguments {
     }
 
     private(set) var values: [String: String] = [:]
+    private(set) var repeated: [String: [String]] = [:]
+
+    /// Every value given for a repeatable option, in order.
+    func allValues(_ name: String) -> [String] { repeated[name] ?? [] }
     private(set) var flags: Set<String> = []
     private(set) var positionals: [String] = []
 
@@ -48,6 +52,7 @@ struct Arguments {
                     values[long] = arguments[index]
                     index += 1
                 }
+                repeated[long, default: []].append(values[long]!)
             } else if spec.flags[long] != nil {
                 guard inlineValue == nil else { throw UsageError("option '--\(long)' takes no value") }
                 flags.insert(long)

@@ -46,7 +46,7 @@ public enum ShutterPipeCLI {
     """
 
     static let runHelp = """
-    Usage: shutterpipe run [--config FILE] [--log-format human|json] [--no-status]
+    Usage: shutterpipe run [--config FILE] [--log-format human|json] [--no-status] [--plugin-path PATH]...
 
     Runs the pipeline a config describes until every trigger has finished (for the stdin
     trigger: end of input), or until SIGINT/SIGTERM. Queued events are still answered
@@ -56,11 +56,13 @@ public enum ShutterPipeCLI {
       -c, --config FILE     the pipeline config (default: \(defaultConfig))
       --log-format FORMAT   human (default) or json: one JSON object per line on stderr
       --no-status           no live status line, even on a terminal
+      --plugin-path PATH    load a plugin library, or every lib*.so in a folder (also: the
+                            config's plugins.paths and $SHUTTERPIPE_PLUGIN_PATH)
       -v, --verbose         also log debug records
     """
 
     static let validateHelp = """
-    Usage: shutterpipe validate FILE
+    Usage: shutterpipe validate FILE... [--plugin-path PATH]...
 
     Checks a config: its YAML, every key, every plugin's options. Prints 'FILE: ok' and
     exits 0, or prints each problem as FILE:LINE:COLUMN: message and exits 3. Opens no
@@ -90,9 +92,11 @@ public enum ShutterPipeCLI {
     """
 
     static let pluginsHelp = """
-    Usage: shutterpipe plugins
+    Usage: shutterpipe plugins [--plugin-path PATH]...
 
-    Lists the registered plugin types: kind, type name, origin and what each does.
+    Lists the plugin types: kind, type name, origin (built-in, or the library it came
+    from) and what each does. Libraries from --plugin-path and $SHUTTERPIPE_PLUGIN_PATH are
+    loaded first; a refused one is reported and the command exits 1.
     """
 
     /// Runs the command line and returns the exit code.
@@ -151,7 +155,7 @@ public enum ShutterPipeCLI {
 
     static func run(_ arguments: [String], registry: PluginRegistry) async throws -> Int32 {
         let parsed = try Arguments(arguments, spec: .init(
-            valued: ["config": "c", "log-format": ""], flags: ["no-status": "", "help": "h", "verbose": "v"]))
+            valued: ["config": "c", "log-format": "", "plugin-path": ""], flags: ["no-status": "", "help": "h", "verbose": "v"]))
         if parsed.flags.contains("help") { print(runHelp); return success }
         guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
         let formatName = parsed.values["log-format"] ?? "human"
@@ -168,7 +172,8 @@ public enum ShutterPipeCLI {
                                statusLine: interactive && !parsed.flags.contains("no-status"))
         let pipeline: Pipeline
         do {
-            pipeline = try loadPipeline(path, registry: registry, log: output.logger(source: "pipeline"), console: output.console)
+            pipeline = try loadPipeline(path, registry: registry, log: output.logger(source: "pipeline"), console: output.console,
+                                        pluginPaths: parsed.allValues("plugin-path"))
         } catch let error as ConfigError {
             printError("error: \(error)")
             return configError
@@ -192,22 +197,44 @@ public enum ShutterPipeCLI {
         return status.triggerFailures.isEmpty ? success : runFailed
     }
 
-    static func loadPipeline(_ path: String, registry: PluginRegistry, log: Logger, console: Console = .standardOutput) throws -> Pipeline {
+    /// Reads a config, loads the plugins it, the command line and the environment name,
+    /// and makes the pipeline. A refused plugin is a config error at its `paths` entry (or
+    /// at the top of the file for paths from elsewhere).
+    static func loadPipeline(_ path: String, registry: PluginRegistry, log: Logger, console: Console = .standardOutput,
+                             pluginPaths: [String] = []) throws -> Pipeline {
         let root = try YAMLLoader.load(file: path)
-        let config = try PipelineConfig(root: root)
+        let config = try PipelineConfig(root: root, hostKeys: ["plugins"])
+        var configured: [(String, SourceLocation)] = []
+        if let block = try config.topLevel.section("plugins") {
+            if let node = try block.node("paths"), case .sequence(let items) = node.value {
+                for item in items {
+                    guard case .scalar(let text, _) = item.value else { throw ConfigError("plugins: 'paths' must be a list of paths", at: item.location) }
+                    configured.append((PluginOptions.expandingTilde(text), item.location))
+                }
+            } else if try block.node("paths") != nil {
+                throw block.error("'paths' must be a list of paths, such as [~/.local/lib/shutterpipe]", key: "paths")
+            }
+            try block.rejectUnknownKeys()
+        }
+        let others = pluginPaths + PluginLoader.environmentPaths()
+        for (library, location) in configured.map({ ($0.0, Optional($0.1)) }) + others.map({ ($0, SourceLocation?.none) }) {
+            for failure in PluginLoader.load([library], into: registry) {
+                throw ConfigError("\(failure)", at: location ?? root.location)
+            }
+        }
         return try Pipeline(config: config, registry: registry, log: log, console: console)
     }
 
     // MARK: validate
 
     static func validate(_ arguments: [String], registry: PluginRegistry) throws -> Int32 {
-        let parsed = try Arguments(arguments, spec: .init(flags: ["help": "h"]))
+        let parsed = try Arguments(arguments, spec: .init(valued: ["plugin-path": ""], flags: ["help": "h"]))
         if parsed.flags.contains("help") { print(validateHelp); return success }
         guard !parsed.positionals.isEmpty else { throw UsageError("name the config file to check") }
         var code = success
         for path in parsed.positionals {
             do {
-                _ = try loadPipeline(path, registry: registry, log: .discarding)
+                _ = try loadPipeline(path, registry: registry, log: .discarding, pluginPaths: parsed.allValues("plugin-path"))
                 print("\(path): ok")
             } catch let error as ConfigError {
                 printError("error: \(error)")
@@ -220,9 +247,14 @@ public enum ShutterPipeCLI {
     // MARK: plugins
 
     static func plugins(_ arguments: [String], registry: PluginRegistry) throws -> Int32 {
-        let parsed = try Arguments(arguments, spec: .init(flags: ["help": "h"]))
+        let parsed = try Arguments(arguments, spec: .init(valued: ["plugin-path": ""], flags: ["help": "h"]))
         if parsed.flags.contains("help") { print(pluginsHelp); return success }
         guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument '\(parsed.positionals[0])'") }
+        var refused = false
+        for failure in PluginLoader.load(parsed.allValues("plugin-path") + PluginLoader.environmentPaths(), into: registry) {
+            printError("error: \(failure)")
+            refused = true
+        }
         let rows = registry.descriptors.map { [$0.kind.rawValue, $0.type, $0.origin.description, $0.summary] }
         let header = ["KIND", "TYPE", "ORIGIN", "DESCRIPTION"]
         let widths = (0..<3).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
@@ -230,7 +262,7 @@ public enum ShutterPipeCLI {
             print((0..<3).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
                   + "  " + row[3])
         }
-        return success
+        return refused ? runFailed : success
     }
 
     // MARK: trigger

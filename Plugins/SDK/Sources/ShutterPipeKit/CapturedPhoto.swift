@@ -66,13 +66,17 @@ public struct ShotContext: Sendable, Equatable {
     /// The trigger that asked for it, or "camera" for a shot taken with the camera's own
     /// shutter button.
     public var trigger: String
+    /// What the sinks listed before this one stored (sinks run in config order): a hook or
+    /// a manifest after a `files` sink knows where the photo went.
+    public var storedSoFar: [StoredFile]
 
     /// Creates a context.
-    public init(session: String, shotNumber: Int, captureTime: Date, camera: String, trigger: String) {
+    public init(session: String, shotNumber: Int, captureTime: Date, camera: String, trigger: String, storedSoFar: [StoredFile] = []) {
         self.session = session
         self.shotNumber = shotNumber
         self.captureTime = captureTime
         self.camera = camera
         self.trigger = trigger
+        self.storedSoFar = storedSoFar
     }
 }

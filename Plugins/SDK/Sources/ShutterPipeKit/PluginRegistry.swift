@@ -91,26 +91,43 @@ public final class PluginRegistry: Sendable {
         var factory: Factory
     }
     private let entries = Mutex<[Entry]>([])
+    private let currentOrigin = Mutex<PluginOrigin>(.builtIn)
 
     /// An empty registry.
     public init() {}
 
-    /// Registers a trigger type.
-    public func registerTrigger(_ type: String, summary: String, origin: PluginOrigin = .builtIn,
+    /// Registers a trigger type. `origin` defaults to where the registering code was
+    /// loaded from (built-in, or the plugin library being loaded).
+    public func registerTrigger(_ type: String, summary: String, origin: PluginOrigin? = nil,
                                 make: @escaping TriggerFactory) throws {
-        try add(Entry(descriptor: PluginDescriptor(kind: .trigger, type: type, summary: summary, origin: origin), factory: .trigger(make)))
+        try add(Entry(descriptor: PluginDescriptor(kind: .trigger, type: type, summary: summary, origin: origin ?? currentOrigin.withLock { $0 }), factory: .trigger(make)))
     }
 
-    /// Registers a backend type.
-    public func registerBackend(_ type: String, summary: String, origin: PluginOrigin = .builtIn,
+    /// Registers a backend type. See ``registerTrigger(_:summary:origin:make:)``.
+    public func registerBackend(_ type: String, summary: String, origin: PluginOrigin? = nil,
                                 make: @escaping BackendFactory) throws {
-        try add(Entry(descriptor: PluginDescriptor(kind: .backend, type: type, summary: summary, origin: origin), factory: .backend(make)))
+        try add(Entry(descriptor: PluginDescriptor(kind: .backend, type: type, summary: summary, origin: origin ?? currentOrigin.withLock { $0 }), factory: .backend(make)))
     }
 
-    /// Registers a sink type.
-    public func registerSink(_ type: String, summary: String, origin: PluginOrigin = .builtIn,
+    /// Registers a sink type. See ``registerTrigger(_:summary:origin:make:)``.
+    public func registerSink(_ type: String, summary: String, origin: PluginOrigin? = nil,
                              make: @escaping SinkFactory) throws {
-        try add(Entry(descriptor: PluginDescriptor(kind: .sink, type: type, summary: summary, origin: origin), factory: .sink(make)))
+        try add(Entry(descriptor: PluginDescriptor(kind: .sink, type: type, summary: summary, origin: origin ?? currentOrigin.withLock { $0 }), factory: .sink(make)))
+    }
+
+    /// Runs `body` with registrations attributed to `origin` (the plugin loader uses this
+    /// while a library registers its types). Registrations `body` makes are undone if it
+    /// throws, so a plugin is loaded whole or not at all.
+    public func registering(from origin: PluginOrigin, _ body: () throws -> Void) throws {
+        let before = entries.withLock { $0.count }
+        let previous = currentOrigin.withLock { state -> PluginOrigin in defer { state = origin }; return state }
+        defer { currentOrigin.withLock { $0 = previous } }
+        do {
+            try body()
+        } catch {
+            entries.withLock { $0.removeSubrange(before...) }
+            throw error
+        }
     }
 
     /// Every registered type, by kind, then by name.

@@ -348,16 +348,18 @@ public actor ShutterCoordinator {
     /// Hands a photo to every sink, then tells the backend whether all stored it.
     private func store(_ photo: CapturedPhoto, shotNumber: Int, trigger: String) async
         -> (files: [StoredFile], warnings: [String], failure: ShutterError?) {
-        let context = ShotContext(session: session, shotNumber: shotNumber, captureTime: photo.captureTime,
+        var context = ShotContext(session: session, shotNumber: shotNumber, captureTime: photo.captureTime,
                                   camera: photo.camera, trigger: trigger)
         var files: [StoredFile] = []
         var warnings: [String] = []
         var failure: ShutterError?
         for named in sinks {
             let sink = named.sink
+            context.storedSoFar = files
+            let shot = context
             do {
                 let receipt = try await withDeadline(settings.storeTimeout, "sink '\(named.name)'") {
-                    try await sink.store(photo, context: context)
+                    try await sink.store(photo, context: shot)
                 }
                 files += receipt.files
                 warnings += receipt.warnings

@@ -1,0 +1,20 @@
+// swift-tools-version:6.0
+// An example third-party shutterpipe plugin: a sink that keeps a SHA-256 manifest of the
+// session. Built outside shutterpipe's own package, against the SDK by path, and loaded
+// at run time:  swift build  then  shutterpipe run --plugin-path .build/debug/libShutterPipeManifest.so
+import PackageDescription
+
+let package = Package(
+    name: "ShutterPipeManifest",
+    products: [
+        // A plugin is a dynamic library; shutterpipe dlopens it.
+        .library(name: "ShutterPipeManifest", type: .dynamic, targets: ["ShutterPipeManifest"]),
+    ],
+    dependencies: [
+        .package(path: "../../SDK"),
+    ],
+    targets: [
+        // Depend on the SDK's product (the shared dynamic core), never on its target.
+        .target(name: "ShutterPipeManifest", dependencies: [.product(name: "ShutterPipeKit", package: "SDK")]),
+    ]
+)

@@ -1,0 +1,13 @@
+import ShutterPipeKit
+
+// The two C functions shutterpipe looks for when it loads this library.
+
+@_cdecl("shutterpipe_plugin_abi")
+public func shutterpipePluginABI() -> Int32 { PluginEntry.abi }
+
+@_cdecl("shutterpipe_plugin_entry")
+public func shutterpipePluginEntry(_ context: UnsafeMutableRawPointer) -> Int32 {
+    PluginEntry.register(context) { registry in
+        try ManifestSink.register(in: registry)
+    }
+}
