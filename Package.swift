@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: [kit], path: "Tests/TestSupport"),
         .testTarget(name: "ShutterPipeKitTests", dependencies: [kit, "TestSupport"], path: "Tests/ShutterPipeKitTests"),
         .testTarget(name: "ShutterPipeAppTests", dependencies: [kit, "ShutterPipeApp", "TestSupport"], path: "Tests/ShutterPipeAppTests"),
-        .testTarget(name: "EndToEndTests", dependencies: ["shutterpipe", "shutterpipe-fakecam", "TestSupport"], path: "Tests/EndToEndTests"),
+        .testTarget(name: "EndToEndTests", dependencies: [kit, "shutterpipe", "shutterpipe-fakecam", "TestSupport"], path: "Tests/EndToEndTests"),
         .testTarget(name: "GPhoto2BackendTests", dependencies: [kit, "GPhoto2Backend", "CGPhoto2", "shutterpipe", "shutterpipe-fakecam", "TestSupport"],
                     path: "Plugins/GPhoto2/Tests"),
         .testTarget(name: "FileStubBackendTests", dependencies: [kit, "FileStubBackend", "TestSupport"], path: "Plugins/FileStub/Tests",

@@ -1,0 +1,129 @@
+import Foundation
+import ShutterPipeKit
+import Testing
+import TestSupport
+
+/// The example plugin, built outside this package (scripts/test builds it first; this
+/// builds it if that did not happen).
+func examplePlugin() async throws -> String {
+    let package = "\(repositoryRoot)/Plugins/Examples/ManifestSink"
+    let library = "\(package)/.build/debug/libShutterPipeManifest.so"
+    if !FileManager.default.fileExists(atPath: library) {
+        let build = try await runProgram(["swift", "build", "--package-path", package])
+        #expect(build.status == 0, "building the example plugin failed")
+    }
+    return library
+}
+
+/// A C shared library with the given source, standing in for a broken plugin.
+func cLibrary(_ source: String, named name: String, in folder: TemporaryDirectory) async throws -> String {
+    let c = folder.file("\(name).c"), library = folder.file("lib\(name).so")
+    try source.write(toFile: c, atomically: true, encoding: .utf8)
+    let result = try await runProgram(["cc", "-shared", "-fPIC", "-o", library, c])
+    #expect(result.status == 0)
+    return library
+}
+
+@Suite("Runtime plugins", .timeLimit(.minutes(3)))
+struct PluginLoadingTests {
+    @Test("the example plugin loads from a config's plugins.paths and works end to end")
+    func examplePluginRuns() async throws {
+        let library = try await examplePlugin()
+        let folder = TemporaryDirectory("plugin-run")
+        let config = try writeConfig("""
+        version: 1
+        plugins:
+          paths: [\(library)]
+        backend:
+          type: file-stub
+        triggers:
+          - type: stdin
+        sinks:
+          - type: files
+            directory: \(folder.file("out"))
+          - type: manifest
+            path: \(folder.file("out/manifest.jsonl"))
+        """, in: folder)
+        let outcome = try await shutterpipe(["run", "--config", config], input: "capture\ncapture\n", in: folder.path)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.lines.filter { $0.hasPrefix("photoSuccess") }.count == 2)
+        let lines = try String(contentsOfFile: folder.file("out/manifest.jsonl"), encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2)
+        for line in lines {
+            let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let stored = try #require(record["stored"] as? String)
+            let sum = try await runProgram(["sha256sum", stored]).text.split(separator: " ").first.map(String.init)
+            #expect(record["sha256"] as? String == sum)  // the untagged photo is the camera's bytes
+        }
+    }
+
+    @Test("plugins lists loaded types with the library they came from; the environment variable works too")
+    func listing() async throws {
+        let library = try await examplePlugin()
+        let folder = TemporaryDirectory("plugin-list")
+        let flag = try await shutterpipe(["plugins", "--plugin-path", library], in: folder.path)
+        #expect(flag.status == 0)
+        #expect(flag.lines.contains { $0.hasPrefix("sink") && $0.contains(" manifest ") && $0.contains(library) && $0.contains("SHA-256") })
+        let environment = try await shutterpipe(["plugins"], in: folder.path, environment: ["SHUTTERPIPE_PLUGIN_PATH": (library as NSString).deletingLastPathComponent])
+        #expect(environment.lines.contains { $0.contains(" manifest ") })
+    }
+
+    @Test("refusals name the file and the reason, and never crash", arguments: ["missing", "notPlugin", "noEntry", "wrongABI", "duplicate"])
+    func refusals(kind: String) async throws {
+        let folder = TemporaryDirectory("plugin-refuse")
+        let path: String
+        let expected: String
+        switch kind {
+        case "missing":
+            path = folder.file("libnothere.so")
+            expected = "refused: no such file"
+        case "notPlugin":
+            path = "/usr/lib/x86_64-linux-gnu/libyaml-0.so.2"
+            expected = "refused: not a shutterpipe plugin: it exports no shutterpipe_plugin_abi/shutterpipe_plugin_entry"
+        case "noEntry":
+            path = try await cLibrary("int shutterpipe_plugin_abi(void) { return 1; }\n", named: "noentry", in: folder)
+            expected = "refused: not a shutterpipe plugin"
+        case "wrongABI":
+            path = try await cLibrary("int shutterpipe_plugin_abi(void) { return 99; }\nint shutterpipe_plugin_entry(void *c) { return 0; }\n",
+                                      named: "oldabi", in: folder)
+            expected = "refused: built against plugin ABI 99, but this shutterpipe \(ShutterPipeSDK.version) has ABI \(ShutterPipeSDK.abi); rebuild the plugin"
+        default:
+            let library = try await examplePlugin()
+            path = folder.file("libcopy.so")
+            try FileManager.default.copyItem(atPath: library, toPath: path)
+            let outcome = try await shutterpipe(["plugins", "--plugin-path", library, "--plugin-path", path], in: folder.path)
+            #expect(outcome.status == 1)
+            #expect(outcome.stderr.contains("plugin '\(path)' refused: sink type 'manifest' is already registered (\(library))"), "\(outcome.stderr)")
+            #expect(outcome.lines.contains { $0.contains(" manifest ") })  // the first one stays
+            return
+        }
+        let outcome = try await shutterpipe(["plugins", "--plugin-path", path], in: folder.path)
+        #expect(outcome.status == 1)
+        #expect(outcome.stderr.contains("plugin '\(path)' \(expected)"), "\(outcome.stderr)")
+        #expect(outcome.lines.first?.hasPrefix("KIND") == true)  // the built-ins are still listed
+        // In a config, the refusal is a config error at the paths entry.
+        let config = try writeConfig("version: 1\nplugins:\n  paths: [\(path)]\nbackend: {type: file-stub}\ntriggers: [{type: stdin}]\nsinks: [{type: files}]\n", in: folder)
+        let run = try await shutterpipe(["validate", config], in: folder.path)
+        #expect(run.status == 3)
+        #expect(run.stderr.hasPrefix("error: \(config):3:11: plugin '\(path)' refused"), "\(run.stderr)")
+    }
+
+    @Test("a plugin with its own copy of the core refuses to register")
+    func foreignCore() {
+        var message = [UInt8](repeating: 0, count: 512)
+        let registry = PluginRegistry()
+        let code = message.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var context: [UInt64] = [UInt64(ShutterPipeSDK.abi), ShutterPipeSDK.coreIdentity &+ 8,
+                                     UInt64(UInt(bitPattern: Unmanaged.passUnretained(registry).toOpaque())),
+                                     UInt64(UInt(bitPattern: buffer.baseAddress)), UInt64(buffer.count)]
+            return context.withUnsafeMutableBytes { raw in
+                PluginEntry.register(raw.baseAddress!) { registry in
+                    try registry.registerSink("never", summary: "") { _, _ in fatalError("not reached") }
+                }
+            }
+        }
+        #expect(code == PluginEntry.foreignCore)
+        #expect(String(decoding: message.prefix { $0 != 0 }, as: UTF8.self).hasPrefix("carries its own copy of ShutterPipeKit"))
+        #expect(registry.descriptors.isEmpty)
+    }
+}
