@@ -38,10 +38,11 @@ let package = Package(
         .target(name: "EvdevTrigger", dependencies: [kit, "CLinux"], path: "Plugins/Evdev/Sources"),
         .target(name: "MPRISTrigger", dependencies: [kit, "CDBus"], path: "Plugins/MPRIS/Sources"),
         .target(name: "GPhoto2Backend", dependencies: [kit, "CGPhoto2"], path: "Plugins/GPhoto2/Sources"),
+        .target(name: "CommandSink", dependencies: [kit], path: "Plugins/Command/Sources"),
         .target(name: "FilesSink", dependencies: [kit, "CLinux", "CExif"], path: "Plugins/Files/Sources"),
 
         // Host
-        .target(name: "ShutterPipeApp", dependencies: [kit, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger", "EvdevTrigger", "MPRISTrigger", "FilesSink", "GPhoto2Backend"],
+        .target(name: "ShutterPipeApp", dependencies: [kit, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger", "EvdevTrigger", "MPRISTrigger", "FilesSink", "CommandSink", "GPhoto2Backend"],
                 path: "Sources/ShutterPipeApp"),
         .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp"], path: "Sources/shutterpipe"),
         .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit], path: "Sources/shutterpipe-fakecam"),
@@ -58,6 +59,7 @@ let package = Package(
         .testTarget(name: "SocketTriggerTests", dependencies: [kit, "SocketTrigger", "shutterpipe", "TestSupport"], path: "Plugins/Socket/Tests"),
         .testTarget(name: "EvdevTriggerTests", dependencies: [kit, "EvdevTrigger", "CLinux", "shutterpipe", "TestSupport"], path: "Plugins/Evdev/Tests"),
         .testTarget(name: "MPRISTriggerTests", dependencies: [kit, "MPRISTrigger", "shutterpipe", "TestSupport"], path: "Plugins/MPRIS/Tests"),
+        .testTarget(name: "CommandSinkTests", dependencies: [kit, "CommandSink", "shutterpipe", "TestSupport"], path: "Plugins/Command/Tests"),
         .testTarget(name: "StdinTriggerTests", dependencies: [kit, "StdinTrigger", "TestSupport"], path: "Plugins/Stdin/Tests"),
         .testTarget(name: "FilesSinkTests", dependencies: [kit, "FilesSink", "TestSupport"], path: "Plugins/Files/Tests"),
     ]

@@ -1,3 +1,4 @@
+import CommandSink
 import EvdevTrigger
 import FileStubBackend
 import FilesSink
@@ -20,6 +21,7 @@ public enum BuiltInPlugins {
             try EvdevTrigger.register(in: registry)
             try MPRISTrigger.register(in: registry)
             try FilesSink.register(in: registry)
+            try CommandSink.register(in: registry)
             try GPhoto2Backend.register(in: registry)
         } catch {
             preconditionFailure("built-in plugin types clash: \(error)")

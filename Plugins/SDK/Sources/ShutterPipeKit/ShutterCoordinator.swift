@@ -152,6 +152,9 @@ public actor ShutterCoordinator {
         self.ingress = ingress
 
         let refusalLoop = Task { for await refusal in refused { await self.answer(refusal) } }
+        for named in sinks {
+            do { try await named.sink.open() } catch { log.error("sink '\(named.name)' could not start: \(ShutterError.wrapping(error))") }
+        }
         startTriggers(into: ingress)
         for await submission in ordered {
             await handle(submission)
@@ -423,6 +426,7 @@ public actor ShutterCoordinator {
         } catch {
             log.warning("\(ShutterError.wrapping(error))")
         }
+        for named in sinks { await named.sink.observe(answer) }
         observer?(status)
     }
 

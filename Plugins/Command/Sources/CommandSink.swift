@@ -1,0 +1,202 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+
+/// A sink that runs a program for each photo and at each step of the session, compatible
+/// with gphoto2's `--hook-script`: the environment has `ACTION` and `ARGUMENT`.
+///
+/// Actions: `init` (the session starts), `start` (photo mode entered), `download` (once
+/// per file an earlier sink stored; `ARGUMENT` is its path), `failed` (a capture failed),
+/// `exit` (photo mode left), `stop` (the session ends). `init`, `start`, `download` and
+/// `stop` are gphoto2's; `failed` and `exit` are the ones its users asked for. The
+/// program runs without a shell, with argv as configured, under a timeout.
+public final class CommandSink: PhotoSink {
+    public static let typeName = "command"
+
+    /// The options of the `command` sink.
+    public struct Options: Sendable, Equatable {
+        /// The program and its arguments.
+        public var command: [String] = []
+        /// How long one run may take; it is killed after that.
+        public var timeout: Duration = .seconds(30)
+        /// Whether a failing `download` run makes the photo fail.
+        public var failPhoto = false
+        /// The actions to run for.
+        public var actions: Set<String> = Set(CommandSink.actions)
+        public init() {}
+    }
+
+    public static let actions = ["init", "start", "download", "failed", "exit", "stop"]
+
+    public static func register(in registry: PluginRegistry) throws {
+        try registry.registerSink(typeName, summary: "runs a program per photo and session step (argv, no shell); gphoto2 --hook-script compatible") { options, environment in
+            CommandSink(options: try Options(options), session: environment.session, log: environment.log)
+        }
+    }
+
+    private let options: Options
+    private let session: String
+    private let log: Logger
+    private let runner = BlockingQueue(label: "shutterpipe.command")
+
+    public init(options: Options, session: String, log: Logger = .discarding) {
+        self.options = options
+        self.session = session
+        self.log = log
+    }
+
+    public func open() async throws {
+        _ = await run("init", [:])
+    }
+
+    public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
+        let files = context.storedSoFar.filter { $0.location.hasPrefix("/") || $0.location.hasPrefix(".") }
+        if files.isEmpty { log.warning("no stored file to hand to \(options.command[0]); list a files sink before the command sink") }
+        var warnings: [String] = []
+        for file in files {
+            let outcome = await run("download", ["ARGUMENT": file.location, "SHUTTERPIPE_SHOT": String(context.shotNumber),
+                                                 "SHUTTERPIPE_SEQUENCE": file.sequence.map(String.init) ?? ""])
+            if let problem = outcome {
+                if options.failPhoto { throw ShutterError(.unexpected, "hook \(options.command[0]) \(problem) for \(file.location)", fix: "see the log for its output") }
+                warnings.append("hook \(options.command[0]) \(problem)")
+            }
+        }
+        return SinkReceipt(files: [], warnings: warnings)
+    }
+
+    public func observe(_ answer: ShutterAnswer) async {
+        let action: String
+        switch (answer.request.event, answer.state) {
+        case (.enter, .enteredPhotoMode): action = "start"
+        case (_, .photoFailed): action = "failed"
+        case (.exit, .exitedOrUnableToEnter): action = "exit"
+        default: return
+        }
+        var environment = ["SHUTTERPIPE_STATE": answer.state.rawValue, "SHUTTERPIPE_EVENT": answer.request.event.rawValue]
+        if let failure = answer.failure {
+            environment["SHUTTERPIPE_CAUSE"] = failure.cause.rawValue
+            environment["SHUTTERPIPE_MESSAGE"] = failure.description
+        }
+        if let shot = answer.shotNumber { environment["SHUTTERPIPE_SHOT"] = String(shot) }
+        if let sequence = answer.stored.first?.sequence { environment["SHUTTERPIPE_SEQUENCE"] = String(sequence) }
+        _ = await run(action, environment)
+    }
+
+    public func close() async {
+        _ = await run("stop", [:])
+    }
+
+    /// Runs the program for `action`; returns what went wrong, if anything.
+    private func run(_ action: String, _ extra: [String: String]) async -> String? {
+        guard options.actions.contains(action) else { return nil }
+        var environment = ProcessInfo.processInfo.environment
+        environment["ACTION"] = action
+        environment["ARGUMENT"] = extra["ARGUMENT"] ?? ""
+        environment["SHUTTERPIPE_SESSION"] = session
+        environment.merge(extra) { $1 }
+        let (command, timeout, log, prepared) = (options.command, options.timeout, self.log, environment)
+        return await runner.run { Self.execute(command, environment: prepared, timeout: timeout, action: action, log: log) }
+    }
+
+    /// Runs the program in a process group of its own (so a timeout kills whatever it
+    /// started too), reading its output into the log.
+    private static func execute(_ command: [String], environment: [String: String], timeout: Duration, action: String, log: Logger) -> String? {
+        var output: [Int32] = [0, 0], errors: [Int32] = [0, 0]
+        guard pipe(&output) == 0, pipe(&errors) == 0 else { return "could not start (no pipes)" }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
+        for descriptor in output + errors { posix_spawn_file_actions_addclose(&actions, descriptor) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        let argv = command.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, command[0], &actions, &attributes, argv, envp)
+        Glibc.close(output[1])
+        Glibc.close(errors[1])
+        guard spawned == 0 else {
+            Glibc.close(output[0])
+            Glibc.close(errors[0])
+            log.warning("hook \(command[0]) (\(action)) could not start: \(String(cString: strerror(spawned)))")
+            return "could not start"
+        }
+        let collected = Collected()
+        for (descriptor, level) in [(output[0], LogLevel.info), (errors[0], LogLevel.warning)] {
+            Thread {
+                var data = Data()
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                    if count < 0 && errno == EINTR { continue }
+                    if count <= 0 { break }
+                    data.append(contentsOf: buffer[0..<count])
+                }
+                Glibc.close(descriptor)
+                for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+                    log.log(level, "hook \(command[0]) (\(action)): \(line)")
+                }
+                collected.done()
+            }.start()
+        }
+        var status: Int32 = 0
+        let deadline = Date().addingTimeInterval(timeout.milliseconds / 1000)
+        var finished = false
+        while Date() < deadline {
+            if waitpid(pid, &status, WNOHANG) == pid { finished = true; break }
+            usleep(2_000)
+        }
+        if !finished {
+            kill(-pid, SIGKILL)  // the whole group: the hook and whatever it started
+            waitpid(pid, &status, 0)
+            collected.wait(2)
+            log.warning("hook \(command[0]) (\(action)) killed after \(formatDuration(timeout))")
+            return "timed out after \(formatDuration(timeout))"
+        }
+        collected.wait(2)
+        let exited = (status & 0x7F) == 0
+        let code = (status >> 8) & 0xFF
+        guard exited && code == 0 else {
+            let description = exited ? "exited with \(code)" : "was killed by signal \(status & 0x7F)"
+            log.warning("hook \(command[0]) (\(action)) \(description)")
+            return description
+        }
+        return nil
+    }
+}
+
+/// Waits for the two output readers.
+private final class Collected: @unchecked Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    func done() { semaphore.signal() }
+    func wait(_ count: Int) { for _ in 0..<count { _ = semaphore.wait(timeout: .now() + 2) } }
+}
+
+extension CommandSink.Options {
+    /// Reads the options of a `command` sink.
+    public init(_ options: PluginOptions) throws {
+        self.init()
+        command = try options.stringList("command")
+        guard let program = command.first, !program.isEmpty else {
+            throw options.error("needs 'command', the program and its arguments as a list, such as [/home/me/hook.sh, --fast]")
+        }
+        timeout = try options.duration("timeout", default: timeout)
+        failPhoto = try options.bool("failPhoto", default: failPhoto)
+        if options.contains("actions") {
+            let listed = try options.stringList("actions")
+            for action in listed where !CommandSink.actions.contains(action) {
+                throw options.error("unknown action '\(action)'; actions: \(CommandSink.actions.joined(separator: ", "))", key: "actions")
+            }
+            actions = Set(listed)
+        }
+    }
+}

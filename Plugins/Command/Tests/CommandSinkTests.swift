@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A pipeline with a files sink and a command sink running `command`.
+func hookPipeline(_ folder: TemporaryDirectory, command: String, extra: String = "", backend: String = "") throws -> String {
+    try writeConfig("""
+    version: 1
+    session: hooks
+    backend:
+      type: file-stub
+    \(backend)
+    triggers:
+      - type: stdin
+    sinks:
+      - type: files
+        directory: \(folder.file("out"))
+      - type: command
+        command: \(command)
+    \(extra)
+    """, in: folder)
+}
+
+func script(_ body: String, in folder: TemporaryDirectory, name: String = "hook.sh") throws -> String {
+    let path = folder.file(name)
+    try "#!/bin/sh\n\(body)\n".write(toFile: path, atomically: true, encoding: .utf8)
+    chmod(path, 0o755)
+    return path
+}
+
+@Suite("command sink (hooks)", .timeLimit(.minutes(2)))
+struct CommandSinkTests {
+    @Test("a gphoto2 --hook-script runs unchanged: ACTION and ARGUMENT as gphoto2 sets them, plus the new actions")
+    func gphoto2Compatible() async throws {
+        let folder = TemporaryDirectory("hook-compat")
+        let log = folder.file("hook.log")
+        // The shape of the hook scripts gphoto2 users have.
+        let hook = try script("""
+        case "$ACTION" in
+          init) echo "init" >> \(log) ;;
+          start) echo "start" >> \(log) ;;
+          download) echo "download $ARGUMENT $(wc -c < "$ARGUMENT")" >> \(log) ;;
+          stop) echo "stop" >> \(log) ;;
+          *) echo "$ACTION state=$SHUTTERPIPE_STATE cause=$SHUTTERPIPE_CAUSE shot=$SHUTTERPIPE_SHOT session=$SHUTTERPIPE_SESSION" >> \(log) ;;
+        esac
+        """, in: folder)
+        let config = try hookPipeline(folder, command: "[\(hook)]", backend: "  failEvery: 3")
+        let outcome = try await shutterpipe(["run", "--config", config], input: "enter\ncapture\ncapture\ncapture\nexit\n", in: folder.path)
+        #expect(outcome.status == 0)
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
+        let out = folder.file("out")
+        let sizes = try [1, 2].map { try FileManager.default.attributesOfItem(atPath: "\(out)/hooks-000\($0).jpg")[.size] as! Int }
+        #expect(lines == [
+            "init", "start", "download \(out)/hooks-0001.jpg \(sizes[0])", "download \(out)/hooks-0002.jpg \(sizes[1])",
+            "failed state=photoFailed cause=cameraFailure shot=3 session=hooks", "exit state=exitedOrUnableToEnter cause= shot= session=hooks", "stop",
+        ])
+    }
+
+    @Test("the program runs with argv and no shell; its output goes to the log")
+    func noShell() async throws {
+        let folder = TemporaryDirectory("hook-argv")
+        let marker = folder.file("not-created")
+        let config = try hookPipeline(folder, command: "[/bin/echo, \"hello; touch \(marker)\", \"$ACTION\"]", extra: "    actions: [download]")
+        let outcome = try await shutterpipe(["run", "--config", config], input: "capture\n", in: folder.path)
+        #expect(outcome.stderr.contains("hook /bin/echo (download): hello; touch \(marker) $ACTION"))
+        #expect(!FileManager.default.fileExists(atPath: marker))
+    }
+
+    @Test("a failing hook is a warning by default; with failPhoto the photo fails")
+    func failingHook() async throws {
+        let folder = TemporaryDirectory("hook-fail")
+        let hook = try script("echo broken >&2\nexit 3", in: folder)
+        let warn = try await shutterpipe(["run", "--config", try hookPipeline(folder, command: "[\(hook)]", extra: "    actions: [download]")],
+                                         input: "capture\n", in: folder.path)
+        #expect(warn.lines.first?.hasPrefix("photoSuccess") == true)
+        #expect(warn.lines.first?.contains("(warning: hook \(hook) exited with 3)") == true, "\(warn.stdout)")
+        #expect(warn.stderr.contains("hook \(hook) (download): broken"))
+        let strict = try await shutterpipe(["run", "--config", try hookPipeline(folder, command: "[\(hook)]", extra: "    actions: [download]\n    failPhoto: true")],
+                                           input: "capture\n", in: folder.path)
+        #expect(strict.lines.first?.hasPrefix("photoFailed unexpected: hook \(hook) exited with 3") == true, "\(strict.stdout)")
+    }
+
+    @Test("a hook that hangs is killed at its timeout")
+    func timeout() async throws {
+        let folder = TemporaryDirectory("hook-timeout")
+        let hook = try script("sleep 30", in: folder)
+        let started = ContinuousClock.now
+        let outcome = try await shutterpipe(["run", "--config", try hookPipeline(folder, command: "[\(hook)]", extra: "    actions: [download]\n    timeout: 300ms")],
+                                            input: "capture\n", in: folder.path)
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(outcome.lines.first?.contains("(warning: hook \(hook) timed out after 300 ms)") == true, "\(outcome.stdout)")
+    }
+
+    @Test("config mistakes are errors with the fix")
+    func configErrors() async throws {
+        let folder = TemporaryDirectory("hook-config")
+        let missing = try await shutterpipe(["validate", try hookPipeline(folder, command: "[]")], in: folder.path)
+        #expect(missing.stderr.contains("needs 'command', the program and its arguments as a list"))
+        let action = try await shutterpipe(["validate", try hookPipeline(folder, command: "[/bin/true]", extra: "    actions: [download, snap]")], in: folder.path)
+        #expect(action.stderr.contains("unknown action 'snap'; actions: init, start, download, failed, exit, stop"))
+    }
+}
