@@ -3,16 +3,28 @@ import ShutterPipeKit
 import Testing
 import TestSupport
 
-/// The example plugin, built outside this package (scripts/test builds it first; this
-/// builds it if that did not happen).
+/// The example plugin, built outside this package. Built once per test run (an
+/// incremental build: a plugin built against an older SDK would be refused), however
+/// many tests ask at once.
 func examplePlugin() async throws -> String {
-    let package = "\(repositoryRoot)/Plugins/Examples/ManifestSink"
-    let library = "\(package)/.build/debug/libShutterPipeManifest.so"
-    if !FileManager.default.fileExists(atPath: library) {
-        let build = try await runProgram(["swift", "build", "--package-path", package])
-        #expect(build.status == 0, "building the example plugin failed")
+    try await ExamplePluginBuild.shared.library()
+}
+
+actor ExamplePluginBuild {
+    static let shared = ExamplePluginBuild()
+    private var built: Task<String, any Error>?
+
+    func library() async throws -> String {
+        if built == nil {
+            built = Task {
+                let package = "\(repositoryRoot)/Plugins/Examples/ManifestSink"
+                let build = try await runProgram(["swift", "build", "--package-path", package])
+                guard build.status == 0 else { throw FakeCameraError("building the example plugin failed: \(build.text.suffix(2000))") }
+                return "\(package)/.build/debug/libShutterPipeManifest.so"
+            }
+        }
+        return try await built!.value
     }
-    return library
 }
 
 /// A C shared library with the given source, standing in for a broken plugin.

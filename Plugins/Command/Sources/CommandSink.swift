@@ -47,7 +47,7 @@ public final class CommandSink: PhotoSink {
         self.log = log
     }
 
-    public func open() async throws {
+    public func begin() async throws {
         _ = await run("init", [:])
     }
 
@@ -84,7 +84,7 @@ public final class CommandSink: PhotoSink {
         _ = await run(action, environment)
     }
 
-    public func close() async {
+    public func end() async {
         _ = await run("stop", [:])
     }
 

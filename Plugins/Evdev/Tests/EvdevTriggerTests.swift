@@ -276,14 +276,16 @@ struct EvdevEndToEndTests {
         """, in: folder)
         let session = try RunningProcess(shutterpipeBinary, ["run", "--config", config], in: folder.path)
         await device.plugIn()
-        await device.press(enterKey)
-        try await Task.sleep(for: .milliseconds(100))
-        await device.press(enterKey)  // a double tap: enter
+        // The timing is in the kernel timestamps, as on a device: a double tap, sent at once
+        // so that a loaded machine cannot stretch it.
+        let now = sp_monotonic_microseconds() / 1000
+        device.send(tap(enterKey, at: now, length: 60) + tap(enterKey, at: now + 160, length: 60))
         #expect(await eventually { session.stderrSoFar.contains("enter from evdev → enteredPhotoMode") }, "\(session.stderrSoFar)")
         await device.press(volumeUp)
         await device.press(volumeUp)
         #expect(await eventually { folder.names("out").filter { $0.hasSuffix(".jpg") }.count == 2 })
-        await device.press(enterKey, hold: 700)  // a long press: exit
+        let later = sp_monotonic_microseconds() / 1000
+        device.send([key(enterKey, 1, at: later), key(enterKey, 0, at: later + 700)])  // a long press: exit
         #expect(await eventually { session.stderrSoFar.contains("exit from evdev → exitedOrUnableToEnter") })
         await device.press(volumeUp)  // outside photo mode, with autoEnter off
         #expect(await eventually { session.stderrSoFar.contains("notInPhotoMode") })

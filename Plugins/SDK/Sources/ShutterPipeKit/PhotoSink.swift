@@ -21,24 +21,24 @@ public protocol PhotoSink: Sendable {
     func availableCapacity() async -> Int64?
 
     /// Called once when the pipeline starts, before any event. A failure is logged and
-    /// the sink still gets the photos.
-    func open() async throws
+    /// the sink still gets the photos. (Named so it does not hide Glibc's `open` in sinks.)
+    func begin() async throws
 
     /// Called with every answer the coordinator gives, after it was synced to its trigger
     /// (for sinks that act on the flow, such as hooks). Must return quickly.
     func observe(_ answer: ShutterAnswer) async
 
     /// Called once when the pipeline shuts down.
-    func close() async
+    func end() async
 }
 
 extension PhotoSink {
     /// Unknown by default.
     public func availableCapacity() async -> Int64? { nil }
-    /// Nothing to open by default.
-    public func open() async throws {}
+    /// Nothing to begin by default.
+    public func begin() async throws {}
     /// Nothing to observe by default.
     public func observe(_ answer: ShutterAnswer) async {}
-    /// Nothing to close by default.
-    public func close() async {}
+    /// Nothing to end by default.
+    public func end() async {}
 }

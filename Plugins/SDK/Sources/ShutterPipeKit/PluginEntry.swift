@@ -21,9 +21,10 @@
 /// carries its own copy of ShutterPipeKit, which would make every type exist twice, and
 /// refuses before touching anything of the host's.
 public enum PluginEntry {
-    /// The ABI revision the plugin was built against, compiled into the plugin.
+    /// The ABI revision the plugin was built against, compiled into the plugin. Revision
+    /// history: 1, the first; 2, `PhotoSink.begin()`, `observe(_:)` and `end()`.
     @_alwaysEmitIntoClient
-    public static var abi: Int32 { 1 }
+    public static var abi: Int32 { 2 }
 
     /// Result codes of `shutterpipe_plugin_entry`.
     public static let registered: Int32 = 0

@@ -110,7 +110,7 @@ public struct CoordinatorStatus: Sendable, Equatable {
 ///     ``CoordinatorSettings``; a call past it fails with ``FailureCause/timeout``.
 /// 11. **Shutdown.** ``run()`` returns when every trigger has returned, or after
 ///     ``shutdown()``: triggers are stopped, every event already queued is still
-///     handled and answered, then the backend is stopped and sinks are closed.
+///     handled and answered, then the backend is stopped and sinks are ended.
 public actor ShutterCoordinator {
     private let backend: any CaptureBackend
     private let triggers: [NamedTrigger]
@@ -153,7 +153,7 @@ public actor ShutterCoordinator {
 
         let refusalLoop = Task { for await refusal in refused { await self.answer(refusal) } }
         for named in sinks {
-            do { try await named.sink.open() } catch { log.error("sink '\(named.name)' could not start: \(ShutterError.wrapping(error))") }
+            do { try await named.sink.begin() } catch { log.error("sink '\(named.name)' could not start: \(ShutterError.wrapping(error))") }
         }
         startTriggers(into: ingress)
         for await submission in ordered {
@@ -161,7 +161,7 @@ public actor ShutterCoordinator {
         }
         refusedInput.finish()
         await refusalLoop.value
-        for sink in sinks { await sink.sink.close() }
+        for sink in sinks { await sink.sink.end() }
         log.info("pipeline stopped: \(status.photosStored) photo(s) stored, \(status.photosFailed) failed")
         return status
     }

@@ -52,7 +52,7 @@ public final class ManifestSink: PhotoSink {
         guard descriptor >= 0 else {
             throw ShutterError(.storageUnavailable, "manifest: cannot open '\(path)': \(String(cString: strerror(errno)))")
         }
-        defer { Glibc.close(descriptor) }
+        defer { close(descriptor) }
         let before = lseek(descriptor, 0, SEEK_END)
         let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         guard written == data.count, fsync(descriptor) == 0 else {
