@@ -49,6 +49,10 @@ let package = Package(
 
         // Tests
         .target(name: "TestSupport", dependencies: [kit], path: "Tests/TestSupport"),
+        .testTarget(name: "ConformanceTests", dependencies: [kit, .product(name: "ShutterPipeConformance", package: "SDK"), "TestSupport",
+                                                             "FilesSink", "CommandSink", "FileStubBackend", "GPhoto2Backend", "StdinTrigger",
+                                                             "SocketTrigger", "EvdevTrigger", "MPRISTrigger", "shutterpipe-fakecam"],
+                    path: "Tests/ConformanceTests"),
         .testTarget(name: "ShutterPipeKitTests", dependencies: [kit, "TestSupport"], path: "Tests/ShutterPipeKitTests"),
         .testTarget(name: "ShutterPipeAppTests", dependencies: [kit, "ShutterPipeApp", "TestSupport"], path: "Tests/ShutterPipeAppTests"),
         .testTarget(name: "EndToEndTests", dependencies: [kit, "shutterpipe", "shutterpipe-fakecam", "TestSupport"], path: "Tests/EndToEndTests"),

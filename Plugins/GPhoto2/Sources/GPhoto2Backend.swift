@@ -92,14 +92,17 @@ public final class GPhoto2Backend: CaptureBackend {
             }
         }
         let box = cameraBox
-        let result: Result<CapturedPhoto, GPhotoFailure> = await queue.run {
+        let queue = self.queue
+        // libgphoto2 cannot be interrupted: on cancellation, stop waiting for it (the call
+        // finishes on its thread, and later calls queue behind it).
+        let result: Result<CapturedPhoto, GPhotoFailure> = try await withDeadline(.seconds(86_400), "capture") { await queue.run {
             Result { () throws(GPhotoFailure) -> CapturedPhoto in
                 guard let camera = box.camera else { throw GPhotoFailure(code: GP_ERROR_IO, operation: "capturing", detail: "camera closed") }
                 let paths = try camera.capture()
                 let files = try paths.map { path throws(GPhotoFailure) in CapturedFile(name: path.name, data: try camera.download(path)) }
                 return CapturedPhoto(files: files, camera: camera.model, backendReference: Self.reference(paths))
             }
-        }
+        } }
         switch result {
         case .success(let photo): return photo
         case .failure(let failure): throw await failed(failure, while: "capture")

@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CommandSink
+import EvdevTrigger
+import FileStubBackend
+import FilesSink
+import Foundation
+import GPhoto2Backend
+import MPRISTrigger
+import ShutterPipeConformance
+import ShutterPipeKit
+import SocketTrigger
+import StdinTrigger
+import Testing
+import TestSupport
+
+@Suite("Every built-in plugin passes the conformance kit", .timeLimit(.minutes(3)))
+struct BuiltInConformanceTests {
+    @Test("files sink")
+    func files() async throws {
+        let folder = TemporaryDirectory("conform-files")
+        try Data().write(to: URL(fileURLWithPath: folder.file("blocker")))
+        let problems = await Conformance.checkSink({ FilesSink(options: try FilesSink.Options(directory: folder.file("out"))) },
+                                                   failing: { FilesSink(options: try FilesSink.Options(directory: folder.file("blocker/out"))) })
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test("command sink")
+    func command() async {
+        let problems = await Conformance.checkSink {
+            var options = CommandSink.Options()
+            options.command = ["/bin/true"]
+            return CommandSink(options: options, session: "conformance")
+        }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test("file-stub backend, with a slow one for cancellation")
+    func fileStub() async {
+        var slow = FileStubBackend.Options()
+        slow.latency = .seconds(30)
+        let problems = await Conformance.checkBackend(FileStubBackend(options: .init()), slow: FileStubBackend(options: slow))
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test("gphoto2 backend on the virtual camera, with a long exposure for cancellation")
+    func gphoto2() async throws {
+        let camera = try await FakeCamera()
+        let longExposure = try await FakeCamera(["--capture-delay", "4s"], home: camera.home)  // longer than the kit's 2 s bound
+        setenv("HOME", camera.home.path, 1)
+        var options = GPhoto2Backend.Options(), slow = GPhoto2Backend.Options()
+        options.port = camera.portSpec
+        slow.port = longExposure.portSpec
+        let problems = await Conformance.checkBackend(GPhoto2Backend(options: options), slow: GPhoto2Backend(options: slow))
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test("stdin trigger")
+    func stdin() async {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        let writer = descriptors[1]
+        let problems = await Conformance.checkTrigger(StdinTrigger(input: descriptors[0], interactive: false) { _ in }, expecting: 2) {
+            _ = Array("enter\ncapture\n".utf8).withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+        }
+        close(writer)
+        close(descriptors[0])
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test("socket trigger")
+    func socket() async throws {
+        let folder = TemporaryDirectory("conform-socket")
+        var options = SocketTrigger.Options()
+        options.path = folder.file("s.sock")
+        let path = options.path
+        let problems = await Conformance.checkTrigger(SocketTrigger(options: options)) {
+            let client = try await SocketLines(path: path)
+            client.send("{\"event\":\"capture\"}\n")
+            _ = await client.replies(1, timeout: .seconds(5))
+        }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test("evdev trigger")
+    func evdev() async throws {
+        let folder = TemporaryDirectory("conform-evdev")
+        let path = folder.file("event1")
+        mkfifo(path, 0o600)
+        var options = try EvdevTrigger.Options(PluginOptions(configNode(["device": path]), owner: "trigger 'evdev'"))
+        options.rescanInterval = .milliseconds(50)
+        let problems = await Conformance.checkTrigger(EvdevTrigger(options: options)) {
+            var writer: Int32 = -1
+            while writer < 0 { writer = open(path, O_WRONLY | O_NONBLOCK); if writer < 0 { try await Task.sleep(for: .milliseconds(10)) } }
+            let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+            let press = InputEvent(time: now, type: InputEvent.key, code: KeyNames.code("KEY_VOLUMEUP")!, value: 1).bytes
+            _ = press.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+            try await Task.sleep(for: .milliseconds(100))
+            close(writer)
+        }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test("mpris trigger")
+    func mpris() async throws {
+        let bus = try await PrivateBus()
+        var options = MPRISTrigger.Options()
+        options.busAddress = bus.address
+        options.busName = "conformance"
+        let problems = await Conformance.checkTrigger(MPRISTrigger(options: options)) {
+            _ = try await bus.send("org.mpris.MediaPlayer2.conformance", "/org/mpris/MediaPlayer2", "org.mpris.MediaPlayer2.Player.Play")
+        }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+}
