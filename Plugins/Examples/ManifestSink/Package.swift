@@ -16,5 +16,9 @@ let package = Package(
     targets: [
         // Depend on the SDK's product (the shared dynamic core), never on its target.
         .target(name: "ShutterPipeManifest", dependencies: [.product(name: "ShutterPipeKit", package: "SDK")]),
+        // The SDK's conformance kit checks the sink against the coordinator's contracts.
+        .testTarget(name: "ShutterPipeManifestTests", dependencies: [
+            "ShutterPipeManifest", .product(name: "ShutterPipeConformance", package: "SDK"),
+        ]),
     ]
 )
