@@ -19,7 +19,8 @@ public enum Conformance {
     }
 
     /// The sink contract: `store` returns only when its files are complete (every path it
-    /// reports exists with the bytes it says), storing twice never reuses a location,
+    /// reports exists with the size it says), nothing stored earlier is overwritten (what a
+    /// location held at an earlier return is still there; appending is fine),
     /// `begin`/`end` work, the cooperative pool is not blocked while it stores, and (with
     /// `failing`, a sink made to fail, for example aimed at an unwritable folder) a
     /// failure is a ``ShutterError`` with a storage or permission cause.
@@ -29,7 +30,7 @@ public enum Conformance {
         do {
             let sink = try make()
             try await sink.begin()
-            var locations: Set<String> = []
+            var earlier: [String: Data] = [:]
             for shot in 1...2 {
                 let photo = samplePhoto(shot: shot)
                 let context = ShotContext(session: "conformance", shotNumber: shot, captureTime: Date(), camera: "conformance", trigger: "kit")
@@ -40,8 +41,12 @@ public enum Conformance {
                     if size == nil { problems.append("store returned before '\(file.location)' existed") }
                     if let size, size != file.byteCount { problems.append("'\(file.location)' has \(size) bytes at return, the receipt says \(file.byteCount)") }
                 }
-                for file in receipt.files where file.location.hasPrefix("/") && !locations.insert(file.location).inserted && !file.location.hasSuffix(".jsonl") {
-                    problems.append("two photos were stored at '\(file.location)'")
+                for file in receipt.files where file.location.hasPrefix("/") {
+                    guard let now = FileManager.default.contents(atPath: file.location) else { continue }
+                    if let before = earlier[file.location], !now.starts(with: before) {
+                        problems.append("'\(file.location)' was overwritten: what an earlier store put there is gone")
+                    }
+                    earlier[file.location] = now
                 }
             }
             await sink.end()

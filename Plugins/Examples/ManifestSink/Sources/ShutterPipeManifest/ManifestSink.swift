@@ -40,12 +40,13 @@ public final class ManifestSink: PhotoSink {
         }
         let path = self.path
         let data = lines.reduce(Data(), +)
-        try await io.run { () throws -> Void in try Self.append(data, to: path) }
-        return SinkReceipt(files: [StoredFile(location: path, byteCount: lines.reduce(0) { $0 + $1.count })])
+        let size = try await io.run { () throws -> Int in try Self.append(data, to: path) }
+        return SinkReceipt(files: [StoredFile(location: path, byteCount: size)])
     }
 
-    /// Appends and fsyncs; a short write is undone, so the manifest never ends in half a line.
-    static func append(_ data: Data, to path: String) throws(ShutterError) {
+    /// Appends and fsyncs; a short write is undone, so the manifest never ends in half a
+    /// line. Returns the manifest's size.
+    static func append(_ data: Data, to path: String) throws(ShutterError) -> Int {
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty { try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
@@ -60,6 +61,7 @@ public final class ManifestSink: PhotoSink {
             if before >= 0 { _ = ftruncate(descriptor, before) }
             throw ShutterError(.storageUnavailable, "manifest: cannot write '\(path)': \(reason)", fix: "free space or choose another 'path'")
         }
+        return Int(before) + data.count
     }
 }
 
