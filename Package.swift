@@ -50,8 +50,8 @@ let package = Package(
         // Tests
         .target(name: "TestSupport", dependencies: [kit], path: "Tests/TestSupport"),
         .testTarget(name: "ConformanceTests", dependencies: [kit, .product(name: "ShutterPipeConformance", package: "SDK"), "TestSupport",
-                                                             "FilesSink", "CommandSink", "FileStubBackend", "GPhoto2Backend", "StdinTrigger",
-                                                             "SocketTrigger", "EvdevTrigger", "MPRISTrigger", "shutterpipe-fakecam"],
+                                                             "FilesSink", "CommandSink", "FileStubBackend", "StdinTrigger",
+                                                             "SocketTrigger", "EvdevTrigger", "MPRISTrigger"],
                     path: "Tests/ConformanceTests"),
         .testTarget(name: "ShutterPipeKitTests", dependencies: [kit, "TestSupport"], path: "Tests/ShutterPipeKitTests"),
         .testTarget(name: "ShutterPipeAppTests", dependencies: [kit, "ShutterPipeApp", "TestSupport"], path: "Tests/ShutterPipeAppTests"),

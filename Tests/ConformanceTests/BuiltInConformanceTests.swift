@@ -6,7 +6,6 @@ import EvdevTrigger
 import FileStubBackend
 import FilesSink
 import Foundation
-import GPhoto2Backend
 import MPRISTrigger
 import ShutterPipeConformance
 import ShutterPipeKit
@@ -41,18 +40,6 @@ struct BuiltInConformanceTests {
         var slow = FileStubBackend.Options()
         slow.latency = .seconds(30)
         let problems = await Conformance.checkBackend(FileStubBackend(options: .init()), slow: FileStubBackend(options: slow))
-        #expect(problems.isEmpty, "\(problems)")
-    }
-
-    @Test("gphoto2 backend on the virtual camera, with a long exposure for cancellation")
-    func gphoto2() async throws {
-        let camera = try await FakeCamera()
-        let longExposure = try await FakeCamera(["--capture-delay", "4s"], home: camera.home)  // longer than the kit's 2 s bound
-        setenv("HOME", camera.home.path, 1)
-        var options = GPhoto2Backend.Options(), slow = GPhoto2Backend.Options()
-        options.port = camera.portSpec
-        slow.port = longExposure.portSpec
-        let problems = await Conformance.checkBackend(GPhoto2Backend(options: options), slow: GPhoto2Backend(options: slow))
         #expect(problems.isEmpty, "\(problems)")
     }
 

@@ -107,7 +107,7 @@ struct FileStubBackendTests {
         await #expect(throws: ShutterError.self) {
             _ = try await withDeadline(.milliseconds(50), "capture") { try await slow.capture() }
         }
-        #expect(ContinuousClock.now - startTimeout < .seconds(5))
+        #expect(ContinuousClock.now - startTimeout < .seconds(15))  // not the 30 s latency
     }
 
     @Test("options come from the config with their defaults and checks")

@@ -138,7 +138,7 @@ struct SocketTriggerTests {
         let successes = replies.filter { $0["state"] as? String == "photoSuccess" }
         let busy = replies.filter { $0["cause"] as? String == "busy" }
         #expect(successes.count + busy.count == 1000, "other answers: \(replies.filter { $0["state"] as? String != "photoSuccess" && $0["cause"] as? String != "busy" }.prefix(3))")
-        #expect(successes.count >= 17)  // at least what the bound lets through
+        #expect(successes.count >= 16)  // at least the bound: 16 wait before the first is taken
         let files = successes.flatMap { $0["files"] as? [String] ?? [] }
         #expect(Set(files).count == successes.count)  // no file named twice
         #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == successes.count)  // none lost, none extra

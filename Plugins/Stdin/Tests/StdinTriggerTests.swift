@@ -80,11 +80,11 @@ struct StdinTriggerTests {
         let trigger = StdinTrigger(input: descriptors[0], interactive: false) { _ in }
         let task = Task { try await trigger.run(delivering: EventChannel { event in sent.withLock { $0.append(event) } }) }
         let ahead = StdinTrigger.linesAhead
-        #expect(await eventually { sent.withLock { $0.count } == ahead })
+        #expect(await eventually(timeout: .seconds(20)) { sent.withLock { $0.count } == ahead })
         try await Task.sleep(for: .milliseconds(100))
         #expect(sent.withLock { $0.count } == ahead)  // nothing answered yet: no more events out
         await trigger.sync(ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess))
-        #expect(await eventually { sent.withLock { $0.count } == ahead + 1 })
+        #expect(await eventually(timeout: .seconds(20)) { sent.withLock { $0.count } == ahead + 1 })
         task.cancel()
     }
 

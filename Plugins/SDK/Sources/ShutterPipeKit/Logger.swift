@@ -2,8 +2,16 @@ import Foundation
 
 /// How much a log record matters.
 public enum LogLevel: String, Sendable, Comparable, CaseIterable {
-    case debug, info, warning, error
+    /// Detail for developers; shown with `--verbose`.
+    case debug
+    /// What happened: one line per event.
+    case info
+    /// Something the user should know that did not stop the work.
+    case warning
+    /// Something failed.
+    case error
 
+    /// Orders levels from `debug` to `error`.
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }

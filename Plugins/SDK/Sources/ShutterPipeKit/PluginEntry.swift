@@ -26,10 +26,13 @@ public enum PluginEntry {
     @_alwaysEmitIntoClient
     public static var abi: Int32 { 2 }
 
-    /// Result codes of `shutterpipe_plugin_entry`.
+    /// `shutterpipe_plugin_entry` registered the plugin's types.
     public static let registered: Int32 = 0
+    /// The plugin was built against another ABI.
     public static let abiMismatch: Int32 = 1
+    /// The plugin carries its own copy of ShutterPipeKit.
     public static let foreignCore: Int32 = 2
+    /// The plugin's registration threw (a duplicate type, say); the message says why.
     public static let registrationFailed: Int32 = 3
 
     /// Context layout, 8-byte words: host ABI, host core identity, registry pointer, error
