@@ -1,9 +1,8 @@
 // Linux system calls and macros that Swift's Glibc module does not import.
 #ifndef SHUTTERPIPE_CLINUX_SHIM_H
 #define SHUTTERPIPE_CLINUX_SHIM_H
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1
-#endif
+// No _GNU_SOURCE here: defining it changes glibc's struct layouts (fd_set) against the
+// SwiftGlibc module and breaks clean builds. Everything below is in the default feature set.
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
