@@ -11,6 +11,7 @@ import ShutterPipeConformance
 import ShutterPipeKit
 import SocketTrigger
 import StdinTrigger
+import Synchronization
 import Testing
 import TestSupport
 
@@ -62,12 +63,15 @@ struct BuiltInConformanceTests {
         var options = SocketTrigger.Options()
         options.path = folder.file("s.sock")
         let path = options.path
+        let connected = Mutex<SocketLines?>(nil)
         let problems = await Conformance.checkTrigger(SocketTrigger(options: options)) {
             let client = try await SocketLines(path: path)
             client.send("{\"event\":\"capture\"}\n")
-            _ = await client.replies(1, timeout: .seconds(5))
+            connected.withLock { $0 = client }  // stays connected while the kit syncs the answer
         }
         #expect(problems.isEmpty, "\(problems)")
+        let replies = await connected.withLock { $0 }?.replies(1) ?? []
+        #expect(replies.first?["state"] as? String == "photoSuccess", "the synced answer reached the client: \(replies)")
     }
 
     @Test("evdev trigger")

@@ -62,8 +62,10 @@ public final class LogRecorder: Sendable {
     public var messages: [String] { records.withLock { $0.map(\.message) } }
 }
 
-/// Waits until `condition` holds, up to `timeout`; returns whether it did.
-public func eventually(timeout: Duration = .seconds(5), _ condition: @Sendable () async -> Bool) async -> Bool {
+/// Waits until `condition` holds, up to `timeout`; returns whether it did. The default is
+/// generous because the whole suite runs in parallel on two cores, where a step that takes
+/// milliseconds alone can take seconds; a passing wait returns as soon as it holds.
+public func eventually(timeout: Duration = .seconds(20), _ condition: @Sendable () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if await condition() { return true }

@@ -145,7 +145,7 @@ public final class EvdevTrigger: TriggerSource {
             _ = sp_evdev_use_monotonic_clock(descriptor)
             log.info("reading \(path)" + (announcedWait ? " (device is back)" : ""))
             announcedWait = false
-            read(descriptor, into: &decoder, events)
+            read(descriptor, at: path, into: &decoder, events)
             close(descriptor)
             decoder.reset()
             if !stopped.load(ordering: .acquiring) {
@@ -157,7 +157,7 @@ public final class EvdevTrigger: TriggerSource {
     }
 
     /// Reads until the device goes away or the trigger stops.
-    private func read(_ descriptor: Int32, into decoder: inout GestureDecoder, _ events: EventChannel) {
+    private func read(_ descriptor: Int32, at path: String, into decoder: inout GestureDecoder, _ events: EventChannel) {
         var buffer = [UInt8](repeating: 0, count: InputEvent.size * 64)
         var pending = Data()
         var dropping = false
@@ -168,7 +168,13 @@ public final class EvdevTrigger: TriggerSource {
             let ready = poll(&poller, 1, timeout)
             if ready < 0 && errno == EINTR { continue }
             for output in decoder.flush(now: sp_monotonic_microseconds()) { events.send(output.event, origin: output.origin) }
-            guard ready > 0 else { continue }
+            guard ready > 0 else {
+                // A quiet second: check that the node we hold is still the one at `path`. A
+                // removed device normally fails the read, but a node removed and created again
+                // (another remote taking the same eventN) would otherwise go unnoticed.
+                if !Self.isStillAt(path, descriptor) { return }
+                continue
+            }
             let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EAGAIN || errno == EINTR { continue }
@@ -194,6 +200,13 @@ public final class EvdevTrigger: TriggerSource {
                 for output in decoder.feed(event) { events.send(output.event, origin: output.origin) }
             }
         }
+    }
+
+    /// Whether `path` still names the file open on `descriptor`.
+    static func isStillAt(_ path: String, _ descriptor: Int32) -> Bool {
+        var named = stat(), held = stat()
+        guard stat(path, &named) == 0, fstat(descriptor, &held) == 0 else { return false }
+        return named.st_ino == held.st_ino && named.st_dev == held.st_dev
     }
 
     private func sleep(for duration: Duration) {

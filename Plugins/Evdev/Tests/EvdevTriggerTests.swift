@@ -91,11 +91,18 @@ final class FakeInputDevice: @unchecked Sendable {
         mkfifo(path, 0o600)
     }
 
-    /// Opens the writing end (waits for the trigger to open its end).
-    func plugIn() async {
+    /// Opens the writing end once the trigger has opened its end; records a failure if the
+    /// trigger never does within `limit`.
+    func plugIn(within limit: Duration = .seconds(10), sourceLocation: Testing.SourceLocation = #_sourceLocation) async {
+        let clock = ContinuousClock(), deadline = clock.now + limit
         while writer < 0 {
             writer = open(path, O_WRONLY | O_NONBLOCK)
-            if writer < 0 { try? await Task.sleep(for: .milliseconds(10)) }
+            guard writer < 0 else { return }
+            guard clock.now < deadline, !Task.isCancelled else {
+                Issue.record("the trigger never opened \(path) within \(limit)", sourceLocation: sourceLocation)
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(10))
         }
     }
 
@@ -104,8 +111,10 @@ final class FakeInputDevice: @unchecked Sendable {
         _ = data.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
     }
 
-    /// Like pulling the remote's battery: the reader sees end of file.
+    /// Like pulling the remote's battery: the node leaves the device directory and the reader
+    /// sees end of file, in that order, as with the kernel.
     func unplug() {
+        unlink(path)
         close(writer)
         writer = -1
     }
@@ -144,7 +153,7 @@ final class TriggerHarness: @unchecked Sendable {
 
     func stop() async {
         task?.cancel()
-        _ = try? await withDeadline(.seconds(5), "evdev trigger stopping") { [task] in try await task?.value }
+        _ = try? await withDeadline(.seconds(20), "evdev trigger stopping") { [task] in try await task?.value }
     }
 }
 
@@ -197,13 +206,29 @@ struct EvdevReaderTests {
         #expect(await eventually { harness.events.count == 1 })
         device.unplug()
         #expect(await eventually { harness.log.messages.contains { $0.contains("went away") } })
-        unlink(device.path)  // gone from /dev/input too
         try await Task.sleep(for: .milliseconds(150))
         let returned = FakeInputDevice(at: device.path)
         await returned.plugIn()
         #expect(await eventually { harness.log.messages.contains { $0.contains("(device is back)") } })
         await returned.press(volumeUp)
         #expect(await eventually { harness.events.count == 2 })
+        await harness.stop()
+    }
+
+    @Test("a node removed and created again under the same name is picked up, even while the old one stays open")
+    func replacedNode() async throws {
+        let folder = TemporaryDirectory("evdev-replace")
+        let device = FakeInputDevice(at: folder.file("event8"))
+        let harness = TriggerHarness(try options { $0.device = device.path })
+        await device.plugIn()
+        await device.press(volumeUp)
+        #expect(await eventually { harness.events.count == 1 })
+        unlink(device.path)  // the old writer stays open: no end of file reaches the reader
+        let replacement = FakeInputDevice(at: device.path)
+        await replacement.plugIn()
+        await replacement.press(volumeUp)
+        #expect(await eventually { harness.events.count == 2 })
+        withExtendedLifetime(device) {}
         await harness.stop()
     }
 

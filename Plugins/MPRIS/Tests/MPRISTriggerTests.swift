@@ -26,7 +26,7 @@ func mprisSession(_ bus: PrivateBus, _ folder: TemporaryDirectory, trigger: Stri
         directory: \(folder.file("out"))
     """, in: folder)
     let session = try RunningProcess(shutterpipeBinary, ["run", "--config", config], in: folder.path, environment: bus.environment)
-    let ready = await eventually(timeout: .seconds(10)) {
+    let ready = await eventually {
         (try? await bus.send("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", ["string:\(player)"]))?
             .contains("boolean true") == true
     }
@@ -79,7 +79,7 @@ struct MPRISTriggerTests {
         kill(session.process.processIdentifier, SIGTERM)
         #expect(await session.wait().status == 0)
         kill(monitor.process.processIdentifier, SIGKILL)  // dbus-monitor ignores SIGTERM
-        _ = await monitor.wait(timeout: .seconds(5))
+        _ = await monitor.wait(timeout: .seconds(20))
     }
 
     @Test("commands that are not mapped are switched off and do nothing")

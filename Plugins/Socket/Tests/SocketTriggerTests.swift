@@ -26,7 +26,7 @@ func socketSession(_ folder: TemporaryDirectory, backend: String = "", coordinat
     """, in: folder)
     let process = try RunningProcess(shutterpipeBinary, ["run", "--config", config], in: folder.path)
     // Ready when it accepts a connection (a stale socket file may already be there).
-    _ = await eventually(timeout: .seconds(10)) {
+    _ = await eventually {
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(probe) }
         var address = sockaddr_un()

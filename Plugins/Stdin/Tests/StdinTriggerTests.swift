@@ -18,7 +18,7 @@ func events(from input: String, interactive: Bool = false) async throws -> [Trig
     defer { close(descriptors[0]) }
     let sent = Mutex<[TriggerEvent]>([])
     let trigger = StdinTrigger(input: descriptors[0], interactive: interactive) { _ in }
-    try await withDeadline(.seconds(5), "stdin trigger") {
+    try await withDeadline(.seconds(20), "stdin trigger") {
         // Answer every event, as the coordinator does: the trigger reads on only then.
         try await trigger.run(delivering: EventChannel { event in
             sent.withLock { $0.append(event) }
@@ -80,11 +80,11 @@ struct StdinTriggerTests {
         let trigger = StdinTrigger(input: descriptors[0], interactive: false) { _ in }
         let task = Task { try await trigger.run(delivering: EventChannel { event in sent.withLock { $0.append(event) } }) }
         let ahead = StdinTrigger.linesAhead
-        #expect(await eventually(timeout: .seconds(20)) { sent.withLock { $0.count } == ahead })
+        #expect(await eventually { sent.withLock { $0.count } == ahead })
         try await Task.sleep(for: .milliseconds(100))
         #expect(sent.withLock { $0.count } == ahead)  // nothing answered yet: no more events out
         await trigger.sync(ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess))
-        #expect(await eventually(timeout: .seconds(20)) { sent.withLock { $0.count } == ahead + 1 })
+        #expect(await eventually { sent.withLock { $0.count } == ahead + 1 })
         task.cancel()
     }
 
@@ -97,6 +97,6 @@ struct StdinTriggerTests {
         let task = Task { try await trigger.run(delivering: EventChannel { _ in }) }
         try await Task.sleep(for: .milliseconds(50))
         task.cancel()
-        try await withDeadline(.seconds(2), "cancelled trigger") { try await task.value }
+        try await withDeadline(.seconds(10), "cancelled trigger") { try await task.value }
     }
 }
