@@ -49,9 +49,13 @@ let package = Package(
 
         // Tests
         .target(name: "TestSupport", dependencies: [kit], path: "Tests/TestSupport"),
+        // The kit against libgphoto2 in a process of its own (libgphoto2 reads HOME once).
+        .executableTarget(name: "gphoto2-conformance", dependencies: [kit, .product(name: "ShutterPipeConformance", package: "SDK"), "GPhoto2Backend"],
+                          path: "Tests/GPhoto2ConformanceRunner"),
         .testTarget(name: "ConformanceTests", dependencies: [kit, .product(name: "ShutterPipeConformance", package: "SDK"), "TestSupport",
                                                              "FilesSink", "CommandSink", "FileStubBackend", "StdinTrigger",
-                                                             "SocketTrigger", "EvdevTrigger", "MPRISTrigger"],
+                                                             "SocketTrigger", "EvdevTrigger", "MPRISTrigger",
+                                                             "gphoto2-conformance", "shutterpipe-fakecam"],
                     path: "Tests/ConformanceTests"),
         .testTarget(name: "ShutterPipeKitTests", dependencies: [kit, "TestSupport"], path: "Tests/ShutterPipeKitTests"),
         .testTarget(name: "ShutterPipeAppTests", dependencies: [kit, "ShutterPipeApp", "TestSupport"], path: "Tests/ShutterPipeAppTests"),

@@ -44,6 +44,16 @@ struct BuiltInConformanceTests {
         #expect(problems.isEmpty, "\(problems)")
     }
 
+    @Test("gphoto2 backend on the virtual camera, with a long exposure for cancellation")
+    func gphoto2() async throws {
+        let camera = try await FakeCamera()
+        let longExposure = try await FakeCamera(["--capture-delay", "4s"], home: camera.home)  // longer than the kit's 2 s bound
+        let run = try RunningProcess(builtExecutable("gphoto2-conformance"), ["--port", camera.portSpec, "--slow-port", longExposure.portSpec],
+                                     in: camera.home.path, environment: ["HOME": camera.home.path])
+        let outcome = await run.wait(timeout: .seconds(90))
+        #expect(outcome.status == 0 && outcome.stdout.contains("conformant"), "\(outcome.stdout)\(outcome.stderr)")
+    }
+
     @Test("stdin trigger")
     func stdin() async {
         var descriptors: [Int32] = [0, 0]
