@@ -3,6 +3,24 @@ import Glibc
 #endif
 import Foundation
 
+/// Connects a stream socket to the Unix socket at `path`; the descriptor, or -1.
+public func connectUnixSocket(_ path: String) -> Int32 {
+    let candidate = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        let bytes = Array(path.utf8.prefix(raw.count - 1))
+        raw.copyBytes(from: bytes)
+        raw[bytes.count] = 0
+    }
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(candidate, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    if result == 0 { return candidate }
+    Glibc.close(candidate)
+    return -1
+}
+
 /// A test client for a Unix socket speaking lines, reading on a thread of its own.
 public final class SocketLines: @unchecked Sendable {
     private let descriptor: Int32
@@ -13,19 +31,8 @@ public final class SocketLines: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         var connected: Int32 = -1
         while connected < 0 {
-            let candidate = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                let bytes = Array(path.utf8.prefix(raw.count - 1))
-                raw.copyBytes(from: bytes)
-                raw[bytes.count] = 0
-            }
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(candidate, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-            if result == 0 { connected = candidate; break }
-            Glibc.close(candidate)
+            let candidate = connectUnixSocket(path)
+            if candidate >= 0 { connected = candidate; break }
             guard ContinuousClock.now < deadline else { throw FakeCameraError("cannot connect to \(path)") }
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -50,14 +57,21 @@ public final class SocketLines: @unchecked Sendable {
     deinit { Glibc.close(descriptor) }
 
     /// Sends raw text.
-    public func send(_ text: String) {
-        var bytes = Array(text.utf8)
+    @discardableResult
+    public func send(_ text: String) -> Bool { send(bytes: Array(text.utf8)) }
+
+    /// Sends raw bytes (garbage included). Returns false when the peer has closed the
+    /// connection (MSG_NOSIGNAL: no SIGPIPE for the test process).
+    @discardableResult
+    public func send(bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written <= 0 { return }
+            let written = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return false }
             offset += written
         }
+        return true
     }
 
     /// The lines received so far.

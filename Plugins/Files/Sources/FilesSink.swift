@@ -71,6 +71,15 @@ public final class FilesSink: PhotoSink {
         self.log = log
     }
 
+    /// At session start, removes temporary files a killed run left in the output folder
+    /// (when the folder has no placeholders; a templated one is cleaned at first use).
+    public func begin() async throws {
+        guard !options.directory.text.contains("{") else { return }
+        let directory = PluginOptions.expandingTilde(options.directory.text)
+        let removed = await io.run { DurableWriter.removeStaleTemporaryFiles(in: directory) }
+        if removed > 0 { log.info("removed \(removed) temporary file(s) left in '\(directory)' by an interrupted run") }
+    }
+
     /// Writes every file of `photo`, then fsyncs the folders; returns where they are.
     public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
         try await io.run { [self] in try self.storeNow(photo, context: context) }

@@ -27,18 +27,9 @@ func socketSession(_ folder: TemporaryDirectory, backend: String = "", coordinat
     let process = try RunningProcess(shutterpipeBinary, ["run", "--config", config], in: folder.path)
     // Ready when it accepts a connection (a stale socket file may already be there).
     _ = await eventually {
-        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(probe) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8.prefix(raw.count - 1))
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        } == 0
+        let probe = connectUnixSocket(path)
+        if probe >= 0 { close(probe) }
+        return probe >= 0
     }
     return (process, path)
 }
