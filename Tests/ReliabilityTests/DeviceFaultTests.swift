@@ -1,0 +1,135 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinux
+import Foundation
+import ShutterPipeKit
+import Testing
+import TestSupport
+
+/// Cases 3 and 4: the camera and the trigger device vanish and come back, again and again.
+@Suite("fault: devices vanish and return", .serialized)
+struct DeviceFaultTests {
+    @Test("the camera killed mid-capture and between captures, then restarted: every event answered, recovery by itself, recovery time measured")
+    func cameraComesBack() async throws {
+        let folder = TemporaryDirectory("chaos-camera")
+        var random = Chaos.random("camera vanishes")
+        let cycles = Chaos.count(ci: 5, full: 60)
+        let arguments = ["--capture-delay", "150ms"]  // a long enough exposure to be killed in
+        var camera = try await FakeCamera(arguments)
+        let port = camera.port, home = camera.home
+        let socket = folder.file("s.sock")
+        let config = try socketConfig(backend: "  type: gphoto2\n  port: \(camera.portSpec)\n  reconnectBackoffLimit: 1s",
+                                      socket: socket, output: folder.file("out"), in: folder)
+        let session = try await SocketSession.start(config, socket: socket, in: folder, environment: ["HOME": home.path])
+        let client = try await SocketLines(path: socket)
+        var sent = 0
+        func request(_ event: String) -> Int {
+            sent += 1
+            client.send("{\"event\":\"\(event)\",\"id\":\(sent)}\n")
+            return sent
+        }
+        func answer(_ id: Int) async -> [String: Any] {
+            _ = await eventually(timeout: .seconds(60)) { client.lines.count >= id }
+            return answersByID(await client.replies(0))[id]?.first ?? [:]
+        }
+        #expect(await answer(request("enter"))["state"] as? String == "enteredPhotoMode")
+        var recoveries: [Double] = [], midCapture = 0, failedDuringOutage = 0
+        for cycle in 1...cycles {
+            if Bool.random(using: &random) {
+                let id = request("capture")
+                try await Task.sleep(for: .milliseconds(Int.random(in: 20...120, using: &random)))
+                camera.stop()
+                let reply = await answer(id)
+                midCapture += 1
+                #expect(reply["state"] as? String != nil, "seed \(Chaos.seed) cycle \(cycle): the shot in flight was answered")
+            } else {
+                camera.stop()
+                let reply = await answer(request("capture"))
+                #expect(reply["state"] as? String == "photoFailed" && reply["cause"] as? String == "cameraFailure",
+                        "seed \(Chaos.seed) cycle \(cycle): \(reply)")
+                failedDuringOutage += 1
+            }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...400, using: &random)))
+            camera = try await FakeCamera(arguments, port: port, home: home)
+            let back = ContinuousClock.now
+            var recovered = false
+            for _ in 0..<40 where !recovered {
+                let reply = await answer(request("capture"))
+                recovered = reply["state"] as? String == "photoSuccess"
+                if !recovered { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(recovered, "seed \(Chaos.seed) cycle \(cycle): no photoSuccess after the camera came back")
+            recoveries.append((ContinuousClock.now - back).milliseconds)
+        }
+        let replies = await client.replies(sent)
+        #expect(replies.count == sent, "every event answered: \(replies.count) of \(sent)")
+        #expect(answersByID(replies).values.allSatisfy { $0.count == 1 }, "exactly one answer per event")
+        let outcome = await session.stop()
+        #expect(outcome.status == 0)
+        #expect(outcome.stderr.components(separatedBy: "\"cameraRecovered\"").count - 1 >= cycles / 2, "the log reports recoveries")
+        Chaos.record("camera vanishes and returns", ["cycles": cycles, "killedMidCapture": midCapture, "killedBetweenCaptures": failedDuringOutage,
+                                                     "events": sent, "answers": replies.count,
+                                                     "recoveryMsMedian": median(recoveries), "recoveryMsMax": recoveries.max() ?? 0])
+    }
+
+    @Test("the remote unplugged and plugged in again and again: rescanned, resumed, no crash")
+    func remoteComesBack() async throws {
+        let folder = TemporaryDirectory("chaos-remote")
+        let cycles = Chaos.count(ci: 10, full: 200)
+        let device = folder.file("event3")
+        let config = try writeConfig("""
+        version: 1
+        session: chaos
+        backend: {type: file-stub, width: 64, height: 48}
+        triggers:
+          - type: evdev
+            device: \(device)
+            rescanInterval: 50ms
+        sinks:
+          - type: files
+            directory: \(folder.file("out"))
+        """, in: folder)
+        let session = try RunningProcess(shutterpipeBinary, ["run", "--config", config, "--no-status"], in: folder.path)
+        var waits: [Double] = []
+        for cycle in 1...cycles {
+            mkfifo(device, 0o600)
+            let plugged = ContinuousClock.now
+            var writer: Int32 = -1
+            let deadline = ContinuousClock.now + .seconds(10)
+            while writer < 0 && ContinuousClock.now < deadline {
+                writer = open(device, O_WRONLY | O_NONBLOCK)
+                if writer < 0 { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            #expect(writer >= 0, "cycle \(cycle): the trigger did not open the device again")
+            waits.append((ContinuousClock.now - plugged).milliseconds)
+            let now = sp_monotonic_microseconds()
+            let press: [UInt8] = [(1, 115, 1), (0, 0, 0), (1, 115, 0), (0, 0, 0)].flatMap { type, code, value in
+                inputEvent(time: now, type: UInt16(type), code: UInt16(code), value: Int32(value))
+            }
+            _ = press.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+            let expected = cycle
+            #expect(await eventually { folder.names("out").filter { $0.hasSuffix(".jpg") }.count == expected },
+                    "cycle \(cycle): the press after re-plugging made no photo")
+            unlink(device)  // unplugged: the node goes, then the reader sees end of file
+            close(writer)
+        }
+        #expect(session.process.isRunning, "no crash")
+        kill(session.process.processIdentifier, SIGTERM)
+        let outcome = await session.wait()
+        #expect(outcome.status == 0)
+        #expect(outcome.stderr.components(separatedBy: "went away").count - 1 == cycles, "each unplug is reported")
+        Chaos.record("remote vanishes and returns", ["cycles": cycles, "photos": cycles, "reopenMsMedian": median(waits), "reopenMsMax": waits.max() ?? 0])
+    }
+}
+
+/// A `struct input_event` (64-bit: seconds, microseconds, type, code, value).
+func inputEvent(time microseconds: Int64, type: UInt16, code: UInt16, value: Int32) -> [UInt8] {
+    var bytes: [UInt8] = []
+    withUnsafeBytes(of: (microseconds / 1_000_000).littleEndian) { bytes += $0 }
+    withUnsafeBytes(of: (microseconds % 1_000_000).littleEndian) { bytes += $0 }
+    withUnsafeBytes(of: type.littleEndian) { bytes += $0 }
+    withUnsafeBytes(of: code.littleEndian) { bytes += $0 }
+    withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+    return bytes
+}
