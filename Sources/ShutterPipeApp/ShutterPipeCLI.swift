@@ -202,7 +202,12 @@ public enum ShutterPipeCLI {
     /// at the top of the file for paths from elsewhere).
     static func loadPipeline(_ path: String, registry: PluginRegistry, log: Logger, console: Console = .standardOutput,
                              pluginPaths: [String] = []) throws -> Pipeline {
-        let root = try YAMLLoader.load(file: path)
+        try makePipeline(YAMLLoader.load(file: path), registry: registry, log: log, console: console, pluginPaths: pluginPaths)
+    }
+
+    /// ``loadPipeline(_:registry:log:console:pluginPaths:)`` on a parsed config.
+    static func makePipeline(_ root: ConfigNode, registry: PluginRegistry, log: Logger, console: Console = .standardOutput,
+                             pluginPaths: [String] = []) throws -> Pipeline {
         let config = try PipelineConfig(root: root, hostKeys: ["plugins"])
         var configured: [(String, SourceLocation)] = []
         if let block = try config.topLevel.section("plugins") {

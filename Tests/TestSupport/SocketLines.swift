@@ -54,7 +54,10 @@ public final class SocketLines: @unchecked Sendable {
         }.start()
     }
 
-    deinit { Glibc.close(descriptor) }
+    deinit {
+        shutdown(descriptor, Int32(SHUT_RDWR))  // wakes the reader thread, so the connection really ends
+        Glibc.close(descriptor)
+    }
 
     /// Sends raw text.
     @discardableResult
