@@ -14,10 +14,12 @@ final class PTPIPServer: Sendable {
     private let eventSocket = Mutex<Int32?>(nil)
     private let commandSockets = Mutex<[Int32]>([])
     private let log: @Sendable (String) -> Void
+    private let corruptor: Corruptor?
 
     init(camera: VirtualCamera, log: @escaping @Sendable (String) -> Void) throws {
         self.camera = camera
         self.log = log
+        corruptor = camera.options.malformedPercent > 0 ? Corruptor(percent: camera.options.malformedPercent, seed: camera.options.seed) : nil
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.listener = listener
         guard listener >= 0 else { throw ServerError("socket: \(String(cString: strerror(errno)))") }
@@ -239,6 +241,13 @@ final class PTPIPServer: Sendable {
     private func sendPacket(_ client: Int32, _ type: PTP.Packet, _ payload: Data) {
         var header = PTPWriter()
         header.u32(UInt32(8 + payload.count)); header.u32(type.rawValue)
+        if let corruptor {
+            let before = corruptor.damaged
+            let sent = corruptor.pass(Array(header.data) + Array(payload))
+            if corruptor.damaged != before { log("sent a malformed \(type) packet (\(corruptor.damaged) so far)") }
+            writeAll(sent, to: client)
+            return
+        }
         writeAll(Array(header.data), to: client)
         if !payload.isEmpty { payload.withUnsafeBytes { raw in writeAll(Array(raw.bindMemory(to: UInt8.self)), to: client) } }
     }

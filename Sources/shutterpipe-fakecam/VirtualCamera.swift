@@ -19,6 +19,8 @@ struct CameraOptions: Sendable {
     var battery = 87
     var rawPlusJPEG = false
     var verbose = false
+    var malformedPercent = 0
+    var seed: UInt64 = 1
 }
 
 /// One object on the virtual card: a folder or an image.

@@ -27,6 +27,9 @@ Options:
   --serial TEXT         serial number (default SP-0001)
   --battery PERCENT     battery level reported (default 87)
   --verbose             log every operation to stderr
+  --malformed PERCENT   damage that share of the packets sent, for fuzzing PTP/IP clients
+                        (lying lengths, cut payloads, unknown types, flipped bytes, garbage)
+  --seed N              the seed of --malformed's choices (default 1), to replay a run
 
 Signals: SIGUSR1 presses the camera's own shutter button; SIGTERM and SIGINT exit.
 """
@@ -66,6 +69,8 @@ while !arguments.isEmpty {
     case "--serial": options.serial = value(argument)
     case "--battery": options.battery = min(100, number(argument))
     case "--verbose": options.verbose = true
+    case "--malformed": options.malformedPercent = min(100, number(argument))
+    case "--seed": options.seed = UInt64(number(argument))
     case "-h", "--help": print(usage); exit(0)
     default: fail("unknown option '\(argument)'\n\n\(usage)")
     }

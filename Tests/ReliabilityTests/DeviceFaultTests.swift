@@ -133,3 +133,47 @@ func inputEvent(time microseconds: Int64, type: UInt16, code: UInt16, value: Int
     withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
     return bytes
 }
+
+@Suite("fault: malformed camera answers", .serialized)
+struct MalformedCameraTests {
+    @Test("a camera sending malformed PTP/IP packets: every capture answered, no crash, and a sane camera afterwards works")
+    func malformedAnswers() async throws {
+        let folder = TemporaryDirectory("chaos-ptp")
+        let captures = Chaos.count(ci: 30, full: 600)
+        var camera = try await FakeCamera(["--malformed", "6", "--seed", String(Chaos.seed % 1_000_000)])
+        let port = camera.port, home = camera.home
+        let socket = folder.file("s.sock")
+        let config = try socketConfig(backend: "  type: gphoto2\n  port: \(camera.portSpec)\n  reconnectBackoffLimit: 500ms",
+                                      socket: socket, output: folder.file("out"),
+                                      extra: "coordinator: {enterTimeout: 10s, captureTimeout: 10s, exitTimeout: 5s}", in: folder)
+        let session = try await SocketSession.start(config, socket: socket, in: folder, environment: ["HOME": home.path])
+        let client = try await SocketLines(path: socket)
+        var states: [String: Int] = [:], slowest: Double = 0
+        for id in 1...captures {
+            let asked = ContinuousClock.now
+            client.send("{\"event\":\"capture\",\"id\":\(id)}\n")
+            let answered = await eventually(timeout: .seconds(60)) { client.lines.count >= id }
+            #expect(answered, "seed \(Chaos.seed) capture \(id): no answer")
+            if !answered { break }
+            slowest = max(slowest, (ContinuousClock.now - asked).milliseconds)
+            let reply = answersByID(await client.replies(0))[id]?.first ?? [:]
+            states["\(reply["state"] ?? "?") \(reply["cause"] ?? "")".trimmingCharacters(in: .whitespaces), default: 0] += 1
+            #expect(session.process.process.isRunning, "seed \(Chaos.seed) capture \(id): the session died")
+        }
+        let damaged = camera.logText.components(separatedBy: "sent a malformed").count - 1
+        #expect(damaged > 0, "the camera did send malformed packets")
+        // The same port, a sane camera: the session recovers by itself.
+        camera.stop()
+        camera = try await FakeCamera([], port: port, home: home)
+        var recovered = false
+        for attempt in 1...40 where !recovered {
+            let id = captures + attempt
+            client.send("{\"event\":\"capture\",\"id\":\(id)}\n")
+            _ = await eventually(timeout: .seconds(60)) { client.lines.count >= id }
+            recovered = answersByID(await client.replies(0))[id]?.first?["state"] as? String == "photoSuccess"
+        }
+        #expect(recovered, "seed \(Chaos.seed): a sane camera is not used again")
+        #expect(await session.stop().status == 0)
+        Chaos.record("malformed camera answers", ["captures": captures, "damagedPackets": damaged, "answers": states, "slowestAnswerMs": slowest.rounded()])
+    }
+}
