@@ -47,6 +47,7 @@ public final class GPhoto2Backend: CaptureBackend {
         var context: BackendContext?
         var poller: Task<Void, Never>?
         var reconnector: Task<Void, Never>?
+        var reconnecting = false
         var outageStarted: ContinuousClock.Instant?
         var lastStatus: (status: CameraStatus, time: ContinuousClock.Instant)?
     }
@@ -86,27 +87,51 @@ public final class GPhoto2Backend: CaptureBackend {
     public func capture() async throws -> CapturedPhoto {
         if !cameraBox.isOpen(on: queue) {
             // During an outage: one immediate attempt, so a camera that is back is used now.
-            do { try await connect() } catch {
+            do { try await connect(unlessOpen: true) } catch {
                 throw ShutterError(.cameraFailure, "the camera is not connected; shutterpipe keeps trying to reconnect",
                                    fix: "check the cable and that the camera is on and awake")
             }
         }
         let box = cameraBox
         let queue = self.queue
-        // libgphoto2 cannot be interrupted: on cancellation, stop waiting for it (the call
-        // finishes on its thread, and later calls queue behind it).
-        let result: Result<CapturedPhoto, GPhotoFailure> = try await withDeadline(.seconds(86_400), "capture") { await queue.run {
-            Result { () throws(GPhotoFailure) -> CapturedPhoto in
-                guard let camera = box.camera else { throw GPhotoFailure(code: GP_ERROR_IO, operation: "capturing", detail: "camera closed") }
-                let paths = try camera.capture()
-                let files = try paths.map { path throws(GPhotoFailure) in CapturedFile(name: path.name, data: try camera.download(path)) }
-                return CapturedPhoto(files: files, camera: camera.model, backendReference: Self.reference(paths))
-            }
-        } }
+        let call = CallInFlight()
+        // libgphoto2 cannot be interrupted: on cancellation (the coordinator's deadline, or
+        // shutdown), stop waiting for it at once; if it is still running a second later,
+        // break the connection under it so its thread is free again (StuckCallBreaker).
+        let result: Result<CapturedPhoto, GPhotoFailure> = try await withTaskCancellationHandler {
+            try await withDeadline(.seconds(86_400), "capture") { await queue.run {
+                defer { call.finish() }
+                return Result { () throws(GPhotoFailure) -> CapturedPhoto in
+                    guard let camera = box.camera else { throw GPhotoFailure(code: GP_ERROR_IO, operation: "capturing", detail: "camera closed") }
+                    let paths = try camera.capture()
+                    let files = try paths.map { path throws(GPhotoFailure) in CapturedFile(name: path.name, data: try camera.download(path)) }
+                    return CapturedPhoto(files: files, camera: camera.model, backendReference: Self.reference(paths))
+                }
+            } }
+        } onCancel: { [weak self] in
+            Task.detached { await self?.breakIfStuck(call) }
+        }
         switch result {
         case .success(let photo): return photo
         case .failure(let failure): throw await failed(failure, while: "capture")
         }
+    }
+
+    /// After a cancelled capture: if libgphoto2 still has not returned a second later, cuts
+    /// the camera's connection so the call fails, then reconnects.
+    private func breakIfStuck(_ call: CallInFlight) async {
+        try? await Task.sleep(for: .seconds(1))
+        guard call.isRunning, let port = state.withLock({ $0.identity?.port }) ?? options.port else { return }
+        let broken = StuckCallBreaker.breakConnections(to: port)
+        guard broken > 0 else {
+            log.warning("a capture libgphoto2 did not return from is still holding the camera at \(port); unplug and re-plug the camera to free it")
+            return
+        }
+        log.warning("a capture the camera never finished held libgphoto2; cut the connection to \(port) to free it; reconnecting",
+                    [("event", "cameraStuck")])
+        let box = cameraBox
+        await queue.run { box.close() }
+        startReconnecting()
     }
 
     /// Deletes the photo's files from the card once every sink has stored them, unless
@@ -130,7 +155,7 @@ public final class GPhoto2Backend: CaptureBackend {
     /// Stops polling and releases the camera.
     public func stop() async {
         let tasks = state.withLock { state -> [Task<Void, Never>] in
-            defer { state.poller = nil; state.reconnector = nil; state.context = nil }
+            defer { state.poller = nil; state.reconnector = nil; state.reconnecting = false; state.context = nil }
             return [state.poller, state.reconnector].compactMap { $0 }
         }
         tasks.forEach { $0.cancel() }
@@ -156,13 +181,16 @@ public final class GPhoto2Backend: CaptureBackend {
 
     // MARK: Connecting
 
-    private func connect() async throws {
+    /// Opens the camera (closing one already open). With `unlessOpen`, a camera that
+    /// another caller opened meanwhile (the reconnector and a capture racing) is kept.
+    private func connect(unlessOpen: Bool = false) async throws {
         let options = self.options
         let known = state.withLock { $0.identity }
         let box = cameraBox
         let log = self.log
-        let result: Result<(String, String, String?), ShutterError> = await queue.run {
-            Result { () throws(ShutterError) -> (String, String, String?) in
+        let result: Result<(String, String, String?)?, ShutterError> = await queue.run {
+            Result { () throws(ShutterError) -> (String, String, String?)? in
+                if unlessOpen && box.camera != nil { return nil }
                 if box.camera != nil { box.close() }
                 let (model, port) = try Self.select(options, known: known)
                 let camera: GPhotoCamera
@@ -184,7 +212,9 @@ public final class GPhoto2Backend: CaptureBackend {
             }
         }
         switch result {
-        case .success(let (model, port, serial)):
+        case .success(nil):
+            return
+        case .success(let (model, port, serial)?):
             let outage = state.withLock { state -> Duration? in
                 state.identity = (model, port, serial)
                 defer { state.outageStarted = nil }
@@ -291,7 +321,9 @@ public final class GPhoto2Backend: CaptureBackend {
     private func startReconnecting() {
         let shouldStart = state.withLock { state -> Bool in
             if state.outageStarted == nil { state.outageStarted = .now }
-            return state.reconnector == nil && state.context != nil
+            guard !state.reconnecting, state.context != nil else { return false }
+            state.reconnecting = true  // decided under the lock: two failures start one reconnector
+            return true
         }
         guard shouldStart else { return }
         log.warning("camera connection lost; reconnecting", [("event", "cameraLost")])
@@ -303,13 +335,13 @@ public final class GPhoto2Backend: CaptureBackend {
                 guard let self, !Task.isCancelled else { return }
                 if self.cameraBox.isOpen(on: nil) { break }
                 do {
-                    try await self.connect()
+                    try await self.connect(unlessOpen: true)
                     break
                 } catch {
                     delay = min(delay * 2, limit)
                 }
             }
-            self?.state.withLock { $0.reconnector = nil }
+            self?.state.withLock { $0.reconnector = nil; $0.reconnecting = false }
         }
         state.withLock { $0.reconnector = task }
     }
