@@ -3,30 +3,6 @@ import ShutterPipeKit
 import Testing
 import TestSupport
 
-/// The example plugin, built outside this package. Built once per test run (an
-/// incremental build: a plugin built against an older SDK would be refused), however
-/// many tests ask at once.
-func examplePlugin() async throws -> String {
-    try await ExamplePluginBuild.shared.library()
-}
-
-actor ExamplePluginBuild {
-    static let shared = ExamplePluginBuild()
-    private var built: Task<String, any Error>?
-
-    func library() async throws -> String {
-        if built == nil {
-            built = Task {
-                let package = "\(repositoryRoot)/Plugins/Examples/ManifestSink"
-                let build = try await runProgram(["swift", "build", "--package-path", package])
-                guard build.status == 0 else { throw FakeCameraError("building the example plugin failed: \(build.text.suffix(2000))") }
-                return "\(package)/.build/debug/libShutterPipeManifest.so"
-            }
-        }
-        return try await built!.value
-    }
-}
-
 /// A C shared library with the given source, standing in for a broken plugin.
 func cLibrary(_ source: String, named name: String, in folder: TemporaryDirectory) async throws -> String {
     let c = folder.file("\(name).c"), library = folder.file("lib\(name).so")

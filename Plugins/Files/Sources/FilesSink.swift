@@ -141,7 +141,7 @@ public final class FilesSink: PhotoSink {
             var attempt = 1
             while true {
                 var relative = options.filename.render(values)
-                if attempt > 1 && !options.filename.usesSequence { relative = Self.numbered(relative, attempt) }
+                if attempt > 1 && !options.filename.usesSequence { relative = PlaceholderTemplate.fittingComponents(Self.numbered(relative, attempt)) }
                 let path = "\(directory)/\(relative)"
                 let folder = (path as NSString).deletingLastPathComponent
                 if folder != directory { try DurableWriter.createDirectory(folder) }

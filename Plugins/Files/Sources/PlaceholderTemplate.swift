@@ -8,8 +8,8 @@ import ShutterPipeKit
 /// (143005), `{camera}`, `{name}` (the camera's file-name stem), `{ext}` (the camera's
 /// extension, lower case), `{trigger}`, `{uuid}` (32 hex digits, new for every photo).
 /// `{seq}` and `{shot}` take a zero-padded width: `{seq:04}`. In paths, values are made
-/// safe: no `/`, no NUL or control characters, never `.` or `..`, at most 100
-/// characters.
+/// safe: no `/`, no NUL or control characters, never `.` or `..`, at most 100 UTF-8 bytes; a
+/// path component is cut to 240 bytes, keeping its extension.
 public struct PlaceholderTemplate: Sendable, Equatable {
     /// The placeholders a template may use.
     public static let placeholders = ["session", "seq", "shot", "date", "time", "camera", "name", "ext", "trigger", "uuid"]
@@ -80,9 +80,35 @@ public struct PlaceholderTemplate: Sendable, Equatable {
         if text.contains("\0") { throw TemplateError("'\(text)' contains a NUL character") }
     }
 
-    /// Renders the template as a path: every placeholder value is made path-safe.
+    /// Renders the template as a path: every placeholder value is made path-safe, and every
+    /// component fits a file name (see ``fittingComponents(_:)``).
     public func render(_ values: TemplateValues) -> String {
-        rendered(values, Self.safeComponent)
+        Self.fittingComponents(rendered(values, Self.safeComponent))
+    }
+
+    /// The longest path component written, in UTF-8 bytes: below the 255 of Linux file
+    /// systems, with room for a `-NNNN` suffix when a name is taken.
+    static let maximumComponentBytes = 240
+
+    /// `path` with each component cut to ``maximumComponentBytes`` at a character boundary,
+    /// keeping a short extension, so that a long camera name or a long template never turns
+    /// into ENAMETOOLONG, which would cost the photo.
+    static func fittingComponents(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: false).map { component -> String in
+            let component = String(component)
+            guard component.utf8.count > maximumComponentBytes else { return component }
+            var stem = component, suffix = ""
+            if let dot = component.lastIndex(of: "."), dot != component.startIndex, component[dot...].utf8.count <= 16 {
+                stem = String(component[..<dot])
+                suffix = String(component[dot...])
+            }
+            var kept = ""
+            for character in stem {
+                if kept.utf8.count + character.utf8.count + suffix.utf8.count > maximumComponentBytes { break }
+                kept.append(character)
+            }
+            return kept + suffix
+        }.joined(separator: "/")
     }
 
     /// Renders the template as text (for metadata): values as they are, less NUL.
@@ -127,7 +153,7 @@ public struct PlaceholderTemplate: Sendable, Equatable {
         var cleaned = String(value.unicodeScalars.map { scalar -> Character in
             scalar == "/" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F ? "_" : Character(scalar)
         })
-        if cleaned.count > 100 { cleaned = String(cleaned.prefix(100)) }
+        while cleaned.utf8.count > 100 { cleaned.removeLast() }  // bytes, not characters: file names are limited in bytes
         if cleaned.isEmpty || cleaned == "." || cleaned == ".." { return "_" }
         return cleaned
     }

@@ -1,0 +1,25 @@
+import Foundation
+
+/// The example plugin (Plugins/Examples/ManifestSink), built outside this package: built
+/// once per test run (an incremental build: a plugin built against an older SDK would be
+/// refused), however many tests ask at once. Returns the path of its shared library.
+public func examplePlugin() async throws -> String {
+    try await ExamplePluginBuild.shared.library()
+}
+
+private actor ExamplePluginBuild {
+    static let shared = ExamplePluginBuild()
+    private var built: Task<String, any Error>?
+
+    func library() async throws -> String {
+        if built == nil {
+            built = Task {
+                let package = "\(repositoryRoot)/Plugins/Examples/ManifestSink"
+                let build = try await runProgram(["swift", "build", "--package-path", package])
+                guard build.status == 0 else { throw FakeCameraError("building the example plugin failed: \(build.text.suffix(2000))") }
+                return "\(package)/.build/debug/libShutterPipeManifest.so"
+            }
+        }
+        return try await built!.value
+    }
+}
