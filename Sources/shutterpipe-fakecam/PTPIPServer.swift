@@ -127,7 +127,11 @@ final class PTPIPServer: Sendable {
             if code == PTP.Operation.initiateCapture.rawValue {
                 switch lastCapture.withLock({ $0 }) {
                 case .success(let handles) where response == .ok:
-                    announceCapture(handles, transaction: transaction)
+                    if camera.losesEventsOfLastCapture() {
+                        log("losing the events of this capture (--lose-events-of)")
+                    } else {
+                        announceCapture(handles, transaction: transaction)
+                    }
                 case .failure(.storeFull):
                     // As cameras do: the card's state on the event channel too. Without an
                     // event after a refused capture, libgphoto2 waits for one forever.

@@ -20,6 +20,7 @@ struct CameraOptions: Sendable {
     var rawPlusJPEG = false
     var verbose = false
     var malformedPercent = 0
+    var loseEventsOf: Int?
     var seed: UInt64 = 1
 }
 
@@ -95,6 +96,12 @@ final class VirtualCamera: Sendable {
             state.captures += 1
             return .success(addShot(&state))
         }
+    }
+
+    /// Whether the events of the capture just taken are to be lost (`--lose-events-of N`:
+    /// those of capture N), as when a camera's firmware misses one.
+    func losesEventsOfLastCapture() -> Bool {
+        state.withLock { state in options.loseEventsOf == state.captures }
     }
 
     /// Whether to drop the connection instead of taking this capture: the capture after

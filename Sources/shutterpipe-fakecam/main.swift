@@ -23,6 +23,7 @@ Options:
   --drop-after N        drop the connection when capture N+1 is asked for (once)
   --refuse              refuse every connection
   --store-full-after N  answer captures after the Nth with Store Full (0: at once)
+  --lose-events-of N    never send the events of capture N (libgphoto2 then waits for good)
   --model NAME          model name (default "Virtual Camera")
   --serial TEXT         serial number (default SP-0001)
   --battery PERCENT     battery level reported (default 87)
@@ -65,6 +66,7 @@ while !arguments.isEmpty {
     case "--drop-after": options.dropAfter = number(argument)
     case "--refuse": options.refuse = true
     case "--store-full-after": options.storeFullAfter = number(argument)
+    case "--lose-events-of": options.loseEventsOf = number(argument)
     case "--model": options.model = value(argument)
     case "--serial": options.serial = value(argument)
     case "--battery": options.battery = min(100, number(argument))

@@ -11,6 +11,9 @@ import GPhoto2Backend
 import ShutterPipeConformance
 import ShutterPipeKit
 
+// As the shutterpipe host does: libgphoto2 writes to camera sockets that may be gone.
+signal(SIGPIPE, SIG_IGN)
+
 var arguments = CommandLine.arguments.dropFirst()
 var port: String?, slowPort: String?
 while let argument = arguments.popFirst() {

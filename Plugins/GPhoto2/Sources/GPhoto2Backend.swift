@@ -48,6 +48,7 @@ public final class GPhoto2Backend: CaptureBackend {
         var poller: Task<Void, Never>?
         var reconnector: Task<Void, Never>?
         var reconnecting = false
+        var connecting: Task<Void, any Error>?
         var outageStarted: ContinuousClock.Instant?
         var lastStatus: (status: CameraStatus, time: ContinuousClock.Instant)?
     }
@@ -99,7 +100,8 @@ public final class GPhoto2Backend: CaptureBackend {
         // shutdown), stop waiting for it at once; if it is still running a second later,
         // break the connection under it so its thread is free again (StuckCallBreaker).
         let result: Result<CapturedPhoto, GPhotoFailure> = try await withTaskCancellationHandler {
-            try await withDeadline(.seconds(86_400), "capture") { await queue.run {
+            try await withDeadline(.seconds(86_400), "capture") { try await queue.run { () throws -> Result<CapturedPhoto, GPhotoFailure> in
+                call.start()
                 defer { call.finish() }
                 return Result { () throws(GPhotoFailure) -> CapturedPhoto in
                     guard let camera = box.camera else { throw GPhotoFailure(code: GP_ERROR_IO, operation: "capturing", detail: "camera closed") }
@@ -184,6 +186,19 @@ public final class GPhoto2Backend: CaptureBackend {
     /// Opens the camera (closing one already open). With `unlessOpen`, a camera that
     /// another caller opened meanwhile (the reconnector and a capture racing) is kept.
     private func connect(unlessOpen: Bool = false) async throws {
+        // One attempt at a time: a capture during an outage joins the reconnector's attempt
+        // rather than queueing another (each can take seconds against a confused camera).
+        let attempt = state.withLock { state -> (Task<Void, any Error>, Bool) in
+            if unlessOpen, let running = state.connecting { return (running, false) }
+            let task = Task { try await self.openCamera(unlessOpen: unlessOpen) }
+            state.connecting = task
+            return (task, true)
+        }
+        defer { if attempt.1 { state.withLock { $0.connecting = nil } } }
+        try await attempt.0.value
+    }
+
+    private func openCamera(unlessOpen: Bool) async throws {
         let options = self.options
         let known = state.withLock { $0.identity }
         let box = cameraBox

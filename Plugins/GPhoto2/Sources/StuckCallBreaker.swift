@@ -60,9 +60,11 @@ enum StuckCallBreaker {
     }
 }
 
-/// Whether a call handed to the libgphoto2 thread is still running.
+/// Whether a call handed to the libgphoto2 thread has started and not yet returned (a
+/// call skipped because its caller gave up while it waited never starts).
 final class CallInFlight: Sendable {
-    private let running = Mutex(true)
-    func finish() { running.withLock { $0 = false } }
-    var isRunning: Bool { running.withLock { $0 } }
+    private let phase = Mutex((started: false, finished: false))
+    func start() { phase.withLock { $0.started = true } }
+    func finish() { phase.withLock { $0.finished = true } }
+    var isRunning: Bool { phase.withLock { $0.started && !$0.finished } }
 }

@@ -168,6 +168,21 @@ struct GPhoto2BackendTests {
         #expect(outcome.stderr.contains("back at \(camera.portSpec)"), "\(outcome.stderr)")
     }
 
+    @Test("a capture whose events never come times out, and the backend frees libgphoto2 and takes the next shot")
+    func lostCaptureEvents() async throws {
+        let folder = TemporaryDirectory("tether-lost-events")
+        let camera = try await FakeCamera(["--lose-events-of", "2"])
+        let config = tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 10s", with: "captureTimeout: 2s")
+        let outcome = try await runTethered(camera, config, input: "capture\ncapture\ncapture\ncapture\n", in: folder)
+        let answers = outcome.lines.filter { $0.hasPrefix("photo") }
+        #expect(answers.count == 4, "\(outcome.stdout)")
+        #expect(answers.first?.hasPrefix("photoSuccess") == true)
+        #expect(answers.dropFirst().first?.hasPrefix("photoFailed timeout") == true, "\(answers)")
+        // Without the breaker, libgphoto2 stayed in the lost capture and every later one timed out.
+        #expect(answers.dropFirst(2).contains { $0.hasPrefix("photoSuccess") }, "\(answers)\n\(outcome.stderr)")
+        #expect(outcome.stderr.contains("cut the connection"), "\(outcome.stderr)")
+    }
+
     @Test("a camera that refuses the connection answers exitedOrUnableToEnter")
     func refused() async throws {
         let folder = TemporaryDirectory("tether-refuse")

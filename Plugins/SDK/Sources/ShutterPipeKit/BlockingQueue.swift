@@ -25,11 +25,22 @@ public final class BlockingQueue: Sendable {
         worker.stop()
     }
 
-    /// Runs `work` on the thread and returns its result. Cancellation of the calling task
-    /// does not interrupt `work`; put deadlines inside it where the C API allows.
+    /// Runs `work` on the thread and returns its result. If the calling task is cancelled
+    /// before `work` starts (a deadline passed while it waited behind other work), `work`
+    /// is skipped and this throws `CancellationError`: abandoned work never piles up
+    /// behind a slow call. Once started, `work` runs to its end; cancellation does not
+    /// interrupt it, so put deadlines inside it where the C API allows.
     public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            worker.submit { continuation.resume(with: Result { try work() }) }
+        let abandoned = Mutex(false)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                worker.submit {
+                    if abandoned.withLock({ $0 }) { continuation.resume(throwing: CancellationError()); return }
+                    continuation.resume(with: Result { try work() })
+                }
+            }
+        } onCancel: {
+            abandoned.withLock { $0 = true }
         }
     }
 
