@@ -46,7 +46,7 @@ enum StuckCallBreaker {
     /// The inodes of this process's TCP sockets whose remote end is `host` at one of `ports`
     /// (from /proc/self/net/tcp: addresses in hex, the IPv4 address in memory order).
     static func socketInodes(connectedTo host: UInt32, ports: Set<UInt16>) -> Set<UInt64> {
-        guard let table = try? String(contentsOfFile: "/proc/self/net/tcp", encoding: .utf8) else { return [] }
+        guard let table = readWhole("/proc/self/net/tcp") else { return [] }
         var inodes: Set<UInt64> = []
         for line in table.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
@@ -57,6 +57,23 @@ enum StuckCallBreaker {
             inodes.insert(inode)
         }
         return inodes
+    }
+
+    /// A /proc file read to its end. (They report size 0, and a busy host's TCP table runs
+    /// to many pages: a single read would miss the camera's connections.)
+    static func readWhole(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            bytes += buffer[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
