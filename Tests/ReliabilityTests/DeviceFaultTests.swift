@@ -140,7 +140,7 @@ struct MalformedCameraTests {
     @Test("a camera sending malformed PTP/IP packets: every capture answered, no crash, and a sane camera afterwards works")
     func malformedAnswers() async throws {
         let folder = TemporaryDirectory("chaos-ptp")
-        let captures = Chaos.count(ci: 15, full: 600)
+        let captures = Chaos.count(ci: 15, full: 200)
         var camera = try await FakeCamera(["--malformed", "5", "--seed", String(Chaos.seed % 1_000_000)])
         let port = camera.port, home = camera.home
         let socket = folder.file("s.sock")
