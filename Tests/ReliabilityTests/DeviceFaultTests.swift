@@ -140,7 +140,7 @@ struct MalformedCameraTests {
     @Test("a camera sending malformed PTP/IP packets: every capture answered, no crash, and a sane camera afterwards works")
     func malformedAnswers() async throws {
         let folder = TemporaryDirectory("chaos-ptp")
-        let captures = Chaos.count(ci: 15, full: 200)
+        let captures = Chaos.count(ci: 15, full: 100)
         var camera = try await FakeCamera(["--malformed", "5", "--seed", String(Chaos.seed % 1_000_000)])
         let port = camera.port, home = camera.home
         let socket = folder.file("s.sock")
@@ -153,13 +153,16 @@ struct MalformedCameraTests {
         for id in 1...captures {
             let asked = ContinuousClock.now
             client.send("{\"event\":\"capture\",\"id\":\(id)}\n")
-            let answered = await eventually(timeout: .seconds(60)) { client.lines.count >= id }
+            let answered = await eventually(timeout: .seconds(60)) { client.lines.count >= id || !session.process.process.isRunning }
+            guard session.process.process.isRunning else {
+                Issue.record("seed \(Chaos.seed) capture \(id): the session died: \(session.process.stderrSoFar.suffix(4000))")
+                return
+            }
             #expect(answered, "seed \(Chaos.seed) capture \(id): no answer")
             if !answered { break }
             slowest = max(slowest, (ContinuousClock.now - asked).milliseconds)
             let reply = answersByID(await client.replies(0))[id]?.first ?? [:]
             states["\(reply["state"] ?? "?") \(reply["cause"] ?? "")".trimmingCharacters(in: .whitespaces), default: 0] += 1
-            #expect(session.process.process.isRunning, "seed \(Chaos.seed) capture \(id): the session died")
         }
         let damaged = camera.logText.components(separatedBy: "sent a malformed").count - 1
         #expect(damaged > 0, "the camera did send malformed packets")
