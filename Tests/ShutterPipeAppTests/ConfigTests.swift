@@ -155,7 +155,9 @@ struct ConfigTests {
     @Test("a wrong type names the expected type", arguments: [
         ("queueLimit: lots", "'queueLimit' must be an integer; got 'lots'"),
         ("autoEnter: maybe", "'autoEnter' must be true or false; got 'maybe'"),
-        ("captureTimeout: soon", "'captureTimeout' must be a duration such as 500ms, 2s or 1m; got 'soon'"),
+        ("captureTimeout: soon", "'captureTimeout' must be a duration such as 500ms, 2s or 1m (at most a year); got 'soon'"),
+        // Found by the config fuzz: this used to crash converting to Int64.
+        ("captureTimeout: 99999999999999999999s", "'captureTimeout' must be a duration such as 500ms, 2s or 1m (at most a year); got '99999999999999999999s'"),
         ("queueLimit: [1, 2]", "'queueLimit' must be an integer; got a list"),
         ("queueLimit: -1", "'queueLimit' must be between 0 and 100000; got -1"),
     ])

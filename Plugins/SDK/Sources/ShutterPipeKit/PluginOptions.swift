@@ -127,7 +127,7 @@ public final class PluginOptions: Sendable {
     public func duration(_ key: String, default defaultValue: Duration) throws -> Duration {
         guard let value = try scalar(key, expecting: "a duration") else { return defaultValue }
         guard let duration = Self.parseDuration(value.text) else {
-            throw ConfigError("\(owner): '\(key)' must be a duration such as 500ms, 2s or 1m; got '\(value.text)'", at: value.location)
+            throw ConfigError("\(owner): '\(key)' must be a duration such as 500ms, 2s or 1m (at most a year); got '\(value.text)'", at: value.location)
         }
         return duration
     }
@@ -211,7 +211,8 @@ public final class PluginOptions: Sendable {
 
     // MARK: Helpers
 
-    /// Parses `250ms`, `2s`, `1.5s`, `2m`, `1h` or a bare number of seconds.
+    /// Parses `250ms`, `2s`, `1.5s`, `2m`, `1h` or a bare number of seconds, up to a
+    /// year (a longer one is a mistake, and would not fit a Duration in milliseconds).
     public static func parseDuration(_ text: String) -> Duration? {
         let text = text.trimmingCharacters(in: .whitespaces).lowercased()
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
@@ -222,7 +223,8 @@ public final class PluginOptions: Sendable {
             scale = factor
             break
         }
-        guard let value = Double(number.trimmingCharacters(in: .whitespaces)), value.isFinite, value >= 0 else { return nil }
+        guard let value = Double(number.trimmingCharacters(in: .whitespaces)), value.isFinite, value >= 0,
+              value * scale <= 366 * 86_400 else { return nil }
         return .milliseconds(Int64((value * scale * 1000).rounded()))
     }
 
