@@ -59,6 +59,17 @@ struct FuzzTests {
         return bytes
     }
 
+    /// Lines as YAML counts them: LF, CR LF, a lone CR, and NEL, LS and PS in UTF-8.
+    static func lineCount(_ bytes: [UInt8]) -> Int {
+        var count = 1
+        for (index, byte) in bytes.enumerated() {
+            if byte == 0x0A || (byte == 0x0D && (index + 1 == bytes.count || bytes[index + 1] != 0x0A)) { count += 1 }
+            if byte == 0xC2 && index + 1 < bytes.count && bytes[index + 1] == 0x85 { count += 1 }
+            if byte == 0xE2 && index + 2 < bytes.count && bytes[index + 1] == 0x80 && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9) { count += 1 }
+        }
+        return count
+    }
+
     @Test("thousands of mutated configs: no crash, and every error carries the file, a line and a column inside the file")
     func configs() throws {
         var random = Chaos.random("yaml")
@@ -68,7 +79,7 @@ struct FuzzTests {
         for iteration in 0..<iterations {
             let (path, seed) = Self.seedConfigs[iteration % Self.seedConfigs.count]
             let input = Self.mutate(seed, &random)
-            let lines = input.filter { $0 == UInt8(ascii: "\n") }.count + 1
+            let lines = Self.lineCount(input)
             do {
                 let root = try YAMLLoader.parse(input, file: "fuzz.yaml", environment: ["HOME": "/home/fuzz"])
                 _ = try ShutterPipeCLI.makePipeline(root, registry: BuiltInPlugins.registry(), log: .discarding, console: Console { _ in })
