@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// Runs `operation` with a deadline. When the deadline passes first, the operation's task
@@ -16,10 +17,12 @@ public func withDeadline<T: Sendable>(
             let work = Task {
                 do { gate.resume(with: .success(try await operation())) } catch { gate.resume(with: .failure(error)) }
             }
-            let timer = Task {
-                try? await Task.sleep(for: limit)
-                if !Task.isCancelled,
-                   gate.resume(with: .failure(ShutterError(.timeout, "\(what) did not finish within \(formatDuration(limit))"))) {
+            // A Dispatch timer, not a sleeping task: a cancelled Task.sleep still holds its
+            // scheduled job until the deadline would have passed, so thousands of quick
+            // operations under a 60 s deadline held megabytes for a minute (found by the
+            // long-session case). A cancelled Dispatch source is released at once.
+            let timer = DeadlineTimer(after: limit) {
+                if gate.resume(with: .failure(ShutterError(.timeout, "\(what) did not finish within \(formatDuration(limit))"))) {
                     work.cancel()
                 }
             }
@@ -28,6 +31,21 @@ public func withDeadline<T: Sendable>(
     } onCancel: {
         gate.resume(with: .failure(CancellationError()))
     }
+}
+
+/// A one-shot Dispatch timer (Dispatch sources are thread-safe; cancel releases it at once).
+private final class DeadlineTimer: @unchecked Sendable {
+    private let source: any DispatchSourceTimer
+
+    init(after limit: Duration, _ fire: @escaping @Sendable () -> Void) {
+        source = DispatchSource.makeTimerSource(queue: .global())
+        let (seconds, attoseconds) = min(max(limit, .zero), .seconds(315_360_000)).components  // ten years at most
+        source.schedule(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+        source.setEventHandler(handler: fire)
+        source.resume()
+    }
+
+    func cancel() { source.cancel() }
 }
 
 /// Resumes a continuation exactly once, whoever comes first.
