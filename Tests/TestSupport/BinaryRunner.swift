@@ -36,6 +36,7 @@ public final class RunningProcess: @unchecked Sendable {
 
     public init(_ executable: String = shutterpipeBinary, _ arguments: [String], in directory: String,
          environment: [String: String] = [:]) throws {
+        ignoreSIGPIPE()
         outPath = "\(directory)/.stdout-\(UUID().uuidString)"
         errPath = "\(directory)/.stderr-\(UUID().uuidString)"
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)

@@ -18,6 +18,7 @@ public final class FakeCamera: @unchecked Sendable {
     /// Starts a virtual camera with `arguments` (see `shutterpipe-fakecam --help`) on a
     /// free port, or on `port`, and waits until it listens.
     public init(_ arguments: [String] = [], port: UInt16? = nil, home: TemporaryDirectory? = nil) async throws {
+        ignoreSIGPIPE()
         let home = home ?? TemporaryDirectory("camera-home")
         self.home = home
         self.arguments = arguments

@@ -13,6 +13,7 @@ public final class PrivateBus: @unchecked Sendable {
     /// Starts `dbus-daemon` in the foreground (a forked one would keep our pipes open) and
     /// waits for its address.
     public init() async throws {
+        ignoreSIGPIPE()
         daemon = try RunningProcess("/usr/bin/dbus-daemon", ["--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--print-address=1"],
                                     in: folder.path)
         let deadline = ContinuousClock.now + .seconds(10)

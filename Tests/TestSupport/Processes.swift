@@ -21,7 +21,8 @@ public struct ProgramOutput: Sendable {
 /// Process.waitUntilExit could miss the end of one that exits at once (a `mount` left a
 /// zombie nobody reaped, and the suite hung).
 public func runProgram(_ arguments: [String], environment: [String: String] = [:]) async throws -> ProgramOutput {
-    try await withCheckedThrowingContinuation { continuation in
+    ignoreSIGPIPE()
+    return try await withCheckedThrowingContinuation { continuation in
         Thread {
             continuation.resume(with: Result { try spawnAndWait(arguments, environment: environment) })
         }.start()

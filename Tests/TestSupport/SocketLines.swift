@@ -28,6 +28,7 @@ public final class SocketLines: @unchecked Sendable {
 
     /// Connects to `path`, retrying until `timeout` while the server starts.
     public init(path: String, timeout: Duration = .seconds(10)) async throws {
+        ignoreSIGPIPE()
         let deadline = ContinuousClock.now + timeout
         var connected: Int32 = -1
         while connected < 0 {

@@ -26,6 +26,7 @@ public final class ScriptedTrigger: TriggerSource {
 
     /// Creates a trigger that plays `steps` and then returns.
     public init(_ steps: [Step]) {
+        ignoreSIGPIPE()
         self.steps = steps
     }
 

@@ -1,6 +1,18 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import ShutterPipeKit
 import Synchronization
+
+/// Makes a write to a pipe or socket whose reader is gone fail with EPIPE instead of
+/// killing the test process (as the shutterpipe host does for itself). Every TestSupport
+/// entry point calls it; once is enough, more is harmless.
+public func ignoreSIGPIPE() {
+    _ = sigpipeIgnored
+}
+
+private let sigpipeIgnored: Void = { signal(SIGPIPE, SIG_IGN); return () }()
 
 /// A folder under the system's temporary directory, removed when the value is dropped.
 public final class TemporaryDirectory: Sendable {
@@ -9,6 +21,7 @@ public final class TemporaryDirectory: Sendable {
 
     /// Creates a fresh folder.
     public init(_ label: String = "test") {
+        ignoreSIGPIPE()
         let base = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
         path = "\(base)/shutterpipe-\(label)-\(UUID().uuidString.prefix(8))"
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -53,7 +66,7 @@ public final class LogRecorder: Sendable {
     private let records = Mutex<[LogRecord]>([])
 
     /// Creates an empty recorder.
-    public init() {}
+    public init() { ignoreSIGPIPE() }
 
     /// A logger into this recorder.
     public var logger: Logger { Logger(source: "test") { [self] record in records.withLock { $0.append(record) } } }
