@@ -62,7 +62,8 @@ struct StorageFaultTests {
         #expect((full["message"] as? String)?.contains(output) == true, "the message names the folder: \(full)")
         #expect(finalNames().count == 1 && temporaryNames().isEmpty, "no partial file: \(finalNames()) \(temporaryNames())")
         unlink(filler)
-        #expect(await capture()["state"] as? String == "photoSuccess", "after space is freed, the next capture succeeds")
+        let freed = await capture()
+        #expect(freed["state"] as? String == "photoSuccess", "after space is freed, the next capture succeeds: \(freed)\n\(session.process.stderrSoFar.suffix(3000))")
 
         // Read-only mid-session.
         try await disk.remount("ro")
@@ -70,7 +71,8 @@ struct StorageFaultTests {
         #expect(readOnly["cause"] as? String == "storageUnavailable")
         #expect((readOnly["message"] as? String)?.contains("read-only") == true, "\(readOnly)")
         try await disk.remount("rw")
-        #expect(await capture()["state"] as? String == "photoSuccess")
+        let writable = await capture()
+        #expect(writable["state"] as? String == "photoSuccess", "\(writable)")
         #expect(finalNames().count == 3 && temporaryNames().isEmpty)
 
         // The folder removed mid-session: made again, and numbering goes on.
