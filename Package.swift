@@ -48,7 +48,7 @@ let package = Package(
         .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit], path: "Sources/shutterpipe-fakecam"),
 
         // Tests
-        .target(name: "TestSupport", dependencies: [kit], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: [kit, "CLinux"], path: "Tests/TestSupport"),
         // The kit against libgphoto2 in a process of its own (libgphoto2 reads HOME once).
         .executableTarget(name: "gphoto2-conformance", dependencies: [kit, .product(name: "ShutterPipeConformance", package: "SDK"), "GPhoto2Backend"],
                           path: "Tests/GPhoto2ConformanceRunner"),

@@ -12,6 +12,15 @@
 #include <sys/syscall.h>
 #include <linux/fs.h>
 #include <linux/input.h>
+#include <spawn.h>
+
+/* glibc 2.34+ declares this only with _GNU_SOURCE, which this header must not define. */
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+
+/// posix_spawn file action: close every descriptor from `from` up in the child.
+static inline int sp_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
 
 /// rename(2) that fails with EEXIST instead of replacing `to`. Falls back to link+unlink
 /// where the file system has no renameat2 (errno EINVAL/ENOSYS), which is also atomic.

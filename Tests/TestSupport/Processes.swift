@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinux
 import Foundation
 
 /// What a finished helper program printed.
@@ -42,6 +43,9 @@ private func spawnAndWait(_ arguments: [String], environment: [String: String]) 
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_adddup2(&actions, writer, 1)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    // Nothing else: tests open files without O_CLOEXEC (Data.write), and a child holding a
+    // copy keeps an unlinked file's space taken (the storage case's filler stayed "full").
+    sp_spawn_close_from(&actions, 3)
 
     let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
