@@ -60,7 +60,7 @@ let package = Package(
         .testTarget(name: "ShutterPipeKitTests", dependencies: [kit, "TestSupport"], path: "Tests/ShutterPipeKitTests"),
         .testTarget(name: "ShutterPipeAppTests", dependencies: [kit, "ShutterPipeApp", "TestSupport"], path: "Tests/ShutterPipeAppTests"),
         // Fault injection, fuzzing and long sessions (docs/reliability.md); full counts: scripts/chaos.
-        .testTarget(name: "ReliabilityTests", dependencies: [kit, "CLinux", "ShutterPipeApp", "FilesSink", "shutterpipe", "shutterpipe-fakecam", "TestSupport"],
+        .testTarget(name: "ReliabilityTests", dependencies: [kit, "CLinux", "ShutterPipeApp", "FilesSink", "EvdevTrigger", "shutterpipe", "shutterpipe-fakecam", "TestSupport"],
                     path: "Tests/ReliabilityTests"),
         .testTarget(name: "EndToEndTests", dependencies: [kit, "shutterpipe", "shutterpipe-fakecam", "TestSupport"], path: "Tests/EndToEndTests"),
         .testTarget(name: "GPhoto2BackendTests", dependencies: [kit, "GPhoto2Backend", "CGPhoto2", "shutterpipe", "shutterpipe-fakecam", "TestSupport"],

@@ -76,7 +76,12 @@ public final class FilesSink: PhotoSink {
     public func begin() async throws {
         guard !options.directory.text.contains("{") else { return }
         let directory = PluginOptions.expandingTilde(options.directory.text)
-        let removed = await io.run { DurableWriter.removeStaleTemporaryFiles(in: directory) }
+        await io.run { [self] in self.removeLeftovers(in: directory) }
+    }
+
+    /// Removes temporary files an interrupted run left in `directory`, and says so.
+    private func removeLeftovers(in directory: String) {
+        let removed = DurableWriter.removeStaleTemporaryFiles(in: directory)
         if removed > 0 { log.info("removed \(removed) temporary file(s) left in '\(directory)' by an interrupted run") }
     }
 
@@ -180,8 +185,7 @@ public final class FilesSink: PhotoSink {
 
     private func counter(for directory: String) throws(ShutterError) -> SequenceCounter {
         if let counter = state.withLock({ $0.counters[directory] }) { return counter }
-        let removed = DurableWriter.removeStaleTemporaryFiles(in: directory)
-        if removed > 0 { log.info("removed \(removed) temporary file(s) left in '\(directory)' by an interrupted run") }
+        removeLeftovers(in: directory)
         return try SequenceCounter(directory: directory, filename: options.filename)
     }
 
