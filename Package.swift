@@ -2,9 +2,11 @@
 // shutterpipe: tethered studio photography on Linux.
 //
 // Layout (see docs/architecture.md):
-// - Plugins/SDK       the plugin-facing core, ShutterPipeKit, a package of its own whose
-//                     only product is a dynamic library; everything here links that
-//                     product, never its target, so the process holds one copy.
+// - Plugins/SDK       the SDK. Its nested package ShutterPipeKit is the plugin contract, a
+//                     dynamic library that everything here links as a product, never as a
+//                     target, so the process holds one copy. The SDK package itself has
+//                     the helpers (ShutterPipeSupport), the runtime (ShutterPipeRuntime:
+//                     the coordinator), the conformance kit and the test fixtures.
 // - Plugins/<Name>    one built-in plugin per folder: Sources, Tests, README.md,
 //                     example.yaml.
 // - Sources/C*        C libraries as system library targets.
@@ -12,7 +14,11 @@
 // - Sources/shutterpipe     the executable.
 import PackageDescription
 
-let kit: Target.Dependency = .product(name: "ShutterPipeKit", package: "SDK")
+let kit: Target.Dependency = .product(name: "ShutterPipeKit", package: "ShutterPipeKit")
+let support: Target.Dependency = .product(name: "ShutterPipeSupport", package: "SDK")
+let runtime: Target.Dependency = .product(name: "ShutterPipeRuntime", package: "SDK")
+let fixtures: Target.Dependency = .product(name: "ShutterPipeFixtures", package: "SDK")
+let conformance: Target.Dependency = .product(name: "ShutterPipeConformance", package: "SDK")
 
 let package = Package(
     name: "shutterpipe",
@@ -21,6 +27,7 @@ let package = Package(
         .executable(name: "shutterpipe-fakecam", targets: ["shutterpipe-fakecam"]),
     ],
     dependencies: [
+        .package(path: "Plugins/SDK/ShutterPipeKit"),
         .package(path: "Plugins/SDK"),
     ],
     targets: [
@@ -31,47 +38,49 @@ let package = Package(
         .systemLibrary(name: "CDBus", path: "Sources/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CExif", path: "Sources/CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
 
-        // Built-in plugins
-        .target(name: "FileStubBackend", dependencies: [kit], path: "Plugins/FileStub/Sources"),
-        .target(name: "StdinTrigger", dependencies: [kit], path: "Plugins/Stdin/Sources"),
-        .target(name: "SocketTrigger", dependencies: [kit], path: "Plugins/Socket/Sources"),
-        .target(name: "EvdevTrigger", dependencies: [kit, "CLinux"], path: "Plugins/Evdev/Sources"),
-        .target(name: "MPRISTrigger", dependencies: [kit, "CDBus"], path: "Plugins/MPRIS/Sources"),
-        .target(name: "GPhoto2Backend", dependencies: [kit, "CGPhoto2"], path: "Plugins/GPhoto2/Sources"),
-        .target(name: "CommandSink", dependencies: [kit], path: "Plugins/Command/Sources"),
-        .target(name: "FilesSink", dependencies: [kit, "CLinux", "CExif"], path: "Plugins/Files/Sources"),
+        // Built-in plugins: the contract and the helpers, like any third-party plugin.
+        .target(name: "FileStubBackend", dependencies: [kit, support, fixtures], path: "Plugins/FileStub/Sources"),
+        .target(name: "StdinTrigger", dependencies: [kit, support], path: "Plugins/Stdin/Sources"),
+        .target(name: "SocketTrigger", dependencies: [kit, support], path: "Plugins/Socket/Sources"),
+        .target(name: "EvdevTrigger", dependencies: [kit, support, "CLinux"], path: "Plugins/Evdev/Sources"),
+        .target(name: "MPRISTrigger", dependencies: [kit, support, "CDBus"], path: "Plugins/MPRIS/Sources"),
+        .target(name: "GPhoto2Backend", dependencies: [kit, support, "CGPhoto2"], path: "Plugins/GPhoto2/Sources"),
+        .target(name: "CommandSink", dependencies: [kit, support], path: "Plugins/Command/Sources"),
+        .target(name: "FilesSink", dependencies: [kit, support, "CLinux", "CExif"], path: "Plugins/Files/Sources"),
 
         // Host
-        .target(name: "ShutterPipeApp", dependencies: [kit, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger", "EvdevTrigger", "MPRISTrigger", "FilesSink", "CommandSink", "GPhoto2Backend"],
+        .target(name: "ShutterPipeApp", dependencies: [kit, support, runtime, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger",
+                                                       "EvdevTrigger", "MPRISTrigger", "FilesSink", "CommandSink", "GPhoto2Backend"],
                 path: "Sources/ShutterPipeApp"),
         .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp"], path: "Sources/shutterpipe"),
-        .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit], path: "Sources/shutterpipe-fakecam"),
+        .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit, support, fixtures], path: "Sources/shutterpipe-fakecam"),
 
         // Tests
-        .target(name: "TestSupport", dependencies: [kit, "CLinux"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: [kit, support, runtime, fixtures, "CLinux"], path: "Tests/TestSupport"),
         // The kit against libgphoto2 in a process of its own (libgphoto2 reads HOME once).
-        .executableTarget(name: "gphoto2-conformance", dependencies: [kit, .product(name: "ShutterPipeConformance", package: "SDK"), "GPhoto2Backend"],
+        .executableTarget(name: "gphoto2-conformance", dependencies: [kit, support, conformance, "GPhoto2Backend"],
                           path: "Tests/GPhoto2ConformanceRunner"),
-        .testTarget(name: "ConformanceTests", dependencies: [kit, .product(name: "ShutterPipeConformance", package: "SDK"), "TestSupport",
+        .testTarget(name: "ConformanceTests", dependencies: [kit, support, conformance, fixtures, "TestSupport",
                                                              "FilesSink", "CommandSink", "FileStubBackend", "StdinTrigger",
                                                              "SocketTrigger", "EvdevTrigger", "MPRISTrigger",
                                                              "gphoto2-conformance", "shutterpipe-fakecam"],
                     path: "Tests/ConformanceTests"),
-        .testTarget(name: "ShutterPipeKitTests", dependencies: [kit, "TestSupport"], path: "Tests/ShutterPipeKitTests"),
-        .testTarget(name: "ShutterPipeAppTests", dependencies: [kit, "ShutterPipeApp", "TestSupport"], path: "Tests/ShutterPipeAppTests"),
+        .testTarget(name: "ShutterPipeRuntimeTests", dependencies: [kit, support, runtime, "TestSupport"], path: "Tests/ShutterPipeRuntimeTests"),
+        .testTarget(name: "ShutterPipeAppTests", dependencies: [kit, support, runtime, "ShutterPipeApp", "TestSupport"], path: "Tests/ShutterPipeAppTests"),
         // Fault injection, fuzzing and long sessions (docs/reliability.md); full counts: scripts/chaos.
-        .testTarget(name: "ReliabilityTests", dependencies: [kit, "CLinux", "ShutterPipeApp", "FilesSink", "EvdevTrigger", "shutterpipe", "shutterpipe-fakecam", "TestSupport"],
+        .testTarget(name: "ReliabilityTests", dependencies: [kit, support, runtime, fixtures, "CLinux", "ShutterPipeApp", "FilesSink", "EvdevTrigger",
+                                                             "shutterpipe", "shutterpipe-fakecam", "TestSupport"],
                     path: "Tests/ReliabilityTests"),
-        .testTarget(name: "EndToEndTests", dependencies: [kit, "shutterpipe", "shutterpipe-fakecam", "TestSupport"], path: "Tests/EndToEndTests"),
-        .testTarget(name: "GPhoto2BackendTests", dependencies: [kit, "GPhoto2Backend", "CGPhoto2", "shutterpipe", "shutterpipe-fakecam", "TestSupport"],
+        .testTarget(name: "EndToEndTests", dependencies: [kit, support, "shutterpipe", "shutterpipe-fakecam", "TestSupport"], path: "Tests/EndToEndTests"),
+        .testTarget(name: "GPhoto2BackendTests", dependencies: [kit, support, fixtures, "GPhoto2Backend", "CGPhoto2", "shutterpipe", "shutterpipe-fakecam", "TestSupport"],
                     path: "Plugins/GPhoto2/Tests"),
-        .testTarget(name: "FileStubBackendTests", dependencies: [kit, "FileStubBackend", "TestSupport"], path: "Plugins/FileStub/Tests",
+        .testTarget(name: "FileStubBackendTests", dependencies: [kit, support, fixtures, "FileStubBackend", "TestSupport"], path: "Plugins/FileStub/Tests",
                     exclude: ["Fixtures"]),
-        .testTarget(name: "SocketTriggerTests", dependencies: [kit, "SocketTrigger", "shutterpipe", "TestSupport"], path: "Plugins/Socket/Tests"),
-        .testTarget(name: "EvdevTriggerTests", dependencies: [kit, "EvdevTrigger", "CLinux", "shutterpipe", "TestSupport"], path: "Plugins/Evdev/Tests"),
-        .testTarget(name: "MPRISTriggerTests", dependencies: [kit, "MPRISTrigger", "shutterpipe", "TestSupport"], path: "Plugins/MPRIS/Tests"),
-        .testTarget(name: "CommandSinkTests", dependencies: [kit, "CommandSink", "shutterpipe", "TestSupport"], path: "Plugins/Command/Tests"),
-        .testTarget(name: "StdinTriggerTests", dependencies: [kit, "StdinTrigger", "TestSupport"], path: "Plugins/Stdin/Tests"),
-        .testTarget(name: "FilesSinkTests", dependencies: [kit, "FilesSink", "TestSupport"], path: "Plugins/Files/Tests"),
+        .testTarget(name: "SocketTriggerTests", dependencies: [kit, support, "SocketTrigger", "shutterpipe", "TestSupport"], path: "Plugins/Socket/Tests"),
+        .testTarget(name: "EvdevTriggerTests", dependencies: [kit, support, "EvdevTrigger", "CLinux", "shutterpipe", "TestSupport"], path: "Plugins/Evdev/Tests"),
+        .testTarget(name: "MPRISTriggerTests", dependencies: [kit, support, "MPRISTrigger", "shutterpipe", "TestSupport"], path: "Plugins/MPRIS/Tests"),
+        .testTarget(name: "CommandSinkTests", dependencies: [kit, support, "CommandSink", "shutterpipe", "TestSupport"], path: "Plugins/Command/Tests"),
+        .testTarget(name: "StdinTriggerTests", dependencies: [kit, support, "StdinTrigger", "TestSupport"], path: "Plugins/Stdin/Tests"),
+        .testTarget(name: "FilesSinkTests", dependencies: [kit, support, fixtures, "FilesSink", "TestSupport"], path: "Plugins/Files/Tests"),
     ]
 )

@@ -1,21 +1,38 @@
 // swift-tools-version:6.0
-// The shutterpipe plugin SDK: the plugin-facing core, ShutterPipeKit.
+// The shutterpipe SDK: everything a plugin author, the host and the tests build on.
 //
-// Its plugin-facing product is a dynamic library. The shutterpipe executable, every
-// built-in plugin and every runtime-loaded plugin link this one copy, so that protocol
-// casts and the plugin registry are shared across the process (see docs/architecture.md).
-// ShutterPipeConformance is for tests only: the contract checks plugin authors run.
+// - ShutterPipeKit (the nested package ShutterPipeKit/): the contract, a dynamic library,
+//   the plugin ABI. Every product here links it as a product, never as a target: SwiftPM
+//   links a target of the same package statically into each product that uses it, which
+//   would give the process two copies of every contract type.
+// - ShutterPipeSupport: helpers any plugin may use (blocking queue, deadlines, POSIX I/O,
+//   processes, `map:` and `feedback:`). Static: each plugin carries its own copy, so it is
+//   not part of the ABI, and its types never cross from a plugin to the host.
+// - ShutterPipeRuntime: the coordinator, pipeline assembly and settings. The host's;
+//   runtime-loaded plugins never link it.
+// - ShutterPipeConformance: the contract checks plugin authors run in their tests.
+// - ShutterPipeFixtures: synthetic JPEGs and a seeded generator, for tests and stubs.
 import PackageDescription
+
+let kit: Target.Dependency = .product(name: "ShutterPipeKit", package: "ShutterPipeKit")
 
 let package = Package(
     name: "ShutterPipeSDK",
     products: [
-        .library(name: "ShutterPipeKit", type: .dynamic, targets: ["ShutterPipeKit"]),
-        // For plugin authors' tests: checks a plugin against the coordinator's contracts.
+        .library(name: "ShutterPipeSupport", targets: ["ShutterPipeSupport"]),
+        .library(name: "ShutterPipeRuntime", targets: ["ShutterPipeRuntime"]),
         .library(name: "ShutterPipeConformance", targets: ["ShutterPipeConformance"]),
+        .library(name: "ShutterPipeFixtures", targets: ["ShutterPipeFixtures"]),
+    ],
+    dependencies: [
+        .package(path: "ShutterPipeKit"),
     ],
     targets: [
-        .target(name: "ShutterPipeKit", path: "Sources/ShutterPipeKit"),
-        .target(name: "ShutterPipeConformance", dependencies: ["ShutterPipeKit"], path: "Sources/ShutterPipeConformance"),
+        .target(name: "CShutterPipeSupport", path: "Sources/CShutterPipeSupport"),
+        .target(name: "ShutterPipeSupport", dependencies: [kit, "CShutterPipeSupport"], path: "Sources/ShutterPipeSupport"),
+        .target(name: "ShutterPipeFixtures", path: "Sources/ShutterPipeFixtures"),
+        .target(name: "ShutterPipeRuntime", dependencies: [kit, "ShutterPipeSupport"], path: "Sources/ShutterPipeRuntime"),
+        .target(name: "ShutterPipeConformance", dependencies: [kit, "ShutterPipeSupport", "ShutterPipeFixtures"],
+                path: "Sources/ShutterPipeConformance"),
     ]
 )

@@ -4,6 +4,7 @@
 import Foundation
 import ShutterPipeKit
 import Synchronization
+import ShutterPipeSupport
 
 /// How log records are written to stderr.
 public enum LogFormat: String, Sendable, CaseIterable {
@@ -78,14 +79,14 @@ public final class LogOutput: Sendable {
         Console { [self] line in
             state.withLock { state in
                 if state.statusText != nil { emit("\r\u{1B}[2K") }
-                writeAll(Array((line + "\n").utf8), to: STDOUT_FILENO)
+                try? DescriptorIO.writeAll(Array((line + "\n").utf8), to: STDOUT_FILENO)
                 if let status = state.statusText { emit(status) }
             }
         }
     }
 
     private func emit(_ text: String) {
-        writeAll(Array(text.utf8), to: descriptor)
+        try? DescriptorIO.writeAll(Array(text.utf8), to: descriptor)
     }
 
     static func human(_ record: LogRecord) -> String {

@@ -7,6 +7,8 @@ import ShutterPipeKit
 import GPhoto2Backend
 import SocketTrigger
 import Synchronization
+import ShutterPipeRuntime
+import ShutterPipeSupport
 
 /// The `shutterpipe` command line.
 ///
@@ -286,17 +288,16 @@ public enum ShutterPipeCLI {
         guard let timeout = PluginOptions.parseDuration(timeoutText) else { throw UsageError("--timeout needs a duration such as 30s") }
         let queue = BlockingQueue(label: "shutterpipe.trigger")
         let outcome: Result<SocketReply, SocketClientError> = await queue.run {
-            Result { () throws(SocketClientError) -> SocketReply in try SocketClient.send(event, to: path, timeout: timeout) }
+            Result { () throws(SocketClientError) -> SocketReply in try SocketClient.send(SocketRequest(event: event), to: path, timeout: timeout) }
         }
         switch outcome {
-        case .success(let wrapped):
-            let reply = wrapped.object
-            if let error = reply["error"] as? String {
+        case .success(let reply):
+            if let error = reply.error {
                 printError("shutterpipe trigger: the session refused the request: \(error)")
                 return runFailed
             }
-            print(reply["summary"] as? String ?? "\(reply)")
-            return SocketProtocol.isSuccess(reply) ? success : runFailed
+            print(reply.summary ?? "\(reply)")
+            return reply.isSuccess ? success : runFailed
         case .failure(let error):
             printError("shutterpipe trigger: \(error)")
             return runFailed
@@ -329,7 +330,7 @@ public enum ShutterPipeCLI {
         let header = ["MODEL", "PORT", "SERIAL", "BATTERY", "CARD FREE"]
         let rows = cameras.map { camera in
             [camera.model, camera.port, camera.serial ?? "-", camera.battery ?? "-",
-             camera.freeCardBytes.map(StatusLine.byteCount) ?? "-"]
+             camera.freeCardBytes.map(formatByteCount) ?? "-"]
         }
         let widths = (0..<header.count).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
         for row in [header] + rows {
@@ -343,7 +344,7 @@ public enum ShutterPipeCLI {
     }
 
     static func printError(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        Console.standardError.printLine(text)
     }
 }
 

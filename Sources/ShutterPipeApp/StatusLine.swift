@@ -1,5 +1,7 @@
 import Foundation
 import ShutterPipeKit
+import ShutterPipeRuntime
+import ShutterPipeSupport
 
 /// The text of the live status line photographers glance at between shots.
 enum StatusLine {
@@ -12,17 +14,9 @@ enum StatusLine {
             formatter.dateFormat = "HH:mm:ss"
             parts.append("last \(formatDuration(duration)) at \(formatter.string(from: time))")
         }
-        if let freeBytes { parts.append("disk \(byteCount(freeBytes)) free") }
+        if let freeBytes { parts.append("disk \(formatByteCount(freeBytes)) free") }
         if let battery = camera?.battery { parts.append("battery \(battery)") }
-        if let card = camera?.freeCardBytes { parts.append("card \(byteCount(card)) free") }
+        if let card = camera?.freeCardBytes { parts.append("card \(formatByteCount(card)) free") }
         return parts.joined(separator: " · ") + "  › "
-    }
-
-    static func byteCount(_ bytes: Int64) -> String {
-        let units = ["B", "KB", "MB", "GB", "TB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1000 && unit < units.count - 1 { value /= 1000; unit += 1 }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
     }
 }

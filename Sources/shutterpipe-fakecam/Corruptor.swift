@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeFixtures
 import Synchronization
 
 /// Damages packets on their way out, for fuzzing the PTP/IP client side (`--malformed`).
@@ -7,11 +8,11 @@ import Synchronization
 /// or garbage in place of the packet.
 final class Corruptor: Sendable {
     private let percent: Int
-    private let state: Mutex<(random: UInt64, damaged: Int)>
+    private let state: Mutex<(random: SeededRandom, damaged: Int)>
 
     init(percent: Int, seed: UInt64) {
         self.percent = percent
-        state = Mutex((seed, 0))
+        state = Mutex((SeededRandom(seed: seed), 0))
     }
 
     /// Packets damaged so far.
@@ -20,13 +21,7 @@ final class Corruptor: Sendable {
     /// `packet` as sent: usually as it is; `percent` % of the time, damaged.
     func pass(_ packet: [UInt8]) -> [UInt8] {
         state.withLock { state in
-            func next() -> UInt64 {  // SplitMix64
-                state.random &+= 0x9E37_79B9_7F4A_7C15
-                var z = state.random
-                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                return z ^ (z >> 31)
-            }
+            func next() -> UInt64 { state.random.next() }
             guard Int(next() % 100) < percent, packet.count >= 8 else { return packet }
             state.damaged += 1
             var bytes = packet

@@ -4,6 +4,7 @@
 import Foundation
 import ShutterPipeKit
 import Synchronization
+import ShutterPipeSupport
 
 /// A PTP/IP responder on 127.0.0.1: the command and event channels of CIPA DC-005, as
 /// libgphoto2's `ptpip` port driver speaks them. One thread per connection, blocking I/O.
@@ -249,11 +250,11 @@ final class PTPIPServer: Sendable {
             let before = corruptor.damaged
             let sent = corruptor.pass(Array(header.data) + Array(payload))
             if corruptor.damaged != before { log("sent a malformed \(type) packet (\(corruptor.damaged) so far)") }
-            writeAll(sent, to: client)
+            try? DescriptorIO.writeAll(sent, to: client)
             return
         }
-        writeAll(Array(header.data), to: client)
-        if !payload.isEmpty { payload.withUnsafeBytes { raw in writeAll(Array(raw.bindMemory(to: UInt8.self)), to: client) } }
+        try? DescriptorIO.writeAll(header.data, to: client)
+        if !payload.isEmpty { try? DescriptorIO.writeAll(payload, to: client) }
     }
 
     private func readPacket(_ client: Int32) -> (UInt32, Data)? {

@@ -4,6 +4,7 @@
 import Dispatch
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 let usage = """
 Usage: shutterpipe-fakecam [options]

@@ -92,10 +92,10 @@ struct EndToEndTests {
     func sigterm() async throws {
         let folder = TemporaryDirectory("sigterm")
         let config = try writeConfig(stubPipeline(folder.file("out"), backend: "  latency: 100ms"), in: folder)
-        let running = try RunningProcess(shutterpipeBinary, ["run", "--config", config], in: folder.path)
+        let running = try RunningProcess(["run", "--config", config], in: folder.path)
         running.send("enter\ncapture\ncapture\ncapture\n")
         _ = await eventually { running.stdoutSoFar.contains("photoSuccess") }
-        kill(running.process.processIdentifier, SIGTERM)
+        running.signal(SIGTERM)
         let outcome = await running.wait(timeout: .seconds(10))
         running.closeInput()
         #expect(outcome.status == 0, "\(outcome.stderr)")
@@ -115,7 +115,7 @@ struct EndToEndTests {
         try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
         let config = try writeConfig(stubPipeline(mount, backend: "  width: 1024\n  height: 768"), in: folder)
         // A 96 KiB tmpfs in a mount namespace of its own: a real ENOSPC, root or not.
-        let script = "mount -t tmpfs -o size=96k tmpfs \(mount) && \(shutterpipeBinary) run --config \(config); ls -a \(mount) >&2"
+        let script = "mount -t tmpfs -o size=96k tmpfs \(mount) && \(try shutterpipeBinary()) run --config \(config); ls -a \(mount) >&2"
         let outcome = try await shutterpipe(["-rm", "sh", "-c", script].map { $0 }, input: String(repeating: "capture\n", count: 8),
                                             in: folder.path, via: "/usr/bin/unshare")
         let failures = outcome.lines.filter { $0.hasPrefix("photoFailed") }

@@ -10,6 +10,7 @@ import Foundation
 import GPhoto2Backend
 import ShutterPipeConformance
 import ShutterPipeKit
+import ShutterPipeSupport
 
 // As the shutterpipe host does: libgphoto2 writes to camera sockets that may be gone.
 signal(SIGPIPE, SIG_IGN)

@@ -6,6 +6,7 @@ import Synchronization
 import ShutterPipeKit
 import Testing
 import TestSupport
+import ShutterPipeFixtures
 
 /// The knobs every fault case shares: how big a run is, where its randomness comes from,
 /// and where its figures go.
@@ -49,19 +50,6 @@ enum Chaos {
             _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
             close(descriptor)
         }
-    }
-}
-
-/// SplitMix64: small, fast, and the same sequence on every machine for a seed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
@@ -124,20 +112,20 @@ func replyMilliseconds(_ reply: [String: Any]) -> Double {
 struct SocketSession {
     let process: RunningProcess
     let socket: String
-    var pid: pid_t { process.process.processIdentifier }
+    var pid: pid_t { process.pid }
 
     /// Starts `shutterpipe run` on `config` (which must put its socket at `socket`).
     static func start(_ config: String, socket: String, in folder: TemporaryDirectory,
                       environment: [String: String] = [:]) async throws -> SocketSession {
-        let process = try RunningProcess(shutterpipeBinary, ["run", "--config", config, "--log-format", "json", "--no-status"], in: folder.path, environment: environment)
+        let process = try RunningProcess(["run", "--config", config, "--log-format", "json", "--no-status"], in: folder.path, environment: environment)
         let ready = await eventually {
             let probe = connectUnixSocket(socket)
             if probe >= 0 { close(probe) }
-            return probe >= 0 || !process.process.isRunning
+            return probe >= 0 || !process.isRunning
         }
-        guard ready, process.process.isRunning else {
+        guard ready, process.isRunning else {
             let outcome = await process.wait(timeout: .seconds(5))
-            throw FakeCameraError("shutterpipe run did not start: \(outcome.stderr)")
+            throw TestSupportError("shutterpipe run did not start: \(outcome.stderr)")
         }
         return SocketSession(process: process, socket: socket)
     }

@@ -91,7 +91,7 @@ struct DeviceFaultTests {
           - type: files
             directory: \(folder.file("out"))
         """, in: folder)
-        let session = try RunningProcess(shutterpipeBinary, ["run", "--config", config, "--no-status"], in: folder.path)
+        let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
         var waits: [Double] = []
         for cycle in 1...cycles {
             mkfifo(device, 0o600)
@@ -116,9 +116,9 @@ struct DeviceFaultTests {
             unlink(device)  // unplugged: the node goes, then the reader sees end of file
             close(writer)
         }
-        #expect(session.process.isRunning, "no crash")
+        #expect(session.isRunning, "no crash")
         _ = await eventually { session.stderrSoFar.components(separatedBy: "went away").count - 1 == cycles }
-        kill(session.process.processIdentifier, SIGTERM)
+        session.signal(SIGTERM)
         let outcome = await session.wait()
         #expect(outcome.status == 0)
         #expect(outcome.stderr.components(separatedBy: "went away").count - 1 == cycles, "each unplug is reported")
@@ -144,8 +144,8 @@ struct MalformedCameraTests {
         for id in 1...captures {
             let asked = ContinuousClock.now
             client.send("{\"event\":\"capture\",\"id\":\(id)}\n")
-            let answered = await eventually(timeout: .seconds(60)) { client.lines.count >= id || !session.process.process.isRunning }
-            guard session.process.process.isRunning else {
+            let answered = await eventually(timeout: .seconds(60)) { client.lines.count >= id || !session.process.isRunning }
+            guard session.process.isRunning else {
                 Issue.record("seed \(Chaos.seed) capture \(id): the session died: \(session.process.stderrSoFar.suffix(4000))")
                 return
             }

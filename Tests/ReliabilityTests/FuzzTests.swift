@@ -7,6 +7,7 @@ import Foundation
 import ShutterPipeKit
 import Testing
 import TestSupport
+import ShutterPipeFixtures
 
 /// Case 6: bad input. Seeded mutation loops: each input derives from the run's seed, so a
 /// failure names the seed and the iteration that reproduce it.
@@ -200,8 +201,8 @@ struct FuzzTests {
             check.send("{\"event\":\"capture\",\"id\":\(number)}\n")
             let reply = await check.replies(1).first
             #expect(reply?["state"] as? String == "photoSuccess", "seed \(Chaos.seed) connection \(number): \(String(describing: reply))")
-            #expect(session.process.process.isRunning, "seed \(Chaos.seed) connection \(number): the session died")
-            if !session.process.process.isRunning { break }
+            #expect(session.process.isRunning, "seed \(Chaos.seed) connection \(number): the session died")
+            if !session.process.isRunning { break }
         }
         #expect(await session.stop().status == 0)
         Chaos.record("socket garbage", ["connections": connections, "garbageBytes": garbageBytes])

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 import TestSupport
+import ShutterPipeSupport
 
 /// Case 7: long sessions. Memory, file descriptors and speed must not depend on how many
 /// shots came before.

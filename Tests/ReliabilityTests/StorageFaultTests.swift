@@ -16,12 +16,12 @@ struct StorageFaultTests {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             let mounted = try await runProgram(["mount", "-t", "tmpfs", "-o", "size=\(megabytes)m,mode=0755", "tmpfs", path])
             guard mounted.status == 0 else {
-                throw FakeCameraError("cannot mount a tmpfs at \(path) (status \(mounted.status)): the storage fault cases mount one and need root, as CI has")
+                throw TestSupportError("cannot mount a tmpfs at \(path) (status \(mounted.status)): the storage fault cases mount one and need root, as CI has")
             }
         }
         func remount(_ mode: String) async throws {
             let result = try await runProgram(["mount", "-o", "remount,\(mode)", path])
-            guard result.status == 0 else { throw FakeCameraError("cannot remount \(path) \(mode)") }
+            guard result.status == 0 else { throw TestSupportError("cannot remount \(path) \(mode)") }
         }
         var freeBytes: Int64 {
             var stats = statvfs()

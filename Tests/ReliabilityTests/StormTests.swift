@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 import TestSupport
+import ShutterPipeSupport
 
 /// Case 5: event storms.
 @Suite("fault: event storms", .serialized)

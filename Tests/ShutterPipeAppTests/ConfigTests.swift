@@ -3,6 +3,7 @@ import ShutterPipeApp
 import ShutterPipeKit
 import Testing
 import TestSupport
+import ShutterPipeRuntime
 
 /// Loads `yaml` as a whole pipeline through the built-in registry.
 func pipeline(_ yaml: String, environment: [String: String] = [:]) throws -> Pipeline {

@@ -3,6 +3,7 @@ import ShutterPipeApp
 import ShutterPipeKit
 import Testing
 import TestSupport
+import ShutterPipeRuntime
 
 /// Every built-in plugin folder under Plugins/ (the SDK and third-party examples aside).
 let pluginFolders: [String] = {

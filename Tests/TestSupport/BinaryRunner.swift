@@ -2,9 +2,12 @@
 import Glibc
 #endif
 import Foundation
+import ShutterPipeSupport
+import Testing
 
-/// A built executable of this package, next to the test bundle.
-public func builtExecutable(_ name: String) -> String {
+/// A built executable of this package, next to the test bundle. A missing one is an
+/// error that names where it was looked for: the test that needs it fails, the others run.
+public func builtExecutable(_ name: String) throws -> String {
     var candidates: [String] = []
     if let executable = Bundle.main.executablePath {
         candidates.append(URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(name).path)
@@ -12,12 +15,13 @@ public func builtExecutable(_ name: String) -> String {
     candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name).path)
     candidates.append("\(repositoryRoot)/.build/debug/\(name)")
     for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-    fatalError("the \(name) executable was not built; looked at \(candidates)")
+    throw TestSupportError("the \(name) executable was not built (run `swift build --build-tests`); looked at \(candidates.joined(separator: ", "))")
 }
 
 /// The built `shutterpipe` executable, next to the test bundle.
-public let shutterpipeBinary: String = builtExecutable("shutterpipe")
-
+public func shutterpipeBinary() throws -> String {
+    try builtExecutable("shutterpipe")
+}
 
 /// What a finished process left.
 public struct Outcome: Sendable {
@@ -27,60 +31,86 @@ public struct Outcome: Sendable {
     public var lines: [String] { stdout.split(separator: "\n").map(String.init) }
 }
 
-/// A running process with a pipe on its standard input.
-public final class RunningProcess: @unchecked Sendable {
-    public let process = Process()
-    private let input = Pipe()
+/// A running program with a pipe on its standard input and its output in files, so a
+/// test can read what it printed so far at any time.
+public final class RunningProcess: Sendable {
+    private let child: ChildProcess
+    private let program: String
     private let outPath: String
     private let errPath: String
 
-    public init(_ executable: String = shutterpipeBinary, _ arguments: [String], in directory: String,
-         environment: [String: String] = [:]) throws {
+    /// Starts `shutterpipe` with `arguments` in `directory`.
+    public convenience init(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws {
+        try self.init(program: try shutterpipeBinary(), arguments, in: directory, environment: environment)
+    }
+
+    /// Starts `program` with `arguments` in `directory`.
+    public init(program: String, _ arguments: [String], in directory: String, environment: [String: String] = [:]) throws {
         ignoreSIGPIPE()
+        self.program = program
         outPath = "\(directory)/.stdout-\(UUID().uuidString)"
         errPath = "\(directory)/.stderr-\(UUID().uuidString)"
-        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardInput = input
-        process.standardOutput = FileHandle(forWritingAtPath: outPath)
-        process.standardError = FileHandle(forWritingAtPath: errPath)
-        try process.run()
+        child = try ChildProcess([program] + arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                                 directory: directory, input: .pipe, output: .file(outPath), error: .file(errPath))
     }
 
-    public func send(_ text: String) {
-        input.fileHandleForWriting.write(Data(text.utf8))
+    /// The process ID.
+    public var pid: pid_t { child.pid }
+
+    /// Whether it still runs.
+    public var isRunning: Bool { child.isRunning }
+
+    /// Sends `signal` to it.
+    public func signal(_ signal: Int32) { child.signal(signal) }
+
+    /// Writes to its standard input. A program that has exited, or closed its input, makes
+    /// this record a failure in the running test, with the program's status and what it
+    /// printed, and return false: never a crash of the whole test process.
+    @discardableResult
+    public func send(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        do {
+            try child.write(Array(text.utf8))
+            return true
+        } catch {
+            let status = child.waitUntilExit(timeout: .milliseconds(200)).map { "it \($0)" } ?? "it still runs"
+            Issue.record("\((program as NSString).lastPathComponent) did not take input (\(error.reason)); \(status); stderr: \(stderrSoFar.suffix(2000))",
+                         sourceLocation: sourceLocation)
+            return false
+        }
     }
 
+    /// Closes its standard input: it sees end of input.
     public func closeInput() {
-        try? input.fileHandleForWriting.close()
+        child.closeInput()
     }
 
+    /// What it printed on standard error so far.
     public var stderrSoFar: String {
         (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
     }
 
+    /// What it printed on standard output so far.
     public var stdoutSoFar: String {
         (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
     }
 
-    /// Waits for the process to end; kills it after `timeout` so no test can hang.
+    /// Waits for it to end; kills it after `timeout` so no test can hang.
     public func wait(timeout: Duration = .seconds(20)) async -> Outcome {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
+        let ended = await withTaskGroup(of: ChildProcess.ExitStatus?.self) { group in
+            group.addTask { await self.child.exitStatus() }
+            group.addTask { try? await Task.sleep(for: timeout); return nil }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
         }
-        if process.isRunning {
-            process.interrupt()
-            kill(process.processIdentifier, SIGKILL)
+        let status: ChildProcess.ExitStatus
+        if let ended {
+            status = ended
+        } else {
+            child.signal(SIGKILL)
+            status = await child.exitStatus()
         }
-        process.waitUntilExit()
-        let outcome = Outcome(status: process.terminationStatus,
-                              stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-                              stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+        let outcome = Outcome(status: status.shellCode, stdout: stdoutSoFar, stderr: stderrSoFar)
         try? FileManager.default.removeItem(atPath: outPath)
         try? FileManager.default.removeItem(atPath: errPath)
         return outcome
@@ -89,10 +119,10 @@ public final class RunningProcess: @unchecked Sendable {
 
 /// Runs shutterpipe with `arguments`, feeding `input` and closing stdin.
 public func shutterpipe(_ arguments: [String], input: String = "", in directory: String,
-                 environment: [String: String] = [:], timeout: Duration = .seconds(20),
-                 via launcher: String? = nil) async throws -> Outcome {
-    let running = try RunningProcess(launcher ?? shutterpipeBinary, arguments, in: directory, environment: environment)
-    running.send(input)
+                        environment: [String: String] = [:], timeout: Duration = .seconds(20),
+                        via launcher: String? = nil) async throws -> Outcome {
+    let running = try RunningProcess(program: try launcher ?? shutterpipeBinary(), arguments, in: directory, environment: environment)
+    if !input.isEmpty { running.send(input) }
     running.closeInput()
     return await running.wait(timeout: timeout)
 }

@@ -16,7 +16,7 @@ private actor ExamplePluginBuild {
             built = Task {
                 let package = "\(repositoryRoot)/Plugins/Examples/ManifestSink"
                 let build = try await runProgram(["swift", "build", "--package-path", package])
-                guard build.status == 0 else { throw FakeCameraError("building the example plugin failed: \(build.text.suffix(2000))") }
+                guard build.status == 0 else { throw TestSupportError("building the example plugin failed: \(build.text.suffix(2000))") }
                 return "\(package)/.build/debug/libShutterPipeManifest.so"
             }
         }

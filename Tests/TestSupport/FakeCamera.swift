@@ -2,17 +2,18 @@
 import Glibc
 #endif
 import Foundation
+import ShutterPipeSupport
 
 /// A running `shutterpipe-fakecam` on a port of its own, with a HOME of its own for
 /// libgphoto2's settings file, so tests never cross-talk. Stopped when released.
-public final class FakeCamera: @unchecked Sendable {
+public final class FakeCamera: Sendable {
     /// The TCP port it listens on.
     public let port: UInt16
     /// The HOME that tests give libgphoto2 (shutterpipe and gphoto2) for this camera.
     public let home: TemporaryDirectory
     /// The options it was started with.
     public let arguments: [String]
-    private let process: Process
+    private let process: ChildProcess
     private let log: String
 
     /// Starts a virtual camera with `arguments` (see `shutterpipe-fakecam --help`) on a
@@ -25,21 +26,17 @@ public final class FakeCamera: @unchecked Sendable {
         let ready = home.file("ready-\(UUID().uuidString)")
         log = home.file("fakecam-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: builtExecutable("shutterpipe-fakecam"))
-        process.arguments = ["--port", String(port ?? 0), "--ready-file", ready] + arguments
-        process.standardError = FileHandle(forWritingAtPath: log)
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess([try builtExecutable("shutterpipe-fakecam"), "--port", String(port ?? 0), "--ready-file", ready] + arguments,
+                                   error: .file(log))
         let deadline = ContinuousClock.now + .seconds(10)
         while !FileManager.default.fileExists(atPath: ready) {
             guard ContinuousClock.now < deadline, process.isRunning else {
-                throw FakeCameraError("the virtual camera did not start: \(String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self))")
+                throw TestSupportError("the virtual camera did not start: \(String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self))")
             }
             try await Task.sleep(for: .milliseconds(10))
         }
         let text = try String(contentsOfFile: ready, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let chosen = UInt16(text) else { throw FakeCameraError("bad ready file: '\(text)'") }
+        guard let chosen = UInt16(text) else { throw TestSupportError("bad ready file: '\(text)'") }
         self.port = chosen
     }
 
@@ -52,12 +49,12 @@ public final class FakeCamera: @unchecked Sendable {
     public var logText: String { String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self) }
 
     /// Presses the camera's own shutter button.
-    public func pressButton() { kill(process.processIdentifier, SIGUSR1) }
+    public func pressButton() { process.signal(SIGUSR1) }
 
     /// Stops the camera (like pulling the cable).
     public func stop() {
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 
@@ -75,10 +72,4 @@ public final class FakeCamera: @unchecked Sendable {
             return line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
         }
     }
-}
-
-/// The virtual camera could not be started.
-public struct FakeCameraError: Error, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
 }

@@ -14,19 +14,19 @@ public final class PrivateBus: @unchecked Sendable {
     /// waits for its address.
     public init() async throws {
         ignoreSIGPIPE()
-        daemon = try RunningProcess("/usr/bin/dbus-daemon", ["--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--print-address=1"],
+        daemon = try RunningProcess(program: "/usr/bin/dbus-daemon", ["--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--print-address=1"],
                                     in: folder.path)
         let deadline = ContinuousClock.now + .seconds(10)
         var line = ""
         while !line.hasSuffix("\n") {
-            guard ContinuousClock.now < deadline else { throw FakeCameraError("dbus-daemon did not start: \(daemon.stderrSoFar)") }
+            guard ContinuousClock.now < deadline else { throw TestSupportError("dbus-daemon did not start: \(daemon.stderrSoFar)") }
             try await Task.sleep(for: .milliseconds(10))
             line = daemon.stdoutSoFar
         }
         address = line.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    deinit { kill(daemon.process.processIdentifier, SIGTERM) }
+    deinit { daemon.signal(SIGTERM) }
 
     /// The environment that points programs at this bus.
     public var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }

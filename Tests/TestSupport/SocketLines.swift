@@ -2,23 +2,11 @@
 import Glibc
 #endif
 import Foundation
+import ShutterPipeSupport
 
 /// Connects a stream socket to the Unix socket at `path`; the descriptor, or -1.
 public func connectUnixSocket(_ path: String) -> Int32 {
-    let candidate = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-        let bytes = Array(path.utf8.prefix(raw.count - 1))
-        raw.copyBytes(from: bytes)
-        raw[bytes.count] = 0
-    }
-    let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(candidate, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-    }
-    if result == 0 { return candidate }
-    Glibc.close(candidate)
-    return -1
+    (try? UnixSocket.connect(to: path)) ?? -1
 }
 
 /// A test client for a Unix socket speaking lines, reading on a thread of its own.
@@ -34,23 +22,16 @@ public final class SocketLines: @unchecked Sendable {
         while connected < 0 {
             let candidate = connectUnixSocket(path)
             if candidate >= 0 { connected = candidate; break }
-            guard ContinuousClock.now < deadline else { throw FakeCameraError("cannot connect to \(path)") }
+            guard ContinuousClock.now < deadline else { throw TestSupportError("cannot connect to \(path)") }
             try await Task.sleep(for: .milliseconds(20))
         }
         descriptor = connected
         let lines = received
         let fd = connected
         Thread {
-            var pending = Data()
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if count <= 0 { break }
-                pending.append(contentsOf: buffer[0..<count])
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    lines.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
-                    pending.removeSubrange(pending.startIndex...newline)
-                }
+            LineReader.forEachLine(in: fd, limit: 16 * 1024 * 1024) { line in
+                lines.append(String(decoding: line, as: UTF8.self))
+                return true
             }
         }.start()
     }

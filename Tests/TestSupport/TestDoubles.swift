@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import ShutterPipeKit
 import Synchronization
+import ShutterPipeSupport
 
 /// A trigger that sends a script of events and records every answer it is synced.
 public final class ScriptedTrigger: TriggerSource {

@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// A sink that runs a program for each photo and at each step of the session, compatible
 /// with gphoto2's `--hook-script`: the environment has `ACTION` and `ARGUMENT`.

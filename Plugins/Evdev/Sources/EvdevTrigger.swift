@@ -5,6 +5,7 @@ import CLinux
 import Foundation
 import ShutterPipeKit
 import Synchronization
+import ShutterPipeSupport
 
 /// A trigger for input devices: Bluetooth selfie remotes, foot pedals, presenter clickers,
 /// and BlueZ's AVRCP keys as a fallback for earbuds.

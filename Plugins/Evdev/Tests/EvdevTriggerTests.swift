@@ -8,6 +8,7 @@ import ShutterPipeKit
 import Synchronization
 import Testing
 import TestSupport
+import ShutterPipeSupport
 
 let enterKey = KeyNames.code("KEY_ENTER")!, volumeUp = KeyNames.code("KEY_VOLUMEUP")!
 
@@ -299,7 +300,7 @@ struct EvdevEndToEndTests {
             directory: \(folder.file("out"))
         coordinator: {autoEnter: false}
         """, in: folder)
-        let session = try RunningProcess(shutterpipeBinary, ["run", "--config", config], in: folder.path)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path)
         await device.plugIn()
         // The timing is in the kernel timestamps, as on a device: a double tap, sent at once
         // so that a loaded machine cannot stretch it.
@@ -314,7 +315,7 @@ struct EvdevEndToEndTests {
         #expect(await eventually { session.stderrSoFar.contains("exit from evdev → exitedOrUnableToEnter") }, "\(session.stderrSoFar)")
         await device.press(volumeUp)  // outside photo mode, with autoEnter off
         #expect(await eventually { session.stderrSoFar.contains("notInPhotoMode") })
-        kill(session.process.processIdentifier, SIGTERM)
+        session.signal(SIGTERM)
         let outcome = await session.wait()
         #expect(outcome.status == 0)
     }

@@ -11,14 +11,21 @@ let package = Package(
         .library(name: "ShutterPipeManifest", type: .dynamic, targets: ["ShutterPipeManifest"]),
     ],
     dependencies: [
+        // The contract: one dynamic library that shutterpipe and every plugin share.
+        .package(path: "../../SDK/ShutterPipeKit"),
+        // Helpers (ShutterPipeSupport, linked into the plugin) and the conformance kit.
         .package(path: "../../SDK"),
     ],
     targets: [
-        // Depend on the SDK's product (the shared dynamic core), never on its target.
-        .target(name: "ShutterPipeManifest", dependencies: [.product(name: "ShutterPipeKit", package: "SDK")]),
+        // Depend on the contract's product (the shared dynamic library), never on its target.
+        .target(name: "ShutterPipeManifest", dependencies: [
+            .product(name: "ShutterPipeKit", package: "ShutterPipeKit"),
+            .product(name: "ShutterPipeSupport", package: "SDK"),
+        ]),
         // The SDK's conformance kit checks the sink against the coordinator's contracts.
         .testTarget(name: "ShutterPipeManifestTests", dependencies: [
             "ShutterPipeManifest", .product(name: "ShutterPipeConformance", package: "SDK"),
+            .product(name: "ShutterPipeKit", package: "ShutterPipeKit"),
         ]),
     ]
 )

@@ -3,6 +3,8 @@ import Foundation
 import ShutterPipeKit
 import Testing
 import TestSupport
+import ShutterPipeFixtures
+import ShutterPipeSupport
 
 let fixtures = "\(repositoryRoot)/Plugins/FileStub/Tests/Fixtures"
 let context = BackendContext(log: .discarding) { _ in }

@@ -4,6 +4,7 @@ import Foundation
 import ShutterPipeKit
 import Testing
 import TestSupport
+import ShutterPipeFixtures
 
 /// A synthetic camera JPEG, optionally with EXIF that exiftool (the reference writer)
 /// adds, as a camera would have.

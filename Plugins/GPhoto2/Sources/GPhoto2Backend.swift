@@ -2,6 +2,7 @@ import CGPhoto2
 import Foundation
 import ShutterPipeKit
 import Synchronization
+import ShutterPipeSupport
 
 /// A capture backend for tethered cameras through libgphoto2.
 ///

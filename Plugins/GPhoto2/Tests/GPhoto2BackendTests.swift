@@ -7,6 +7,7 @@ import Foundation
 import ShutterPipeKit
 import Testing
 import TestSupport
+import ShutterPipeFixtures
 
 /// A pipeline config: the gphoto2 backend on `camera`, stdin, and a files sink.
 func tetherConfig(_ camera: FakeCamera, output: String, backend: String = "", sink: String = "") -> String {
@@ -112,7 +113,7 @@ struct GPhoto2BackendTests {
         let folder = TemporaryDirectory("tether-button")
         let camera = try await FakeCamera()
         let path = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
-        let running = try RunningProcess(shutterpipeBinary, ["run", "--config", path], in: folder.path, environment: ["HOME": camera.home.path])
+        let running = try RunningProcess(["run", "--config", path], in: folder.path, environment: ["HOME": camera.home.path])
         running.send("enter\n")
         #expect(await eventually { running.stdoutSoFar.contains("enteredPhotoMode") })
         camera.pressButton()
@@ -174,7 +175,7 @@ struct GPhoto2BackendTests {
         let camera = try await FakeCamera(["--lose-events-of", "2"])
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 10s", with: "captureTimeout: 2s"),
                                      in: folder)
-        let running = try RunningProcess(shutterpipeBinary, ["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let running = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         var answers: [String] = []
         // One capture at a time, each after the previous answer, as a photographer would.
         for count in 1...6 {

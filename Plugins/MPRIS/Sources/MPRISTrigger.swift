@@ -2,6 +2,7 @@ import CDBus
 import Foundation
 import ShutterPipeKit
 import Synchronization
+import ShutterPipeSupport
 
 /// A trigger for earbuds and headsets: an MPRIS media player on the session bus
 /// (`org.mpris.MediaPlayer2.shutterpipe`), which BlueZ's `mpris-proxy` (or BlueZ itself,

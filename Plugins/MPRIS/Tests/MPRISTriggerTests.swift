@@ -25,7 +25,7 @@ func mprisSession(_ bus: PrivateBus, _ folder: TemporaryDirectory, trigger: Stri
       - type: files
         directory: \(folder.file("out"))
     """, in: folder)
-    let session = try RunningProcess(shutterpipeBinary, ["run", "--config", config], in: folder.path, environment: bus.environment)
+    let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: bus.environment)
     let ready = await eventually {
         (try? await bus.send("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", ["string:\(player)"]))?
             .contains("boolean true") == true
@@ -57,7 +57,7 @@ struct MPRISTriggerTests {
     func earbudFlow() async throws {
         let bus = try await PrivateBus()
         let folder = TemporaryDirectory("mpris-flow")
-        let monitor = try RunningProcess("/usr/bin/dbus-monitor", ["--address", bus.address, "type='signal',interface='org.freedesktop.DBus.Properties'"],
+        let monitor = try RunningProcess(program: "/usr/bin/dbus-monitor", ["--address", bus.address, "type='signal',interface='org.freedesktop.DBus.Properties'"],
                                          in: folder.path)
         let session = try await mprisSession(bus, folder)
         try await command(bus, "Next")
@@ -76,9 +76,9 @@ struct MPRISTriggerTests {
         #expect(titles.allSatisfy { $0 != nil }, "\(signals.suffix(2000))")
         #expect(zip(titles, titles.dropFirst()).allSatisfy { $0! < $1! })  // announced in order
         #expect(try await property(bus, "CanControl").contains("boolean true"))
-        kill(session.process.processIdentifier, SIGTERM)
+        session.signal(SIGTERM)
         #expect(await session.wait().status == 0)
-        kill(monitor.process.processIdentifier, SIGKILL)  // dbus-monitor ignores SIGTERM
+        monitor.signal(SIGKILL)  // dbus-monitor ignores SIGTERM
         _ = await monitor.wait(timeout: .seconds(20))
     }
 
@@ -93,7 +93,7 @@ struct MPRISTriggerTests {
         try await command(bus, "Next")
         try await command(bus, "PlayPause")
         #expect(await eventually { (try? await title(bus)) == "Photo 1 saved" })
-        kill(session.process.processIdentifier, SIGTERM)
+        session.signal(SIGTERM)
         let outcome = await session.wait()
         #expect(outcome.stderr.contains("Next is not mapped; ignored"))
         #expect(!outcome.stderr.contains("enter from mpris"))
@@ -107,7 +107,7 @@ struct MPRISTriggerTests {
         try await command(bus, "Play")
         #expect(await eventually { (try? await title(bus))?.hasPrefix("Capture failed:") == true })
         #expect(try await title(bus) == "Capture failed: storage unavailable")
-        kill(session.process.processIdentifier, SIGTERM)
+        session.signal(SIGTERM)
         _ = await session.wait()
     }
 
@@ -119,7 +119,7 @@ struct MPRISTriggerTests {
         let second = try await shutterpipe(["run", "--config", folder.file("studio.yaml")], in: folder.path, environment: bus.environment, timeout: .seconds(10))
         #expect(second.status == 1)
         #expect(second.stderr.contains("another program owns org.mpris.MediaPlayer2.shutterpipe"))
-        kill(first.process.processIdentifier, SIGTERM)
+        first.signal(SIGTERM)
         _ = await first.wait()
     }
 

@@ -4,6 +4,7 @@
 import Foundation
 import ShutterPipeKit
 import Synchronization
+import ShutterPipeSupport
 
 /// A trigger on a Unix socket: programs, scripts and Stream Deck buttons send
 /// `{"event":"capture"}` lines and get back the state that answered each, as JSON.
@@ -37,7 +38,7 @@ public final class SocketTrigger: TriggerSource {
 
     private struct Client {
         var descriptor: Int32
-        var pending: [UInt64: Data] = [:]  // request token → the client's "id", as JSON ("null" when none)
+        var pending: [UInt64: JSONValue?] = [:]  // request token → the client's "id"
     }
 
     private let options: Options
@@ -54,7 +55,7 @@ public final class SocketTrigger: TriggerSource {
     public func run(delivering events: EventChannel) async throws {
         let listener: Int32
         do { listener = try UnixSocket.listen(at: options.path) } catch {
-            throw ShutterError(.permissionDenied, "socket trigger: \(error)",
+            throw ShutterError(.permissionDenied, "socket trigger: \(error.code == EADDRINUSE || error.code == ENAMETOOLONG ? error.operation : error.description)",
                                fix: "choose another 'path', or stop the other shutterpipe using it")
         }
         log.info("listening on \(options.path)")
@@ -76,14 +77,13 @@ public final class SocketTrigger: TriggerSource {
     /// Writes the answer to the client that asked, if it is still connected.
     public func sync(_ answer: ShutterAnswer) async {
         let clientID = UInt32(answer.request.token >> 32)
-        let target = clients.withLock { state -> (Int32, Data)? in
+        let target = clients.withLock { state -> (Int32, JSONValue?)? in
             guard var client = state.byID[clientID], let id = client.pending.removeValue(forKey: answer.request.token) else { return nil }
             state.byID[clientID] = client
             return (client.descriptor, id)
         }
-        guard let (descriptor, idJSON) = target else { return }  // the client left; its answer has nowhere to go
-        let id = try? JSONSerialization.jsonObject(with: idJSON, options: .fragmentsAllowed)
-        writeAll(Array(SocketProtocol.reply(answer, id: id is NSNull ? nil : id)), to: descriptor)
+        guard let (descriptor, id) = target else { return }  // the client left; its answer has nowhere to go
+        try? DescriptorIO.writeAll(SocketProtocol.line(SocketReply(answer, id: id)), to: descriptor)
     }
 
     private func accept(_ listener: Int32, _ events: EventChannel) {
@@ -101,7 +101,7 @@ public final class SocketTrigger: TriggerSource {
                 return id
             }
             guard let id else {
-                writeAll(Array(SocketProtocol.error("too many clients (\(options.maximumClients)); try again later")), to: descriptor)
+                try? DescriptorIO.writeAll(SocketProtocol.line(SocketReply(error: "too many clients (\(options.maximumClients)); try again later")), to: descriptor)
                 close(descriptor)
                 continue
             }
@@ -112,26 +112,24 @@ public final class SocketTrigger: TriggerSource {
     }
 
     private func serve(_ id: UInt32, _ descriptor: Int32, _ events: EventChannel) {
-        UnixSocket.readLines(descriptor) { line in
-            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !text.isEmpty else { return }
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
-                writeAll(Array(SocketProtocol.error("malformed request: expected a JSON object such as {\"event\":\"capture\"}")), to: descriptor)
-                return
+        LineReader.forEachLine(in: descriptor) { line in
+            guard !line.allSatisfy({ $0 == 0x20 || (0x09...0x0D).contains($0) }) else { return true }
+            let request: SocketRequest
+            switch SocketRequest.parse(line) {
+            case .request(let parsed): request = parsed
+            case .rejected(let reply):
+                try? DescriptorIO.writeAll(SocketProtocol.line(reply), to: descriptor)
+                return true
             }
-            guard let name = object["event"] as? String else {
-                writeAll(Array(SocketProtocol.error("missing \"event\": send {\"event\":\"capture\"}, enter or exit", id: object["id"])), to: descriptor)
-                return
-            }
-            let event = options.map.event(for: name) ?? .unknown
-            let idJSON = (try? JSONSerialization.data(withJSONObject: object["id"] ?? NSNull(), options: .fragmentsAllowed)) ?? Data("null".utf8)
+            let event = options.map.event(for: request.event) ?? .unknown
             let token = clients.withLock { state -> UInt64 in
                 let token = UInt64(id) << 32 | UInt64(state.nextRequest)
                 state.nextRequest &+= 1
-                state.byID[id]?.pending[token] = idJSON
+                state.byID[id]?.pending[token] = .some(request.id)
                 return token
             }
-            events.send(event, origin: "client \(id): \(name.prefix(40))", token: token)
+            events.send(event, origin: "client \(id): \(request.event.prefix(40))", token: token)
+            return true
         }
         clients.withLock { $0.byID[id] = nil }
         close(descriptor)

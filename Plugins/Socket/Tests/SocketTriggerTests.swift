@@ -24,7 +24,7 @@ func socketSession(_ folder: TemporaryDirectory, backend: String = "", coordinat
         directory: \(folder.file("out"))
     \(coordinator)
     """, in: folder)
-    let process = try RunningProcess(shutterpipeBinary, ["run", "--config", config], in: folder.path)
+    let process = try RunningProcess(["run", "--config", config], in: folder.path)
     // Ready when it accepts a connection (a stale socket file may already be there).
     _ = await eventually {
         let probe = connectUnixSocket(path)
@@ -48,7 +48,7 @@ struct SocketTriggerTests {
         #expect(second.stdout.hasPrefix("photoFailed cameraFailure: file-stub: simulated failure of capture 2"))
         let exit = try await shutterpipe(["trigger", "exit", "--socket", path], in: folder.path)
         #expect(exit.status == 0 && exit.stdout == "exitedOrUnableToEnter\n")
-        kill(session.process.processIdentifier, SIGTERM)
+        session.signal(SIGTERM)
         let outcome = await session.wait()
         #expect(outcome.status == 0)
         #expect(!FileManager.default.fileExists(atPath: path))  // removed at shutdown
@@ -73,7 +73,7 @@ struct SocketTriggerTests {
         #expect((capture["files"] as? [String])?.first?.hasSuffix("socket-0001.jpg") == true)
         let unknown = try #require(replies.first { $0["id"] as? Int == 5 })
         #expect(unknown["event"] as? String == "unknown" && unknown["state"] as? String == "enteredPhotoMode")
-        kill(session.process.processIdentifier, SIGTERM)
+        session.signal(SIGTERM)
         #expect(await session.wait().status == 0)
     }
 
@@ -92,7 +92,7 @@ struct SocketTriggerTests {
             #expect(Set(replies.compactMap { $0["id"] as? String }) == Set((0..<5).map { "c\(index)-\($0)" }))
             #expect(replies.allSatisfy { $0["state"] as? String == "photoSuccess" })
         }
-        kill(session.process.processIdentifier, SIGTERM)
+        session.signal(SIGTERM)
         #expect(await session.wait().status == 0)
         #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == 40)
     }
@@ -104,12 +104,12 @@ struct SocketTriggerTests {
         let second = try await shutterpipe(["run", "--config", folder.file("studio.yaml")], in: folder.path, timeout: .seconds(10))
         #expect(second.status == 1)
         #expect(second.stderr.contains("another program already listens on '\(path)'"))
-        kill(session.process.processIdentifier, SIGKILL)  // leaves the socket file behind
+        session.signal(SIGKILL)  // leaves the socket file behind
         _ = await session.wait()
         #expect(FileManager.default.fileExists(atPath: path))
         let (again, _) = try await socketSession(folder)
         #expect(try await shutterpipe(["trigger", "capture", "--socket", path], in: folder.path).status == 0)
-        kill(again.process.processIdentifier, SIGTERM)
+        again.signal(SIGTERM)
         _ = await again.wait()
     }
 
@@ -133,10 +133,10 @@ struct SocketTriggerTests {
         let files = successes.flatMap { $0["files"] as? [String] ?? [] }
         #expect(Set(files).count == successes.count)  // no file named twice
         #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == successes.count)  // none lost, none extra
-        let status = try String(contentsOfFile: "/proc/\(session.process.processIdentifier)/status", encoding: .utf8)
+        let status = try String(contentsOfFile: "/proc/\(session.pid)/status", encoding: .utf8)
         let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
         #expect(peak > 0 && peak < 200_000, "peak resident memory \(peak) kB")
-        kill(session.process.processIdentifier, SIGTERM)
+        session.signal(SIGTERM)
         #expect(await session.wait().status == 0)
     }
 }

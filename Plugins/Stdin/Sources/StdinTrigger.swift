@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// A trigger that reads `enter`, `capture` and `exit` lines from standard input and
 /// prints every answering state as one line on standard output.

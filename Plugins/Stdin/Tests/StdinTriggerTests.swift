@@ -7,6 +7,7 @@ import StdinTrigger
 import Synchronization
 import Testing
 import TestSupport
+import ShutterPipeSupport
 
 /// Feeds `input` through a real pipe into a `StdinTrigger` and collects what it sends.
 func events(from input: String, interactive: Bool = false) async throws -> [TriggerEvent] {

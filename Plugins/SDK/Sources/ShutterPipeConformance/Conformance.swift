@@ -1,5 +1,7 @@
 import Foundation
+import ShutterPipeFixtures
 import ShutterPipeKit
+import ShutterPipeSupport
 import Synchronization
 
 /// Checks a plugin against the contracts the coordinator relies on. Each check returns

@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// A sink that appends one JSON line per photo file to a manifest: shot, time, camera,
 /// camera file name, size and SHA-256 of the bytes as the camera delivered them. The

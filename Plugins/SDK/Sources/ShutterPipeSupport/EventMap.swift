@@ -1,3 +1,4 @@
+import ShutterPipeKit
 /// How a trigger's own commands or keys become shutter events: the `map:` option every
 /// trigger shares.
 ///

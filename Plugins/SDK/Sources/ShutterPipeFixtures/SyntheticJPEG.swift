@@ -12,7 +12,7 @@ public enum SyntheticJPEG {
     public static func make(width: Int = 640, height: Int = 480, shot: Int, detail: Int = 0, comment: String? = nil) -> Data {
         precondition(width > 0 && height > 0 && width <= 65_535 && height <= 65_535)
         let detail = min(max(detail, 0), 63)
-        var random = SplitMix(seed: UInt64(shot))
+        var random = SeededRandom(seed: UInt64(shot) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
         var out = Data()
         out.reserveCapacity(1024 + width * height / 16)
         out += [0xFF, 0xD8]  // SOI
@@ -93,18 +93,6 @@ public enum SyntheticJPEG {
 }
 
 /// A small, fast, seeded random number generator, so the same shot has the same bytes.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Packs bits most significant first, with JPEG byte stuffing.
 private struct BitWriter {
     private var bytes: [UInt8] = []

@@ -1,3 +1,4 @@
+import ShutterPipeKit
 import Dispatch
 import Synchronization
 
@@ -10,6 +11,22 @@ public func withDeadline<T: Sendable>(
     _ limit: Duration, _ what: String,
     operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
+    try await runAbandoningOnCancel(operation, deadline: (limit, what))
+}
+
+/// Runs `operation` until it returns, or until the calling task is cancelled: then this
+/// throws `CancellationError` at once and abandons the operation, whose own task is
+/// cancelled and left to finish by itself.
+///
+/// For work that cannot be interrupted, such as a C call on a ``BlockingQueue``: the
+/// caller stops waiting for it, and what the work returns later is dropped.
+public func abandoningOnCancel<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await runAbandoningOnCancel(operation, deadline: nil)
+}
+
+private func runAbandoningOnCancel<T: Sendable>(
+    _ operation: @escaping @Sendable () async throws -> T, deadline: (limit: Duration, what: String)?
+) async throws -> T {
     let gate = ResumeGate<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
@@ -21,12 +38,14 @@ public func withDeadline<T: Sendable>(
             // scheduled job until the deadline would have passed, so thousands of quick
             // operations under a 60 s deadline held megabytes for a minute (found by the
             // long-session case). A cancelled Dispatch source is released at once.
-            let timer = DeadlineTimer(after: limit) {
-                if gate.resume(with: .failure(ShutterError(.timeout, "\(what) did not finish within \(formatDuration(limit))"))) {
-                    work.cancel()
+            let timer = deadline.map { limit, what in
+                DeadlineTimer(after: limit) {
+                    if gate.resume(with: .failure(ShutterError(.timeout, "\(what) did not finish within \(formatDuration(limit))"))) {
+                        work.cancel()
+                    }
                 }
             }
-            gate.onResume { timer.cancel(); work.cancel() }
+            gate.onResume { timer?.cancel(); work.cancel() }
         }
     } onCancel: {
         gate.resume(with: .failure(CancellationError()))
@@ -92,23 +111,5 @@ private final class ResumeGate<T: Sendable>: Sendable {
         continuation?.resume(with: result)
         cleanup?()
         return won
-    }
-}
-
-/// "250 ms", "2 s", "1.5 s", "2 min".
-public func formatDuration(_ duration: Duration) -> String {
-    let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    if seconds < 1 { return "\(Int((seconds * 1000).rounded())) ms" }
-    if seconds < 120 {
-        let rounded = (seconds * 10).rounded() / 10
-        return rounded == rounded.rounded() ? "\(Int(rounded)) s" : "\(rounded) s"
-    }
-    return "\(Int((seconds / 60).rounded())) min"
-}
-
-extension Duration {
-    /// The duration in milliseconds, as a floating-point number.
-    public var milliseconds: Double {
-        Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
     }
 }

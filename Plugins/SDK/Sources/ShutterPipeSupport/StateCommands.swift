@@ -1,3 +1,4 @@
+import ShutterPipeKit
 import Foundation
 
 /// A command to run for each synced state, such as a short sound through the headset:
@@ -40,30 +41,21 @@ public struct StateCommands: Sendable, Equatable {
             guard let program = argv.first, !program.isEmpty else {
                 throw ConfigError("\(options.owner): '\(key).\(entry.key)' must be a command as a list, such as [paplay, click.oga]", at: entry.value.location)
             }
-            _ = program
             commands[state] = argv
         }
     }
 
-    /// Starts the command for `state`, if any, and returns at once.
+    /// Starts the command for `state`, if any, and returns at once. Its end is logged
+    /// when it fails.
     public func run(for state: ShutterState, log: Logger) {
         guard let argv = commands[state] else { return }
-        let thread = Thread {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: argv[0].contains("/") ? argv[0] : "/usr/bin/env")
-            process.arguments = argv[0].contains("/") ? Array(argv.dropFirst()) : argv
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            do {
-                try process.run()
-                process.waitUntilExit()
-                if process.terminationStatus != 0 {
-                    log.warning("feedback command \(argv[0]) for \(state.rawValue) exited with \(process.terminationStatus)")
-                }
-            } catch {
-                log.warning("feedback command \(argv[0]) for \(state.rawValue) could not start: \(error.localizedDescription)")
+        do {
+            let child = try ChildProcess(argv)
+            child.onExit { status in
+                if !status.succeeded { log.warning("feedback command \(argv[0]) for \(state.rawValue) \(status)") }
             }
+        } catch {
+            log.warning("feedback command \(argv[0]) for \(state.rawValue) could not start: \(error.reason)")
         }
-        thread.start()
     }
 }

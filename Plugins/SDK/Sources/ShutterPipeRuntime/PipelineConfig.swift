@@ -1,16 +1,5 @@
-/// One plugin instance as the config describes it: its kind, type, name and options.
-public struct PluginSpec: Sendable {
-    /// Trigger, backend or sink.
-    public var kind: PluginKind
-    /// The `type:` value.
-    public var type: String
-    /// Where the `type:` value is.
-    public var typeLocation: SourceLocation
-    /// The instance name: `name:`, else the type (with `-2`, `-3`… for repeats).
-    public var name: String
-    /// The rest of the map, for the plugin's factory.
-    public var options: PluginOptions
-}
+import ShutterPipeKit
+import ShutterPipeSupport
 
 /// A whole pipeline config, checked for shape: which plugins, with which options, and
 /// how the coordinator behaves. Plugin options are checked when the plugins are made

@@ -50,7 +50,7 @@ public struct PluginEnvironment: Sendable {
     public var console: Console
 
     /// Creates an environment.
-    public init(session: String, instanceName: String, log: Logger, console: Console = .standardOutput) {
+    public init(session: String, instanceName: String, log: Logger, console: Console) {
         self.session = session
         self.instanceName = instanceName
         self.log = log

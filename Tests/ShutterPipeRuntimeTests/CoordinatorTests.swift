@@ -2,6 +2,8 @@ import Foundation
 import ShutterPipeKit
 import Testing
 import TestSupport
+import ShutterPipeRuntime
+import ShutterPipeSupport
 
 /// Runs a coordinator to the end under a deadline, so a broken rule fails instead of
 /// hanging the suite.

@@ -1,4 +1,6 @@
 import Foundation
+import ShutterPipeKit
+import ShutterPipeSupport
 import Synchronization
 
 /// How the coordinator behaves; the `coordinator:` block of the config.

@@ -1,3 +1,4 @@
+import ShutterPipeKit
 import Dispatch
 import Foundation
 import Synchronization

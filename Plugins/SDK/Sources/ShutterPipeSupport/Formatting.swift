@@ -1,0 +1,28 @@
+import Foundation
+
+/// "250 ms", "2 s", "1.5 s", "2 min".
+public func formatDuration(_ duration: Duration) -> String {
+    let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    if seconds < 1 { return "\(Int((seconds * 1000).rounded())) ms" }
+    if seconds < 120 {
+        let rounded = (seconds * 10).rounded() / 10
+        return rounded == rounded.rounded() ? "\(Int(rounded)) s" : "\(rounded) s"
+    }
+    return "\(Int((seconds / 60).rounded())) min"
+}
+
+extension Duration {
+    /// The duration in milliseconds, as a floating-point number.
+    public var milliseconds: Double {
+        Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
+    }
+}
+
+/// "512 B", "1.5 MB", "31.2 GB": decimal units, as disks are sold.
+public func formatByteCount(_ bytes: Int64) -> String {
+    let units = ["B", "KB", "MB", "GB", "TB"]
+    var value = Double(bytes)
+    var unit = 0
+    while value >= 1000 && unit < units.count - 1 { value /= 1000; unit += 1 }
+    return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+}

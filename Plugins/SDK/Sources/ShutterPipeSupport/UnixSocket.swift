@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+
+/// Unix-domain stream sockets: addresses with the length guard, connecting, listening.
+public enum UnixSocket {
+    /// The longest path a socket address holds (`sun_path` is 108 bytes with its NUL).
+    public static let maximumPathLength = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
+
+    /// The address of `path`. A longer path than ``maximumPathLength`` is an error, never
+    /// cut short: a cut path names another socket.
+    public static func address(_ path: String) throws(SystemError) -> sockaddr_un {
+        let bytes = Array(path.utf8)
+        guard bytes.count <= maximumPathLength else {
+            throw SystemError("socket path '\(path)' is longer than \(maximumPathLength) bytes", code: ENAMETOOLONG)
+        }
+        guard !bytes.contains(0) else { throw SystemError("socket path '\(path)' holds a NUL byte", code: EINVAL) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return address
+    }
+
+    /// A connected stream socket to `path` (close-on-exec).
+    public static func connect(to path: String) throws(SystemError) -> Int32 {
+        var address = try address(path)
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw SystemError("socket") }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            let failure = SystemError("connect to '\(path)'")
+            close(descriptor)
+            throw failure
+        }
+        return descriptor
+    }
+
+    /// A listening socket at `path` whose file has mode 0600 (this user only). A stale
+    /// socket file, one nobody listens on, is replaced; a live one is an error.
+    public static func listen(at path: String, backlog: Int32 = 64) throws(SystemError) -> Int32 {
+        var address = try address(path)
+        if FileManager.default.fileExists(atPath: path) {
+            if let probe = try? connect(to: path) {
+                close(probe)
+                throw SystemError("another program already listens on '\(path)'", code: EADDRINUSE)
+            }
+            unlink(path)
+        }
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw SystemError("socket") }
+        let previous = umask(0o177)  // the socket file is created 0600
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        umask(previous)
+        guard bound == 0 else {
+            let failure = SystemError("cannot create socket '\(path)'")
+            close(descriptor)
+            throw failure
+        }
+        chmod(path, 0o600)
+        guard Glibc.listen(descriptor, backlog) == 0 else {
+            let failure = SystemError("listen on '\(path)'")
+            close(descriptor)
+            throw failure
+        }
+        return descriptor
+    }
+}
