@@ -37,7 +37,7 @@ Signals: SIGUSR1 presses the camera's own shutter button; SIGTERM and SIGINT exi
 """
 
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("shutterpipe-fakecam: \(message)\n".utf8))
+    Console.standardError.printLine("shutterpipe-fakecam: \(message)")
     exit(2)
 }
 
@@ -80,7 +80,7 @@ while !arguments.isEmpty {
 }
 
 let log: @Sendable (String) -> Void = { message in
-    FileHandle.standardError.write(Data("shutterpipe-fakecam: \(message)\n".utf8))
+    Console.standardError.printLine("shutterpipe-fakecam: \(message)")
 }
 let camera = VirtualCamera(options: options)
 let server: PTPIPServer

@@ -22,12 +22,12 @@ while let argument = arguments.popFirst() {
     case "--port": port = arguments.popFirst()
     case "--slow-port": slowPort = arguments.popFirst()
     default:
-        FileHandle.standardError.write(Data("gphoto2-conformance: unknown argument '\(argument)'\n".utf8))
+        Console.standardError.printLine("gphoto2-conformance: unknown argument '\(argument)'")
         exit(2)
     }
 }
 guard let port else {
-    FileHandle.standardError.write(Data("usage: gphoto2-conformance --port PORT [--slow-port PORT]\n".utf8))
+    Console.standardError.printLine("usage: gphoto2-conformance --port PORT [--slow-port PORT]")
     exit(2)
 }
 

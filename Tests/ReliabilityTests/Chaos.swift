@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import ShutterPipeKit
+import ShutterPipeSupport
 import Testing
 import TestSupport
 import ShutterPipeFixtures
@@ -46,8 +47,7 @@ enum Chaos {
         reportLock.withLock { _ in
             let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { return }
-            let bytes = Array((line + "\n").utf8)
-            _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            try? DescriptorIO.writeAll(Array((line + "\n").utf8), to: descriptor)
             close(descriptor)
         }
     }

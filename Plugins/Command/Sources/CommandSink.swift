@@ -104,82 +104,28 @@ public final class CommandSink: PhotoSink {
     /// Runs the program in a process group of its own (so a timeout kills whatever it
     /// started too), reading its output into the log.
     private static func execute(_ command: [String], environment: [String: String], timeout: Duration, action: String, log: Logger) -> String? {
-        var output: [Int32] = [0, 0], errors: [Int32] = [0, 0]
-        guard pipe(&output) == 0, pipe(&errors) == 0 else { return "could not start (no pipes)" }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
-        for descriptor in output + errors { posix_spawn_file_actions_addclose(&actions, descriptor) }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-        posix_spawnattr_setpgroup(&attributes, 0)
-        let argv = command.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, command[0], &actions, &attributes, argv, envp)
-        Glibc.close(output[1])
-        Glibc.close(errors[1])
-        guard spawned == 0 else {
-            Glibc.close(output[0])
-            Glibc.close(errors[0])
-            log.warning("hook \(command[0]) (\(action)) could not start: \(String(cString: strerror(spawned)))")
+        let completion: ChildProcess.Completion
+        do {
+            completion = try ChildProcess.run(command, environment: environment, captureErrors: true, timeout: timeout, processGroup: true)
+        } catch {
+            log.warning("hook \(command[0]) (\(action)) could not start: \(error.reason)")
             return "could not start"
         }
-        let collected = Collected()
-        for (descriptor, level) in [(output[0], LogLevel.info), (errors[0], LogLevel.warning)] {
-            Thread {
-                var data = Data()
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                while true {
-                    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                    if count < 0 && errno == EINTR { continue }
-                    if count <= 0 { break }
-                    data.append(contentsOf: buffer[0..<count])
-                }
-                Glibc.close(descriptor)
-                for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
-                    log.log(level, "hook \(command[0]) (\(action)): \(line)")
-                }
-                collected.done()
-            }.start()
+        for (data, level) in [(completion.output, LogLevel.info), (completion.errorOutput, LogLevel.warning)] {
+            for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+                log.log(level, "hook \(command[0]) (\(action)): \(line)")
+            }
         }
-        var status: Int32 = 0
-        let deadline = Date().addingTimeInterval(timeout.milliseconds / 1000)
-        var finished = false
-        while Date() < deadline {
-            if waitpid(pid, &status, WNOHANG) == pid { finished = true; break }
-            usleep(2_000)
-        }
-        if !finished {
-            kill(-pid, SIGKILL)  // the whole group: the hook and whatever it started
-            waitpid(pid, &status, 0)
-            collected.wait(2)
+        if completion.timedOut {
             log.warning("hook \(command[0]) (\(action)) killed after \(formatDuration(timeout))")
             return "timed out after \(formatDuration(timeout))"
         }
-        collected.wait(2)
-        let exited = (status & 0x7F) == 0
-        let code = (status >> 8) & 0xFF
-        guard exited && code == 0 else {
-            let description = exited ? "exited with \(code)" : "was killed by signal \(status & 0x7F)"
-            log.warning("hook \(command[0]) (\(action)) \(description)")
-            return description
+        guard completion.status.succeeded else {
+            log.warning("hook \(command[0]) (\(action)) \(completion.status)")
+            return "\(completion.status)"
         }
         return nil
     }
-}
-
-/// Waits for the two output readers.
-private final class Collected: @unchecked Sendable {
-    private let semaphore = DispatchSemaphore(value: 0)
-    func done() { semaphore.signal() }
-    func wait(_ count: Int) { for _ in 0..<count { _ = semaphore.wait(timeout: .now() + 2) } }
 }
 
 extension CommandSink.Options {

@@ -101,7 +101,7 @@ public final class GPhoto2Backend: CaptureBackend {
         // shutdown), stop waiting for it at once; if it is still running a second later,
         // break the connection under it so its thread is free again (StuckCallBreaker).
         let result: Result<CapturedPhoto, GPhotoFailure> = try await withTaskCancellationHandler {
-            try await withDeadline(.seconds(86_400), "capture") { try await queue.run { () throws -> Result<CapturedPhoto, GPhotoFailure> in
+            try await abandoningOnCancel { try await queue.run { () throws -> Result<CapturedPhoto, GPhotoFailure> in
                 call.start()
                 defer { call.finish() }
                 return Result { () throws(GPhotoFailure) -> CapturedPhoto in

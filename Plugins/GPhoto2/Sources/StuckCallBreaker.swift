@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import ShutterPipeSupport
 import Synchronization
 
 /// Frees the libgphoto2 thread from a call that will never return.
@@ -62,18 +63,7 @@ enum StuckCallBreaker {
     /// A /proc file read to its end. (They report size 0, and a busy host's TCP table runs
     /// to many pages: a single read would miss the camera's connections.)
     static func readWhole(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            bytes += buffer[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        (try? DescriptorIO.readFile(path)).map { String(decoding: $0, as: UTF8.self) }
     }
 }
 

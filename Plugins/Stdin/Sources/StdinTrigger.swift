@@ -55,7 +55,7 @@ public struct StdinTrigger: TriggerSource {
         var last: ShutterEvent?
         var answers = answered.makeAsyncIterator()
         var unanswered = 0
-        for await line in LineReader.lines(from: input) {
+        for await line in LineReader.lines(from: input, threadName: "shutterpipe stdin") {
             lineNumber += 1
             while unanswered >= Self.linesAhead {
                 guard await answers.next() != nil else { return }  // cancelled
@@ -82,33 +82,5 @@ public struct StdinTrigger: TriggerSource {
         let word = line.trimmingCharacters(in: .whitespacesAndNewlines)
         if word.isEmpty && interactive { return .capture }
         return ShutterEvent(parsing: word)
-    }
-}
-
-/// Reads lines from a file descriptor on a thread of its own, so the blocking `read`
-/// never occupies the cooperative pool.
-enum LineReader {
-    static func lines(from descriptor: Int32) -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
-        let thread = Thread {
-            var pending: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { break }
-                pending += buffer[0..<count]
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    continuation.yield(String(decoding: pending[..<newline], as: UTF8.self))
-                    pending.removeSubrange(...newline)
-                }
-                if pending.count > 64 * 1024 { pending.removeAll() }  // a line that long is noise
-            }
-            if !pending.isEmpty { continuation.yield(String(decoding: pending, as: UTF8.self)) }
-            continuation.finish()
-        }
-        thread.name = "shutterpipe stdin"
-        thread.start()
-        return stream
     }
 }
