@@ -241,8 +241,12 @@ public enum ShutterPipeCLI {
         var code = success
         for path in parsed.positionals {
             do {
-                _ = try loadPipeline(path, registry: registry, log: .discarding, pluginPaths: parsed.allValues("plugin-path"))
+                let pipeline = try loadPipeline(path, registry: registry, log: .discarding, pluginPaths: parsed.allValues("plugin-path"))
                 print("\(path): ok")
+                if !pipeline.archivesPhotos {
+                    let names = pipeline.sinks.map(\.name).joined(separator: ", ")
+                    print("\(path): note: no sink keeps the photos (\(names) only \(pipeline.sinks.count == 1 ? "acts" : "act") on them): every shot stays on the camera's card; add a files sink to keep them on disk")
+                }
             } catch let error as ConfigError {
                 printError("error: \(error)")
                 code = configError

@@ -76,7 +76,7 @@ struct BuiltInConformanceTests {
         let connected = Mutex<SocketLines?>(nil)
         let problems = await Conformance.checkTrigger(SocketTrigger(options: options)) {
             let client = try await SocketLines(path: path)
-            client.send("{\"event\":\"capture\"}\n")
+            await client.send("{\"event\":\"capture\"}\n")
             connected.withLock { $0 = client }  // stays connected while the kit syncs the answer
         }
         #expect(problems.isEmpty, "\(problems)")

@@ -12,13 +12,16 @@ func output(of arguments: [String]) async throws -> String {
 /// each symbol, mangled and demangled.
 func definedSymbols(_ binary: String) async throws -> [(mangled: String, demangled: String)] {
     let listing = try await output(of: ["nm", "--defined-only", "--demangle=none", binary])
-    let mangled = listing.split(separator: "\n").compactMap { line -> String? in
-        let fields = line.split(separator: " ")
-        return fields.count == 3 && ["T", "D", "R", "B"].contains(fields[1]) && fields[2].hasPrefix("$s") ? String(fields[2]) : nil
+    let mangled = try await offThePool {  // tens of thousands of lines
+        listing.split(separator: "\n").compactMap { line -> String? in
+            let fields = line.split(separator: " ")
+            return fields.count == 3 && ["T", "D", "R", "B"].contains(fields[1]) && fields[2].hasPrefix("$s") ? String(fields[2]) : nil
+        }
     }
     let folder = TemporaryDirectory("symbols")
     try mangled.joined(separator: "\n").write(toFile: folder.file("mangled"), atomically: true, encoding: .utf8)
-    let demangled = try await output(of: ["sh", "-c", "swift demangle --compact < \(folder.file("mangled"))"]).split(separator: "\n").map(String.init)
+    let text = try await output(of: ["sh", "-c", "swift demangle --compact < \(folder.file("mangled"))"])
+    let demangled = try await offThePool { text.split(separator: "\n").map(String.init) }
     #expect(demangled.count == mangled.count)
     return Array(zip(mangled, demangled))
 }

@@ -25,20 +25,20 @@ struct DeviceFaultTests {
         let session = try await SocketSession.start(config, socket: socket, in: folder, environment: ["HOME": home.path])
         let client = try await SocketLines(path: socket)
         var sent = 0
-        func request(_ event: String) -> Int {
+        func request(_ event: String) async -> Int {
             sent += 1
-            client.send("{\"event\":\"\(event)\",\"id\":\(sent)}\n")
+            await client.send("{\"event\":\"\(event)\",\"id\":\(sent)}\n")
             return sent
         }
         func answer(_ id: Int) async -> [String: Any] {
             _ = await eventually(timeout: .seconds(60)) { client.lines.count >= id }
             return answersByID(await client.replies(0))[id]?.first ?? [:]
         }
-        #expect(await answer(request("enter"))["state"] as? String == "enteredPhotoMode")
+        #expect(await answer(await request("enter"))["state"] as? String == "enteredPhotoMode")
         var recoveries: [Double] = [], midCapture = 0, failedDuringOutage = 0
         for cycle in 1...cycles {
             if Bool.random(using: &random) {
-                let id = request("capture")
+                let id = await request("capture")
                 try await Task.sleep(for: .milliseconds(Int.random(in: 20...120, using: &random)))
                 camera.stop()
                 let reply = await answer(id)
@@ -46,7 +46,7 @@ struct DeviceFaultTests {
                 #expect(reply["state"] as? String != nil, "seed \(Chaos.seed) cycle \(cycle): the shot in flight was answered")
             } else {
                 camera.stop()
-                let reply = await answer(request("capture"))
+                let reply = await answer(await request("capture"))
                 #expect(reply["state"] as? String == "photoFailed" && reply["cause"] as? String == "cameraFailure",
                         "seed \(Chaos.seed) cycle \(cycle): \(reply)")
                 failedDuringOutage += 1
@@ -56,7 +56,7 @@ struct DeviceFaultTests {
             let back = ContinuousClock.now
             var recovered = false
             for _ in 0..<40 where !recovered {
-                let reply = await answer(request("capture"))
+                let reply = await answer(await request("capture"))
                 recovered = reply["state"] as? String == "photoSuccess"
                 if !recovered { try await Task.sleep(for: .milliseconds(50)) }
             }
@@ -143,7 +143,7 @@ struct MalformedCameraTests {
         var states: [String: Int] = [:], slowest: Double = 0
         for id in 1...captures {
             let asked = ContinuousClock.now
-            client.send("{\"event\":\"capture\",\"id\":\(id)}\n")
+            await client.send("{\"event\":\"capture\",\"id\":\(id)}\n")
             let answered = await eventually(timeout: .seconds(60)) { client.lines.count >= id || !session.process.isRunning }
             guard session.process.isRunning else {
                 Issue.record("seed \(Chaos.seed) capture \(id): the session died: \(session.process.stderrSoFar.suffix(4000))")
@@ -163,7 +163,7 @@ struct MalformedCameraTests {
         var recovered = false
         for attempt in 1...40 where !recovered {
             let id = captures + attempt
-            client.send("{\"event\":\"capture\",\"id\":\(id)}\n")
+            await client.send("{\"event\":\"capture\",\"id\":\(id)}\n")
             _ = await eventually(timeout: .seconds(60)) { client.lines.count >= id }
             recovered = answersByID(await client.replies(0))[id]?.first?["state"] as? String == "photoSuccess"
         }

@@ -72,29 +72,32 @@ struct FuzzTests {
     }
 
     @Test("thousands of mutated configs: no crash, and every error carries the file, a line and a column inside the file")
-    func configs() throws {
-        var random = Chaos.random("yaml")
+    func configs() async throws {
         let iterations = Chaos.count(ci: 4_000, full: 200_000)
         #expect(Self.seedConfigs.count >= 10)
-        var rejected = 0, accepted = 0, badErrors: [String] = []
-        for iteration in 0..<iterations {
-            let (path, seed) = Self.seedConfigs[iteration % Self.seedConfigs.count]
-            let input = Self.mutate(seed, &random)
-            let lines = Self.lineCount(input)
-            do {
-                let root = try YAMLLoader.parse(input, file: "fuzz.yaml", environment: ["HOME": "/home/fuzz"])
-                _ = try ShutterPipeCLI.makePipeline(root, registry: BuiltInPlugins.registry(), log: .discarding, console: Console { _ in })
-                accepted += 1
-            } catch let error as ConfigError {
-                rejected += 1
-                guard let location = error.location, location.file == "fuzz.yaml", (1...lines + 1).contains(location.line), location.column >= 1 else {
-                    badErrors.append("iteration \(iteration) (from \(path)): \(error)")
-                    continue
+        let (rejected, accepted, badErrors) = try await offThePool { () -> (Int, Int, [String]) in
+            var random = Chaos.random("yaml")
+            var rejected = 0, accepted = 0, badErrors: [String] = []
+            for iteration in 0..<iterations {
+                let (path, seed) = Self.seedConfigs[iteration % Self.seedConfigs.count]
+                let input = Self.mutate(seed, &random)
+                let lines = Self.lineCount(input)
+                do {
+                    let root = try YAMLLoader.parse(input, file: "fuzz.yaml", environment: ["HOME": "/home/fuzz"])
+                    _ = try ShutterPipeCLI.makePipeline(root, registry: BuiltInPlugins.registry(), log: .discarding, console: Console { _ in })
+                    accepted += 1
+                } catch let error as ConfigError {
+                    rejected += 1
+                    guard let location = error.location, location.file == "fuzz.yaml", (1...lines + 1).contains(location.line), location.column >= 1 else {
+                        badErrors.append("iteration \(iteration) (from \(path)): \(error)")
+                        continue
+                    }
+                    if error.message.isEmpty { badErrors.append("iteration \(iteration): empty message") }
+                } catch {
+                    badErrors.append("iteration \(iteration) (from \(path)): not a config error: \(error)")
                 }
-                if error.message.isEmpty { badErrors.append("iteration \(iteration): empty message") }
-            } catch {
-                badErrors.append("iteration \(iteration) (from \(path)): not a config error: \(error)")
             }
+            return (rejected, accepted, badErrors)
         }
         #expect(badErrors.isEmpty, "seed \(Chaos.seed): \(badErrors.count) bad errors, such as \(badErrors.prefix(5))")
         #expect(rejected > iterations / 4, "the mutations do reach the error paths")
@@ -184,7 +187,7 @@ struct FuzzTests {
                     bytes = Array((0..<Int.random(in: 1...12, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined().utf8)
                 }
                 garbageBytes += bytes.count + 1
-                client.send(bytes: bytes + [UInt8(ascii: "\n")])
+                await client.send(bytes: bytes + [UInt8(ascii: "\n")])
                 // Blank lines are ignored; every other line gets a reply.
                 if !String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { lines += 1 }
             }
@@ -192,13 +195,13 @@ struct FuzzTests {
             #expect(replies.count == lines && replies.allSatisfy { $0["error"] != nil || $0["state"] != nil },
                     "seed \(Chaos.seed) connection \(number): \(replies.count) replies to \(lines) lines: \(client.lines.suffix(3))")
             if number % 10 == 0 {  // a line far past any sane length
-                client.send(bytes: [UInt8](repeating: UInt8(ascii: "x"), count: 2_000_000) + [UInt8(ascii: "\n")])
+                await client.send(bytes: [UInt8](repeating: UInt8(ascii: "x"), count: 2_000_000) + [UInt8(ascii: "\n")])
                 let last = await client.replies(lines + 1).last
                 #expect((last?["error"] as? String)?.isEmpty == false, "an over-long line gets an error: \(String(describing: last))")
             }
             // Whatever came before, a good request on a fresh connection is answered.
             let check = try await SocketLines(path: socket)
-            check.send("{\"event\":\"capture\",\"id\":\(number)}\n")
+            await check.send("{\"event\":\"capture\",\"id\":\(number)}\n")
             let reply = await check.replies(1).first
             #expect(reply?["state"] as? String == "photoSuccess", "seed \(Chaos.seed) connection \(number): \(String(describing: reply))")
             #expect(session.process.isRunning, "seed \(Chaos.seed) connection \(number): the session died")

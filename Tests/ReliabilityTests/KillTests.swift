@@ -52,7 +52,7 @@ struct KillDuringBurstTests {
             #expect(stale.isEmpty, "seed \(Chaos.seed) round \(round): temporary files survived a restart: \(stale)")
             let client = try await SocketLines(path: socket)
             let count = Int.random(in: burst, using: &random)
-            client.send("{\"event\":\"enter\",\"id\":0}\n" + (1...count).map { "{\"event\":\"capture\",\"id\":\($0)}\n" }.joined())
+            await client.send("{\"event\":\"enter\",\"id\":0}\n" + (1...count).map { "{\"event\":\"capture\",\"id\":\($0)}\n" }.joined())
             sent += count
             let killAfter = Int.random(in: 0...count, using: &random)  // answers to wait for
             _ = await eventually(timeout: .seconds(30)) { client.lines.count >= killAfter + 1 }
@@ -94,7 +94,7 @@ struct KillDuringBurstTests {
         // A clean session afterwards leaves no temporary file at all.
         let last = try await SocketSession.start(config, socket: socket, in: folder, environment: environment)
         let client = try await SocketLines(path: socket)
-        client.send("{\"event\":\"capture\",\"id\":1}\n")
+        await client.send("{\"event\":\"capture\",\"id\":1}\n")
         #expect(await client.replies(1).first?["state"] as? String == "photoSuccess")
         #expect(await last.stop().status == 0)
         #expect(folder.names("out").filter { $0.hasPrefix(".shutterpipe-tmp-") }.isEmpty)

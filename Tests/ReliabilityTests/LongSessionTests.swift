@@ -38,7 +38,7 @@ struct LongSessionTests {
         let started = ContinuousClock.now
         while sent < shots {
             let batch = min(window, shots - sent)
-            client.send((sent..<(sent + batch)).map { "{\"event\":\"capture\",\"id\":\($0 + 1)}\n" }.joined())
+            await client.send((sent..<(sent + batch)).map { "{\"event\":\"capture\",\"id\":\($0 + 1)}\n" }.joined())
             sent += batch
             let expected = sent
             #expect(await eventually(timeout: .seconds(60)) { client.lines.count >= expected }, "answers stalled at \(client.lines.count) of \(expected)")

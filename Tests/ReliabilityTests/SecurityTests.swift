@@ -71,7 +71,7 @@ struct SecurityTests {
         #expect(stat(socket, &info) == 0)
         #expect(info.st_mode & 0o777 == 0o600, "socket mode \(String(info.st_mode & 0o777, radix: 8))")
         let client = try await SocketLines(path: socket)
-        client.send("{\"event\":\"capture\",\"id\":1}\n")
+        await client.send("{\"event\":\"capture\",\"id\":1}\n")
         #expect(await client.replies(1).first?["state"] as? String == "photoSuccess")
         let outcome = await session.stop()
         #expect(outcome.stderr.contains("$(touch "), "the hook got its arguments literally: \(outcome.stderr.suffix(600))")

@@ -44,7 +44,7 @@ struct StorageFaultTests {
         var id = 0
         func capture() async -> [String: Any] {
             id += 1
-            client.send("{\"event\":\"capture\",\"id\":\(id)}\n")
+            await client.send("{\"event\":\"capture\",\"id\":\(id)}\n")
             return await client.replies(id).last ?? [:]
         }
         func finalNames() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).filter { !$0.hasPrefix(".") }.sorted() }

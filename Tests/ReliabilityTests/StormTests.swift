@@ -31,7 +31,7 @@ struct StormTests {
                 events[id] = event
                 lines += "{\"event\":\"\(event)\",\"id\":\(id)}\n"
             }
-            client.send(lines)
+            await client.send(lines)
         }
         var replies: [[String: Any]] = []
         for client in clients { replies += await client.replies(perClient, timeout: .seconds(120)) }

@@ -253,6 +253,70 @@ struct CoordinatorTests {
         #expect(status.photosStored == 3)
     }
 
+    @Test("rule 10: a finish that hangs is cut off at finishTimeout; the answer and the next shot do not wait for it")
+    func finishDeadline() async throws {
+        var settings = CoordinatorSettings()
+        settings.finishTimeout = .milliseconds(200)
+        let backend = ScriptedBackend(ignoresCancellation: true, finishDelay: .seconds(60))
+        let trigger = ScriptedTrigger(events: [.enter, .capture, .capture])
+        let log = LogRecorder()
+        let started = ContinuousClock.now
+        try await runToEnd([trigger], backend: backend, settings: settings, log: log.logger)
+        #expect(ContinuousClock.now - started < .seconds(15))  // two 60 s finishes were not waited for
+        #expect(trigger.answers.map(\.state) == [.enteredPhotoMode, .photoSuccess, .photoSuccess])
+        #expect(log.messages.contains { $0.contains("the backend finishing with the photo did not finish within 200 ms") })
+    }
+
+    @Test("rule 12: with only processing sinks (a hook, a manifest) every shot stays on the camera")
+    func processingSinksKeepShotsOnCard() async throws {
+        let backend = ScriptedBackend()
+        let hook = RecordingSink("hook", role: .processing)
+        let trigger = ScriptedTrigger(events: [.capture, .capture, .capture])
+        let log = LogRecorder()
+        let status = try await runToEnd([trigger], backend: backend, sinks: [hook], log: log.logger)
+        #expect(trigger.answers.map(\.state) == [.photoSuccess, .photoSuccess, .photoSuccess])
+        #expect(backend.calls.filter { $0 == .finish(stored: false) }.count == 3)
+        #expect(!backend.calls.contains(.finish(stored: true)))
+        #expect(status.photosStored == 3)
+        #expect(log.messages.contains { $0.contains("no sink in this pipeline keeps the photos (s0): every shot stays on the camera's card") })
+    }
+
+    @Test("rule 12: RAW+JPEG is archived only when every archival sink stored both files")
+    func everyFileOfTheShot() async throws {
+        let backend = ScriptedBackend(files: ["JPG", "CR2"])
+        let archive = RecordingSink("archive"), forgetful = ForgetfulSink()
+        let trigger = ScriptedTrigger(events: [.capture, .capture])
+        try await runToEnd([trigger], backend: backend, sinks: [archive, forgetful])
+        #expect(trigger.answers.map(\.state) == [.photoFailed, .photoFailed])
+        #expect(trigger.answers.first?.failure?.cause == .unexpected)
+        #expect(trigger.answers.first?.failure?.message == "sink 's1' keeps photos but did not report storing IMG_1.CR2")
+        #expect(backend.calls.filter { $0 == .finish(stored: false) }.count == 2)
+        #expect(!backend.calls.contains(.finish(stored: true)))
+        // The same shots with a sink that keeps both files are archived.
+        let whole = ScriptedBackend(files: ["JPG", "CR2"])
+        let second = ScriptedTrigger(events: [.capture, .capture])
+        try await runToEnd([second], backend: whole, sinks: [RecordingSink("archive")])
+        #expect(second.answers.map(\.state) == [.photoSuccess, .photoSuccess])
+        #expect(second.answers.first?.stored.map(\.cameraFile) == ["IMG_1.JPG", "IMG_1.CR2"])
+        #expect(whole.calls.filter { $0 == .finish(stored: true) }.count == 2)
+    }
+
+    @Test("status counts are derived from the answers delivered: each success, failure and refusal once")
+    func countsFromAnswers() async throws {
+        var settings = CoordinatorSettings()
+        settings.queueLimit = 1
+        let backend = ScriptedBackend(captureDelay: .milliseconds(100), captureFailures: [2: ShutterError(.cameraFailure, "jammed")])
+        let trigger = ScriptedTrigger([.send(.enter), .awaitAnswers(1), .send(.capture), .pause(.milliseconds(30)),
+                                       .send(.capture), .send(.capture), .send(.capture), .awaitAnswers(5), .send(.capture)])
+        let status = try await runToEnd([trigger], backend: backend, settings: settings)
+        let answers = trigger.answers
+        #expect(status.eventsAnswered == answers.count)
+        #expect(status.photosStored == answers.filter { $0.state == .photoSuccess }.count)
+        #expect(status.photosFailed == answers.filter { $0.state == .photoFailed }.count)
+        #expect(status.eventsRefused == answers.filter { $0.failure?.cause == .busy }.count)
+        #expect(status.eventsRefused >= 1 && status.photosFailed >= 2 && status.photosStored >= 2)
+    }
+
     @Test("a trigger that fails to start is reported in the status")
     func triggerSetupFailure() async throws {
         let broken = ScriptedTrigger([.fail(ShutterError(.permissionDenied, "cannot open /dev/input/event3"))])

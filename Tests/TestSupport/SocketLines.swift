@@ -13,6 +13,7 @@ public func connectUnixSocket(_ path: String) -> Int32 {
 public final class SocketLines: @unchecked Sendable {
     private let descriptor: Int32
     private let received = LockedLines()
+    private let writer = BlockingQueue(label: "shutterpipe test socket writer")
 
     /// Connects to `path`, retrying until `timeout` while the server starts.
     public init(path: String, timeout: Duration = .seconds(10)) async throws {
@@ -43,20 +44,16 @@ public final class SocketLines: @unchecked Sendable {
 
     /// Sends raw text.
     @discardableResult
-    public func send(_ text: String) -> Bool { send(bytes: Array(text.utf8)) }
+    public func send(_ text: String) async -> Bool { await send(bytes: Array(text.utf8)) }
 
-    /// Sends raw bytes (garbage included). Returns false when the peer has closed the
-    /// connection (MSG_NOSIGNAL: no SIGPIPE for the test process).
+    /// Sends raw bytes (garbage included), on a thread of the client's own: a server
+    /// that reads slowly blocks that thread, never the cooperative pool the other tests
+    /// run on. Returns false when the peer has closed the connection (EPIPE is an error,
+    /// never a signal).
     @discardableResult
-    public func send(bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return false }
-            offset += written
-        }
-        return true
+    public func send(bytes: [UInt8]) async -> Bool {
+        let descriptor = self.descriptor
+        return await writer.run { (try? DescriptorIO.writeAll(bytes, to: descriptor)) != nil }
     }
 
     /// The lines received so far.

@@ -98,6 +98,8 @@ public final class ScriptedBackend: CaptureBackend {
     private let captureDelay: Duration
     private let captureFailures: [Int: ShutterError]
     private let ignoresCancellation: Bool
+    private let finishDelay: Duration
+    private let files: [String]
     private let probe: OverlapProbe?
     private let state = Mutex(State())
 
@@ -105,10 +107,15 @@ public final class ScriptedBackend: CaptureBackend {
     ///   - prepareFailure: thrown by every `prepare`.
     ///   - captureDelay: how long each capture takes.
     ///   - captureFailures: thrown by the capture with that number (from 1).
-    ///   - ignoresCancellation: captures take `captureDelay` even when cancelled.
+    ///   - ignoresCancellation: captures (and finishes) take their delay even when cancelled.
+    ///   - finishDelay: how long each `finish` takes.
+    ///   - files: the extensions of each exposure's files (["JPG", "CR2"] for RAW+JPEG).
     public init(prepareFailure: ShutterError? = nil, captureDelay: Duration = .zero,
-                captureFailures: [Int: ShutterError] = [:], ignoresCancellation: Bool = false, probe: OverlapProbe? = nil) {
+                captureFailures: [Int: ShutterError] = [:], ignoresCancellation: Bool = false, probe: OverlapProbe? = nil,
+                finishDelay: Duration = .zero, files: [String] = ["JPG"]) {
         self.probe = probe
+        self.finishDelay = finishDelay
+        self.files = files
         self.prepareFailure = prepareFailure
         self.captureDelay = captureDelay
         self.captureFailures = captureFailures
@@ -136,24 +143,27 @@ public final class ScriptedBackend: CaptureBackend {
         enter(.capture)
         probe?.captureBegan()
         defer { leave(.capture) }
-        if captureDelay > .zero {
-            if ignoresCancellation {
-                // Waits out the delay whatever happens to the task (but off the pool).
-                let delay = captureDelay
-                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                    DispatchQueue.global().asyncAfter(deadline: .now() + delay.milliseconds / 1000) { done.resume() }
-                }
-            } else {
-                try await Task.sleep(for: captureDelay)
-            }
-        }
+        try await wait(captureDelay)
         if let failure = captureFailures[number] { throw failure }
-        return Self.photo(number)
+        return Self.photo(number, extensions: files)
     }
 
     public func finish(_ photo: CapturedPhoto, stored: Bool) async {
         enter(.finish(stored: stored))
-        leave(.finish(stored: stored))
+        defer { leave(.finish(stored: stored)) }
+        try? await wait(finishDelay)
+    }
+
+    private func wait(_ delay: Duration) async throws {
+        guard delay > .zero else { return }
+        if ignoresCancellation {
+            // Waits out the delay whatever happens to the task (but off the pool).
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().asyncAfter(deadline: .now() + delay.milliseconds / 1000) { done.resume() }
+            }
+        } else {
+            try await Task.sleep(for: delay)
+        }
     }
 
     public func stop() async {
@@ -166,9 +176,10 @@ public final class ScriptedBackend: CaptureBackend {
         state.withLock { $0.context }?.deliver(Self.photo(number, name: "BUTTON"))
     }
 
-    /// A one-file photo with recognisable bytes.
-    public static func photo(_ number: Int, name: String = "IMG") -> CapturedPhoto {
-        CapturedPhoto(files: [CapturedFile(name: "\(name)_\(number).JPG", data: Data("photo \(number)".utf8))], camera: "scripted")
+    /// A photo with recognisable bytes, one file per extension.
+    public static func photo(_ number: Int, name: String = "IMG", extensions: [String] = ["JPG"]) -> CapturedPhoto {
+        CapturedPhoto(files: extensions.map { CapturedFile(name: "\(name)_\(number).\($0)", data: Data("photo \(number) \($0)".utf8)) },
+                      camera: "scripted")
     }
 
     private func enter(_ call: Call) {
@@ -198,9 +209,13 @@ public final class RecordingSink: PhotoSink {
     private let stored = Mutex<[(CapturedPhoto, ShotContext)]>([])
     private let concurrency = Mutex<(now: Int, most: Int)>((0, 0))
     private let label: String
+    public let role: SinkRole
 
-    /// A sink named `label` that fails every store with `failure`, if given.
-    public init(_ label: String = "recording", failure: ShutterError? = nil, delay: Duration = .zero, probe: OverlapProbe? = nil) {
+    /// A sink named `label` that fails every store with `failure`, if given. Archival by
+    /// default: its receipt lists every file of the photo.
+    public init(_ label: String = "recording", failure: ShutterError? = nil, delay: Duration = .zero, probe: OverlapProbe? = nil,
+                role: SinkRole = .archival) {
+        self.role = role
         self.probe = probe
         self.label = label
         self.failure = failure
@@ -221,7 +236,20 @@ public final class RecordingSink: PhotoSink {
         if delay > .zero { try await Task.sleep(for: delay) }
         if let failure { throw failure }
         stored.withLock { $0.append((photo, context)) }
-        return SinkReceipt(files: [StoredFile(location: "\(label)/\(context.shotNumber)", sequence: context.shotNumber,
-                                              byteCount: photo.files.first?.data.count ?? 0)])
+        guard role == .archival else { return SinkReceipt(files: []) }
+        return SinkReceipt(files: photo.files.enumerated().map { index, file in
+            StoredFile(location: "\(label)/\(context.shotNumber)" + (index == 0 ? "" : "/\(file.name)"), sequence: context.shotNumber,
+                       byteCount: file.data.count, cameraFile: file.name)
+        })
+    }
+}
+
+/// An archival sink that stores only the first file of each photo and says so: its
+/// receipt misses the rest, as a sink with a bug would.
+public final class ForgetfulSink: PhotoSink {
+    public init() {}
+    public var role: SinkRole { .archival }
+    public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
+        SinkReceipt(files: photo.files.prefix(1).map { StoredFile(location: "forgetful/\($0.name)", byteCount: $0.data.count, cameraFile: $0.name) })
     }
 }

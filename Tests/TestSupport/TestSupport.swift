@@ -28,7 +28,12 @@ public final class TemporaryDirectory: Sendable {
     }
 
     deinit {
-        _ = try? FileManager.default.removeItem(atPath: path)
+        // On a thread of its own: a folder of a few thousand photos takes a second to
+        // remove, which on the cooperative pool would stall the tests running beside it.
+        let path = self.path
+        let remover = Thread { _ = try? FileManager.default.removeItem(atPath: path) }
+        remover.name = "shutterpipe test cleanup"
+        remover.start()
     }
 
     /// Keeps the folder for the rest of the test run (for a folder used only through its
@@ -88,6 +93,19 @@ public func eventually(timeout: Duration = .seconds(20), _ condition: @Sendable 
 }
 
 private let kept = Mutex<[TemporaryDirectory]>([])
+
+/// Runs CPU-heavy or blocking test work (a fuzz loop, parsing a large listing) on a
+/// thread of its own and waits for it without holding a thread: on two cores the
+/// cooperative pool has two threads, and a test that holds one for seconds delays the
+/// timers and deadlines of every other test running beside it (measured: stalls of up to
+/// 7 s in a full run). Record expectations on the result, after it returns.
+public func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try work() }) }
+        thread.name = "shutterpipe test work"
+        thread.start()
+    }
+}
 
 /// Builds a config node from plain values (String, Int, Double, Bool, arrays, and
 /// dictionaries, whose keys are taken in sorted order), for plugin option tests.

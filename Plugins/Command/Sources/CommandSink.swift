@@ -42,6 +42,9 @@ public final class CommandSink: PhotoSink {
     private let log: Logger
     private let runner = BlockingQueue(label: "shutterpipe.command")
 
+    /// A hook acts on photos that other sinks stored; it keeps no copy.
+    public var role: SinkRole { .processing }
+
     public init(options: Options, session: String, log: Logger = .discarding) {
         self.options = options
         self.session = session

@@ -66,6 +66,9 @@ public final class FilesSink: PhotoSink {
     private let state = Mutex(State())
     private let io = BlockingQueue(label: "shutterpipe.sink.files")
 
+    /// The files sink keeps every file of every photo.
+    public var role: SinkRole { .archival }
+
     /// Creates a sink.
     public init(options: Options, log: Logger = .discarding) {
         self.options = options
@@ -154,7 +157,7 @@ public final class FilesSink: PhotoSink {
                 if try DurableWriter.writeNew(chunks, to: path) {
                     folders.insert(folder)
                     let sequence = options.filename.usesSequence ? values.sequence : nil
-                    stored.append(StoredFile(location: path, sequence: sequence, byteCount: chunks.reduce(0) { $0 + $1.count }))
+                    stored.append(StoredFile(location: path, sequence: sequence, byteCount: chunks.reduce(0) { $0 + $1.count }, cameraFile: file.name))
                     if let sidecar {
                         stored.append(StoredFile(location: try writeSidecar(sidecar, for: path), sequence: sequence, byteCount: sidecar.count))
                     }

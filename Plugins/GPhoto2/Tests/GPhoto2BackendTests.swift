@@ -135,6 +135,45 @@ struct GPhoto2BackendTests {
         #expect(try await camera.filesOnCard() == ["IMG_0001.JPG", "IMG_0002.JPG"])
     }
 
+    @Test("a pipeline whose only sink is a command hook leaves every shot on the card, and validate says why")
+    func hookOnlyKeepsShots() async throws {
+        let folder = TemporaryDirectory("tether-hook-only")
+        let camera = try await FakeCamera()
+        let hook = folder.file("hook.sh")
+        try "#!/bin/sh\necho \"$ACTION\" >> \(folder.file("actions"))\n".write(toFile: hook, atomically: true, encoding: .utf8)
+        chmod(hook, 0o755)
+        let config = try writeConfig("""
+        version: 1
+        session: hooked
+        backend:
+          type: gphoto2
+          port: \(camera.portSpec)
+        triggers:
+          - type: stdin
+        sinks:
+          - type: command
+            command: [\(hook)]
+        coordinator:
+          captureTimeout: 10s
+          enterTimeout: 10s
+        """, in: folder)
+        let validated = try await shutterpipe(["validate", config], in: folder.path)
+        #expect(validated.status == 0)
+        #expect(validated.stdout.contains("\(config): note: no sink keeps the photos (command only acts on them): every shot stays on the camera's card; add a files sink to keep them on disk"),
+                "\(validated.stdout)")
+        // Shot by shot, as a photographer would: each capture waits for its answer.
+        let running = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        for shot in 1...3 {
+            running.send("capture\n")
+            #expect(await eventually { running.stdoutSoFar.components(separatedBy: "photoSuccess").count - 1 == shot }, "shot \(shot): \(running.stderrSoFar)")
+        }
+        running.closeInput()
+        let outcome = await running.wait(timeout: .seconds(40))
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("no sink in this pipeline keeps the photos (command): every shot stays on the camera's card"))
+        #expect(try await camera.filesOnCard() == ["IMG_0001.JPG", "IMG_0002.JPG", "IMG_0003.JPG"])
+    }
+
     @Test("a shot a sink could not store stays on the card")
     func sinkFailureKeepsShot() async throws {
         let folder = TemporaryDirectory("tether-sinkfail")

@@ -65,7 +65,7 @@ struct SocketTriggerTests {
         #expect(stat(path, &info) == 0)
         #expect(info.st_mode & 0o777 == 0o600)
         let client = try await SocketLines(path: path)
-        client.send("garbage\n{\"evnt\":1}\n\u{0}\u{1}\n{\"event\":\"capture\",\"id\":\"a\"}\n{\"event\":\"selfie\",\"id\":5}\n")
+        await client.send("garbage\n{\"evnt\":1}\n\u{0}\u{1}\n{\"event\":\"capture\",\"id\":\"a\"}\n{\"event\":\"selfie\",\"id\":5}\n")
         let replies = await client.replies(5)
         #expect(replies.filter { $0["error"] != nil }.count == 3)
         let capture = try #require(replies.first { $0["id"] as? String == "a" })
@@ -84,7 +84,7 @@ struct SocketTriggerTests {
         var clients: [SocketLines] = []
         for index in 0..<8 { clients.append(try await SocketLines(path: path)); _ = index }
         for (index, client) in clients.enumerated() {
-            client.send((0..<5).map { "{\"event\":\"capture\",\"id\":\"c\(index)-\($0)\"}\n" }.joined())
+            await client.send((0..<5).map { "{\"event\":\"capture\",\"id\":\"c\(index)-\($0)\"}\n" }.joined())
         }
         for (index, client) in clients.enumerated() {
             let replies = await client.replies(5)
@@ -119,7 +119,7 @@ struct SocketTriggerTests {
         let (session, path) = try await socketSession(folder, backend: "  width: 64\n  height: 48", coordinator: "coordinator: {queueLimit: 16}")
         let clients = [try await SocketLines(path: path), try await SocketLines(path: path), try await SocketLines(path: path), try await SocketLines(path: path)]
         for (index, client) in clients.enumerated() {
-            client.send((0..<250).map { "{\"event\":\"capture\",\"id\":\(index * 1000 + $0)}\n" }.joined())
+            await client.send((0..<250).map { "{\"event\":\"capture\",\"id\":\(index * 1000 + $0)}\n" }.joined())
         }
         var replies: [[String: Any]] = []
         for client in clients { replies += await client.replies(250, timeout: .seconds(60)) }

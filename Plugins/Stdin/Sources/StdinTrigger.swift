@@ -55,7 +55,14 @@ public struct StdinTrigger: TriggerSource {
         var last: ShutterEvent?
         var answers = answered.makeAsyncIterator()
         var unanswered = 0
-        for await line in LineReader.lines(from: input, threadName: "shutterpipe stdin") {
+        // Read a copy of the descriptor, not descriptor 0 itself: libgphoto2 2.5.30 closes
+        // descriptor 0 when it drops a PTP/IP camera (its ptpip_disconnect closes a jpgfd
+        // it never opened), which ended the session with an exit nobody sent.
+        let copy = fcntl(input, F_DUPFD_CLOEXEC, 3)
+        guard copy >= 0 else {
+            throw ShutterError(.unexpected, "stdin trigger: cannot read standard input: \(String(cString: strerror(errno)))")
+        }
+        for await line in LineReader.lines(from: copy, threadName: "shutterpipe stdin", closingAtEnd: true) {
             lineNumber += 1
             while unanswered >= Self.linesAhead {
                 guard await answers.next() != nil else { return }  // cancelled

@@ -12,37 +12,69 @@ import Synchronization
 /// let problems = await Conformance.checkSink { ManifestSink(path: folder + "/m.jsonl", session: "t") }
 /// #expect(problems.isEmpty, "\(problems)")
 /// ```
+///
+/// Every plugin call runs on a thread the kit watches (`PoolWatch`): a call that holds
+/// it for more than two seconds would have held a thread of the cooperative pool, and is
+/// reported. Every call also runs under a deadline, so a plugin that hangs is a problem
+/// in the list, not a test that never ends.
 public enum Conformance {
-    /// A photo to feed sinks: a synthetic JPEG of about `bytes` bytes.
+    /// A photo to feed sinks: RAW+JPEG, as many cameras deliver, so a sink must keep
+    /// both files. The JPEG is a synthetic 1600×1200 image; the RAW is opaque bytes.
     public static func samplePhoto(shot: Int = 1, detail: Int = 4) -> CapturedPhoto {
-        CapturedPhoto(files: [CapturedFile(name: String(format: "CONF%04d.JPG", shot),
-                                           data: SyntheticJPEG.make(width: 1600, height: 1200, shot: shot, detail: detail))],
-                      camera: "conformance")
+        var raw = Data("shutterpipe conformance raw \(shot)\n".utf8)
+        var random = SeededRandom(seed: UInt64(shot))
+        raw += (0..<65_536).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        return CapturedPhoto(files: [CapturedFile(name: String(format: "CONF%04d.JPG", shot),
+                                                  data: SyntheticJPEG.make(width: 1600, height: 1200, shot: shot, detail: detail)),
+                                     CapturedFile(name: String(format: "CONF%04d.CR2", shot), data: raw)],
+                             camera: "conformance")
     }
 
-    /// The sink contract: `store` returns only when its files are complete (every path it
-    /// reports exists with the size it says), nothing stored earlier is overwritten (what a
-    /// location held at an earlier return is still there; appending is fine),
-    /// `begin`/`end` work, the cooperative pool is not blocked while it stores, and (with
-    /// `failing`, a sink made to fail, for example aimed at an unwritable folder) a
-    /// failure is a ``ShutterError`` with a storage or permission cause.
+    /// ``samplePhoto(shot:detail:)``, made once per process on a thread of its own:
+    /// encoding a 1600×1200 JPEG is seconds of work in a debug build, which on the
+    /// cooperative pool would stall every other test running beside the kit.
+    static func preparedSample(shot: Int) async -> CapturedPhoto {
+        if let ready = samples.withLock({ $0[shot] }) { return ready }
+        let photo = await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: samplePhoto(shot: shot)) }
+            thread.name = "shutterpipe conformance sample"
+            thread.start()
+        }
+        samples.withLock { $0[shot] = photo }
+        return photo
+    }
+
+    private static let samples = Mutex<[Int: CapturedPhoto]>([:])
+
+    /// The sink contract:
+    /// - `store` returns only when its files are complete: every path a receipt lists
+    ///   exists with exactly the size it says;
+    /// - an archival sink's receipt lists every file of the photo (RAW and JPEG);
+    /// - nothing stored earlier is overwritten (what a location held at an earlier return
+    ///   is still there; appending is fine);
+    /// - `begin`, `store`, `observe` and `end` never block the pool;
+    /// - with `failing`, a sink made to fail (aimed at an unwritable folder, say), the
+    ///   failure is a ``ShutterError`` with a storage or permission cause.
     public static func checkSink(_ make: @Sendable () throws -> any PhotoSink,
                                  failing: (@Sendable () throws -> any PhotoSink)? = nil) async -> [String] {
         var problems: [String] = []
+        let watch = PoolWatch()
+        func watched<T: Sendable>(_ what: String, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+            // The deadline outside, the watch inside: the deadline runs its operation in a
+            // task of its own, which would not keep an executor preference set around it.
+            let (result, held) = try await withDeadline(.seconds(30), what) { try await watch.run { try await work() } }
+            if held > PoolWatch.limit { problems.append("\(what) blocked a thread of the cooperative pool for \(formatDuration(held))") }
+            return result
+        }
         do {
             let sink = try make()
-            try await sink.begin()
+            try await watched("begin") { try await sink.begin() }
             var earlier: [String: Data] = [:]
             for shot in 1...2 {
-                let photo = samplePhoto(shot: shot)
+                let photo = await preparedSample(shot: shot)
                 let context = ShotContext(session: "conformance", shotNumber: shot, captureTime: Date(), camera: "conformance", trigger: "kit")
-                let (receipt, stall) = try await whileWatchingThePool { try await sink.store(photo, context: context) }
-                if stall > .seconds(4) { problems.append("store blocked the cooperative pool for \(formatDuration(stall))") }
-                for file in receipt.files where file.location.hasPrefix("/") {
-                    let size = (try? FileManager.default.attributesOfItem(atPath: file.location)[.size] as? Int) ?? nil
-                    if size == nil { problems.append("store returned before '\(file.location)' existed") }
-                    if let size, size != file.byteCount { problems.append("'\(file.location)' has \(size) bytes at return, the receipt says \(file.byteCount)") }
-                }
+                let receipt = try await watched("store") { try await sink.store(photo, context: context) }
+                problems += receiptProblems(receipt, for: photo, role: sink.role)
                 for file in receipt.files where file.location.hasPrefix("/") {
                     guard let now = FileManager.default.contents(atPath: file.location) else { continue }
                     if let before = earlier[file.location], !now.starts(with: before) {
@@ -50,15 +82,20 @@ public enum Conformance {
                     }
                     earlier[file.location] = now
                 }
+                let answer = ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess, stored: receipt.files, shotNumber: shot)
+                try await watched("observe") { await sink.observe(answer) }
             }
-            await sink.end()
+            try await watched("end") { await sink.end() }
         } catch {
             problems.append("a sink that should work failed: \(error)")
         }
         if let failing {
             do {
                 let sink = try failing()
-                _ = try await sink.store(samplePhoto(), context: ShotContext(session: "conformance", shotNumber: 1, captureTime: Date(), camera: "c", trigger: "kit"))
+                let photo = await preparedSample(shot: 1)
+                _ = try await watched("store") {
+                    try await sink.store(photo, context: ShotContext(session: "conformance", shotNumber: 1, captureTime: Date(), camera: "c", trigger: "kit"))
+                }
                 problems.append("a sink made to fail reported success")
             } catch let error as ShutterError {
                 if ![FailureCause.storageUnavailable, .permissionDenied].contains(error.cause) {
@@ -71,21 +108,44 @@ public enum Conformance {
         return problems
     }
 
+    /// What is wrong with a receipt: files missing from an archival sink's receipt, and
+    /// listed paths that do not hold what the receipt says.
+    static func receiptProblems(_ receipt: SinkReceipt, for photo: CapturedPhoto, role: SinkRole) -> [String] {
+        var problems: [String] = []
+        if role == .archival {
+            let missing = receipt.filesMissing(from: photo)
+            if !missing.isEmpty {
+                problems.append("an archival sink's receipt must list every file of the photo with its size; it misses \(missing.joined(separator: ", ")) (the shot would stay on the card, answered photoFailed)")
+            }
+        }
+        for file in receipt.files where file.location.hasPrefix("/") {
+            let size = (try? FileManager.default.attributesOfItem(atPath: file.location)[.size] as? Int) ?? nil
+            if size == nil { problems.append("store returned before '\(file.location)' existed") }
+            if let size, size != file.byteCount { problems.append("'\(file.location)' has \(size) bytes at return, the receipt says \(file.byteCount)") }
+        }
+        return problems
+    }
+
     /// The backend contract: prepare, capture (at least one non-empty file), finish and
-    /// stop, each within its time; with `slow`, a backend whose capture takes long, a
-    /// cancelled capture ends within two seconds; the pool is not blocked meanwhile.
+    /// stop, each within its time and without blocking the pool; with `slow`, a backend
+    /// whose capture takes long, a cancelled capture ends within two seconds.
     public static func checkBackend(_ backend: any CaptureBackend, slow: (any CaptureBackend)? = nil) async -> [String] {
         var problems: [String] = []
+        let watch = PoolWatch()
+        func watched<T: Sendable>(_ what: String, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+            // The deadline outside, the watch inside: the deadline runs its operation in a
+            // task of its own, which would not keep an executor preference set around it.
+            let (result, held) = try await withDeadline(.seconds(30), what) { try await watch.run { try await work() } }
+            if held > PoolWatch.limit { problems.append("\(what) blocked a thread of the cooperative pool for \(formatDuration(held))") }
+            return result
+        }
         let context = BackendContext(log: .discarding) { _ in }
         do {
-            try await withDeadline(.seconds(30), "prepare") { try await backend.prepare(context) }
-            let (photo, stall) = try await whileWatchingThePool {
-                try await withDeadline(.seconds(30), "capture") { try await backend.capture() }
-            }
+            try await watched("prepare") { try await backend.prepare(context) }
+            let photo = try await watched("capture") { try await backend.capture() }
             if photo.files.isEmpty || photo.files.contains(where: { $0.data.isEmpty }) { problems.append("capture returned no file, or an empty one") }
-            if stall > .seconds(4) { problems.append("capture blocked the cooperative pool for \(formatDuration(stall))") }
-            try await withDeadline(.seconds(30), "finish") { await backend.finish(photo, stored: true) }
-            try await withDeadline(.seconds(30), "stop") { await backend.stop() }
+            try await watched("finish") { await backend.finish(photo, stored: true) }
+            try await watched("stop") { await backend.stop() }
         } catch {
             problems.append("the backend failed its basic cycle: \(error)")
         }
@@ -106,58 +166,37 @@ public enum Conformance {
     }
 
     /// The trigger contract: while it runs, `stimulate` (something that makes the device
-    /// send, such as writing to its input) produces events; each is synced an answer; the
-    /// pool is not blocked; and cancelling `run` ends it within three seconds.
+    /// send, such as writing to its input) produces events; each is synced an answer;
+    /// neither `run` nor `sync` blocks the pool; and cancelling `run` ends it within
+    /// three seconds.
     public static func checkTrigger(_ trigger: any TriggerSource, expecting count: Int = 1,
                                     stimulate: @Sendable () async throws -> Void) async -> [String] {
         var problems: [String] = []
-        let received = Mutex<[TriggerEvent]>([])
         let sent = Received()
-        let run = Task { try await trigger.run(delivering: EventChannel { event in sent.append(event) }) }
+        let watch = PoolWatch(), runWatch = PoolWatch()
+        let run = Task { try await runWatch.run { try await trigger.run(delivering: EventChannel { event in sent.append(event) }) } }
         do {
             try await Task.sleep(for: .milliseconds(100))
-            let (_, stall) = try await whileWatchingThePool {
-                try await stimulate()
-                let deadline = ContinuousClock.now + .seconds(8)
-                while sent.count < count && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-            }
-            if stall > .seconds(4) { problems.append("the trigger blocked the cooperative pool for \(formatDuration(stall))") }
+            try await stimulate()
+            let deadline = ContinuousClock.now + .seconds(8)
+            while sent.count < count && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
             let events = sent.all
             if events.count < count { problems.append("\(events.count) event(s) arrived, expected \(count)") }
             for event in events {
-                try await withDeadline(.seconds(5), "sync") {
-                    await trigger.sync(ShutterAnswer(request: event, state: event.event == .capture ? .photoSuccess : .enteredPhotoMode))
-                }
+                let answer = ShutterAnswer(request: event, state: event.event == .capture ? .photoSuccess : .enteredPhotoMode)
+                let (_, held) = try await withDeadline(.seconds(5), "sync") { try await watch.run { await trigger.sync(answer) } }
+                if held > PoolWatch.limit { problems.append("sync blocked a thread of the cooperative pool for \(formatDuration(held))") }
             }
-            received.withLock { $0 = events }
         } catch {
             problems.append("the trigger failed: \(error)")
         }
         run.cancel()
-        let ended = try? await withDeadline(.seconds(3), "a cancelled trigger") { _ = try? await run.value; return true }
-        if ended != true { problems.append("run did not return within 3 s of being cancelled") }
-        return problems
-    }
-
-    /// Runs `work` while a heartbeat ticks on the cooperative pool; returns the result and
-    /// the longest gap between ticks. The checks flag gaps over 4 s: gross blocking, such as
-    /// a read or a C call waiting on a device on a pool thread. Shorter stalls have other
-    /// causes in a parallel test run (loading shared libraries holds the loader's lock
-    /// that the Swift runtime takes on every thread), so they are not held against a plugin.
-    static func whileWatchingThePool<T: Sendable>(_ work: @Sendable () async throws -> T) async throws -> (T, Duration) {
-        let longest = Mutex<Duration>(.zero)
-        let heartbeat = Task.detached {
-            var last = ContinuousClock.now
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(5))
-                let now = ContinuousClock.now
-                longest.withLock { $0 = max($0, now - last) }
-                last = now
-            }
+        let ended = try? await withDeadline(.seconds(3), "a cancelled trigger") { try? await run.value }
+        if ended == nil { problems.append("run did not return within 3 s of being cancelled") }
+        if let (_, held) = ended ?? nil, held > PoolWatch.limit {
+            problems.append("run blocked a thread of the cooperative pool for \(formatDuration(held))")
         }
-        defer { heartbeat.cancel() }
-        let result = try await work()
-        return (result, longest.withLock { $0 })
+        return problems
     }
 }
 

@@ -52,6 +52,7 @@ public struct PipelineConfig: Sendable {
             settings.enterTimeout = try block.duration("enterTimeout", default: settings.enterTimeout)
             settings.captureTimeout = try block.duration("captureTimeout", default: settings.captureTimeout)
             settings.storeTimeout = try block.duration("storeTimeout", default: settings.storeTimeout)
+            settings.finishTimeout = try block.duration("finishTimeout", default: settings.finishTimeout)
             settings.exitTimeout = try block.duration("exitTimeout", default: settings.exitTimeout)
             settings.syncTimeout = try block.duration("syncTimeout", default: settings.syncTimeout)
             try block.rejectUnknownKeys()
@@ -106,36 +107,5 @@ private struct NameAllocator {
             candidate = "\(type)-\(counter)"
         }
         return candidate
-    }
-}
-
-/// A pipeline made from a config: the plugin instances, ready to run.
-public struct Pipeline: Sendable {
-    /// The config it was made from.
-    public var config: PipelineConfig
-    /// The backend.
-    public var backend: any CaptureBackend
-    /// The triggers with their names.
-    public var triggers: [NamedTrigger]
-    /// The sinks with their names.
-    public var sinks: [NamedSink]
-
-    /// Makes every plugin of `config` through `registry`. Throws the first
-    /// ``ConfigError``: an unknown type, a bad option, an unknown key.
-    public init(config: PipelineConfig, registry: PluginRegistry, log: Logger, console: Console = .standardOutput) throws {
-        self.config = config
-        func environment(_ spec: PluginSpec) -> PluginEnvironment {
-            PluginEnvironment(session: config.session, instanceName: spec.name, log: log.named("\(spec.kind) \(spec.name)"),
-                              console: console)
-        }
-        backend = try registry.makeBackend(config.backend, environment: environment(config.backend))
-        triggers = try config.triggers.map { NamedTrigger(name: $0.name, source: try registry.makeTrigger($0, environment: environment($0))) }
-        sinks = try config.sinks.map { NamedSink(name: $0.name, sink: try registry.makeSink($0, environment: environment($0))) }
-    }
-
-    /// A coordinator that runs this pipeline.
-    public func makeCoordinator(log: Logger, observer: (@Sendable (CoordinatorStatus) -> Void)? = nil) -> ShutterCoordinator {
-        ShutterCoordinator(backend: backend, triggers: triggers, sinks: sinks, session: config.session,
-                           settings: config.coordinator, log: log.named("coordinator"), observer: observer)
     }
 }

@@ -42,15 +42,20 @@ public enum LineReader {
     }
 
     /// The lines of `descriptor` as a stream, read on a thread of its own named
-    /// `threadName` (for `top -H` and debuggers). The stream ends at end of input. The
-    /// descriptor is not closed.
-    public static func lines(from descriptor: Int32, threadName: String, limit: Int = defaultLimit) -> AsyncStream<String> {
+    /// `threadName` (for `top -H` and debuggers). The stream ends at end of input.
+    ///
+    /// - Parameter closingAtEnd: the reading thread closes the descriptor when input
+    ///   ends. (Closing it from elsewhere while the thread may be blocked in `read` would
+    ///   let the number be reused under the reader.)
+    public static func lines(from descriptor: Int32, threadName: String, limit: Int = defaultLimit,
+                             closingAtEnd: Bool = false) -> AsyncStream<String> {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
         let thread = Thread {
             forEachLine(in: descriptor, limit: limit) { line in
                 continuation.yield(String(decoding: line, as: UTF8.self))
                 return true
             }
+            if closingAtEnd { close(descriptor) }
             continuation.finish()
         }
         thread.name = threadName
@@ -72,19 +77,25 @@ public enum LineReader {
         /// Takes more bytes; returns the lines they complete.
         public mutating func append(_ bytes: some Collection<UInt8>) -> [Data] {
             var lines: [Data] = []
-            for byte in bytes {
-                if byte == UInt8(ascii: "\n") {
-                    if !skippingRestOfLine { lines.append(pending) }
-                    pending.removeAll(keepingCapacity: true)
-                    skippingRestOfLine = false
-                } else if !skippingRestOfLine {
-                    pending.append(byte)
-                    if pending.count >= limit {
+            var rest = bytes[...]
+            while !rest.isEmpty {
+                let newline = rest.firstIndex(of: UInt8(ascii: "\n"))
+                let piece = rest[..<(newline ?? rest.endIndex)]
+                if !skippingRestOfLine {
+                    let room = limit - pending.count
+                    pending.append(contentsOf: piece.prefix(room))
+                    if piece.count >= room {
+                        // Over-long: deliver what fits once, skip the rest up to the newline.
                         lines.append(pending)
                         pending.removeAll(keepingCapacity: true)
                         skippingRestOfLine = true
                     }
                 }
+                guard let newline else { break }
+                if !skippingRestOfLine { lines.append(pending) }
+                pending.removeAll(keepingCapacity: true)
+                skippingRestOfLine = false
+                rest = rest[rest.index(after: newline)...]
             }
             return lines
         }

@@ -17,7 +17,10 @@
 ///   honour cancellation. Blocking C calls run on a thread of their own, never on the
 ///   cooperative pool.
 /// - ``finish(_:stored:)`` comes after every sink has seen the photo: `stored` is true
-///   only if every sink stored it durably. Delete from the card only then.
+///   only when the photo is archived, that is no sink failed and every archival sink
+///   (``SinkRole/archival``; there is at least one) stored every file of it durably.
+///   Delete from the card only then: a pipeline with only processing sinks (a hook, a
+///   manifest) keeps every shot on the card.
 /// - Photos the camera takes by itself (its own shutter button) are handed to
 ///   ``BackendContext/deliver(_:)``; the coordinator sends them to the sinks and then
 ///   calls ``finish(_:stored:)`` for them too.
@@ -31,7 +34,8 @@ public protocol CaptureBackend: Sendable {
     /// Takes one photo and returns every file of the exposure.
     func capture() async throws -> CapturedPhoto
 
-    /// Called once per photo after the sinks: `stored` says whether every sink stored it.
+    /// Called once per photo after the sinks: `stored` says whether the photo is archived,
+    /// so the camera's copy may go.
     func finish(_ photo: CapturedPhoto, stored: Bool) async
 
     /// Leaves photo mode and releases the camera.

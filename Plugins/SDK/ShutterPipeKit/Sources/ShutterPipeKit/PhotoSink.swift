@@ -1,6 +1,23 @@
+/// What a sink does with a photo's bytes, which decides whether the camera may delete
+/// its copy.
+public enum SinkRole: String, Sendable, CaseIterable {
+    /// Keeps the bytes of every file of every photo (the `files` sink, an upload to an
+    /// archive). Once every archival sink has stored every file of a shot, the backend
+    /// may delete it from the camera's card.
+    case archival
+    /// Only acts on photos (a hook, a manifest, a notification); keeps no copy. A
+    /// pipeline whose sinks all only process leaves every shot on the card.
+    case processing
+}
+
 /// A destination for photos: files on disk, a hook, an upload.
 ///
 /// ## Contract
+/// - ``role`` says whether the sink keeps the photo's bytes. It defaults to
+///   ``SinkRole/processing``, the safe answer: a sink that does not say keeps no shot
+///   from the card. An archival sink's receipt lists every file of the photo (its
+///   ``StoredFile/cameraFile``), with the size it has where it was stored; one that
+///   misses a file has failed, and the shot stays on the card.
 /// - ``store(_:context:)`` returns only when the photo is durably stored: for files,
 ///   written to a temporary file, fsynced, renamed into place and the folder fsynced.
 ///   The coordinator answers ``ShutterState/photoSuccess`` on the strength of that
@@ -10,10 +27,14 @@
 ///   partial behind. The coordinator answers ``ShutterState/photoFailed`` and the backend
 ///   keeps the photo on the camera.
 /// - Never overwrite an existing file.
-/// - Calls for one sink come one at a time, in shot order. Blocking I/O is fine inside
-///   `store` for the short writes of a photo; anything that can block indefinitely
-///   belongs on a thread of its own.
+/// - Calls for one sink come one at a time, in shot order. Never block a thread of the
+///   cooperative pool: file I/O with fsync, C calls and programs run on a thread of their
+///   own (ShutterPipeSupport's `BlockingQueue`). The conformance kit flags a call that
+///   holds a pool thread for seconds.
 public protocol PhotoSink: Sendable {
+    /// Whether this sink keeps the photos' bytes or only acts on them.
+    var role: SinkRole { get }
+
     /// Stores one photo durably and says where.
     func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt
 
@@ -33,6 +54,8 @@ public protocol PhotoSink: Sendable {
 }
 
 extension PhotoSink {
+    /// Processing by default: a sink that does not say so keeps no shot from the card.
+    public var role: SinkRole { .processing }
     /// Unknown by default.
     public func availableCapacity() async -> Int64? { nil }
     /// Nothing to begin by default.

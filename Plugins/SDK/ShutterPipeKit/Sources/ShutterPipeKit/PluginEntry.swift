@@ -22,9 +22,11 @@
 /// refuses before touching anything of the host's.
 public enum PluginEntry {
     /// The ABI revision the plugin was built against, compiled into the plugin. Revision
-    /// history: 1, the first; 2, `PhotoSink.begin()`, `observe(_:)` and `end()`.
+    /// history: 1, the first; 2, `PhotoSink.begin()`, `observe(_:)` and `end()`; 3, the
+    /// contract alone (helpers and the coordinator left the library), `PhotoSink.role`,
+    /// `StoredFile.cameraFile`, commands in the registry.
     @_alwaysEmitIntoClient
-    public static var abi: Int32 { 2 }
+    public static var abi: Int32 { 3 }
 
     /// `shutterpipe_plugin_entry` registered the plugin's types.
     public static let registered: Int32 = 0

@@ -23,14 +23,18 @@ public struct StoredFile: Sendable, Equatable, Codable {
     public var location: String
     /// The sequence number the sink gave the photo, if it numbers photos.
     public var sequence: Int?
-    /// The size in bytes.
+    /// The size in bytes, as stored (after tagging, say).
     public var byteCount: Int
+    /// The camera file this is a copy of (its ``CapturedFile/name``); `nil` for what a
+    /// sink made itself, such as a sidecar or a manifest.
+    public var cameraFile: String?
 
     /// Creates a record of a stored file.
-    public init(location: String, sequence: Int? = nil, byteCount: Int) {
+    public init(location: String, sequence: Int? = nil, byteCount: Int, cameraFile: String? = nil) {
         self.location = location
         self.sequence = sequence
         self.byteCount = byteCount
+        self.cameraFile = cameraFile
     }
 }
 
@@ -46,6 +50,14 @@ public struct SinkReceipt: Sendable, Equatable {
     public init(files: [StoredFile], warnings: [String] = []) {
         self.files = files
         self.warnings = warnings
+    }
+
+    /// The names of the files of `photo` that this receipt does not list as stored (by
+    /// ``StoredFile/cameraFile``, with at least one byte). Empty for an archival sink
+    /// that did its job.
+    public func filesMissing(from photo: CapturedPhoto) -> [String] {
+        let kept = Set(files.filter { $0.byteCount > 0 }.compactMap(\.cameraFile))
+        return photo.files.map(\.name).filter { !kept.contains($0) }
     }
 }
 

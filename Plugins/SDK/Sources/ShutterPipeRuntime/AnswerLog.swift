@@ -1,0 +1,68 @@
+import Foundation
+import ShutterPipeKit
+import ShutterPipeSupport
+
+/// One log record per answer, and per shot the camera took by itself: a line for people,
+/// and fields for `--log-format json` (event, trigger, state, ms, shot, captureMs,
+/// storeMs, cause, message, files, warnings).
+struct AnswerLog: Sendable {
+    let log: Logger
+
+    /// Logs an answer delivered to `trigger`.
+    func answered(_ answer: ShutterAnswer, by trigger: String) {
+        let event = answer.request.event.rawValue
+        var fields: [(String, String)] = [("event", event), ("trigger", trigger), ("state", answer.state.rawValue),
+                                          ("ms", Self.ms(answer.duration))]
+        if let origin = answer.request.origin { fields.append(("origin", origin)) }
+        fields += Self.shotFields(answer)
+        var message = "\(event) from \(trigger) → \(answer.state.rawValue) in \(formatDuration(answer.duration))"
+        message += Self.outcome(answer, into: &fields)
+        log.log(answer.failure == nil ? .info : (answer.state == .photoFailed ? .error : .warning), message, fields)
+    }
+
+    /// Logs the outcome of a shot taken with the camera's own button.
+    func cameraShot(_ answer: ShutterAnswer) {
+        let shot = answer.shotNumber.map { "#\($0)" } ?? ""
+        var fields: [(String, String)] = [("event", "cameraShot"), ("state", answer.state.rawValue), ("ms", Self.ms(answer.duration))]
+        fields += Self.shotFields(answer)
+        if answer.failure != nil {
+            var message = "camera shot \(shot) not stored after \(formatDuration(answer.duration))"
+            message += Self.outcome(answer, into: &fields)
+            log.error(message, fields)
+        } else {
+            var message = "camera shot \(shot) → photoSuccess in \(formatDuration(answer.duration))"
+            message += Self.outcome(answer, into: &fields)
+            log.info(message, fields)
+        }
+    }
+
+    private static func shotFields(_ answer: ShutterAnswer) -> [(String, String)] {
+        var fields: [(String, String)] = []
+        if let shot = answer.shotNumber { fields.append(("shot", String(shot))) }
+        if let capture = answer.captureDuration { fields.append(("captureMs", ms(capture))) }
+        if let store = answer.storeDuration { fields.append(("storeMs", ms(store))) }
+        return fields
+    }
+
+    /// ": cause: message", or ": the stored locations", then any warnings.
+    private static func outcome(_ answer: ShutterAnswer, into fields: inout [(String, String)]) -> String {
+        var text = ""
+        if let failure = answer.failure {
+            fields += [("cause", failure.cause.rawValue), ("message", failure.description)]
+            text += ": \(failure.cause.rawValue): \(failure)"
+        } else if !answer.stored.isEmpty {
+            let locations = answer.stored.map(\.location).joined(separator: " ")
+            fields.append(("files", locations))
+            text += ": \(locations)"
+        }
+        if !answer.warnings.isEmpty {
+            fields.append(("warnings", answer.warnings.joined(separator: "; ")))
+            text += " (warning: \(answer.warnings.joined(separator: "; ")))"
+        }
+        return text
+    }
+
+    private static func ms(_ duration: Duration) -> String {
+        String(format: "%.1f", duration.milliseconds)
+    }
+}

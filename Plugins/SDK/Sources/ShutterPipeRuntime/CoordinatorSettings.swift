@@ -1,0 +1,24 @@
+/// How the coordinator behaves; the `coordinator:` block of the config.
+public struct CoordinatorSettings: Sendable, Equatable {
+    /// Whether a capture outside photo mode enters photo mode first. Default on.
+    public var autoEnter: Bool = true
+    /// How many events may wait behind the one being handled. Beyond it, a capture is
+    /// answered `photoFailed` and an enter `exitedOrUnableToEnter`, both with cause `busy`.
+    public var queueLimit: Int = 16
+    /// The deadline for entering photo mode (opening the camera).
+    public var enterTimeout: Duration = .seconds(30)
+    /// The deadline for one capture, download included. Long exposures need more.
+    public var captureTimeout: Duration = .seconds(60)
+    /// The deadline for one sink to store one photo.
+    public var storeTimeout: Duration = .seconds(60)
+    /// The deadline for the backend to finish with a stored photo (deleting it from the
+    /// card, say).
+    public var finishTimeout: Duration = .seconds(30)
+    /// The deadline for leaving photo mode.
+    public var exitTimeout: Duration = .seconds(15)
+    /// The deadline for a trigger to take an answer.
+    public var syncTimeout: Duration = .seconds(5)
+
+    /// The defaults.
+    public init() {}
+}

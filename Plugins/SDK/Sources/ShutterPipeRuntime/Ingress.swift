@@ -1,0 +1,76 @@
+import Synchronization
+import ShutterPipeKit
+
+/// What enters the coordinator, in arrival order.
+enum Submission: Sendable {
+    /// An event from the trigger at this index.
+    case event(TriggerEvent, trigger: Int)
+    /// A photo taken with the camera's own button.
+    case cameraShot(CapturedPhoto)
+    /// Every trigger has ended.
+    case endOfInput
+
+    /// Whether it may be handled while a photo is being stored: only a capture may (rule 2).
+    var overlapsPendingStore: Bool {
+        if case .event(let request, _) = self { return request.event == .capture }
+        return false
+    }
+}
+
+/// An event refused because the queue was full (rule 3), answered at once.
+struct Refusal: Sendable {
+    var request: TriggerEvent
+    var trigger: Int
+}
+
+/// Where events enter the coordinator from any thread: counts what waits, refuses past
+/// the bound, keeps arrival order.
+final class Ingress: Sendable {
+    private let ordered: AsyncStream<Submission>.Continuation
+    private let refused: AsyncStream<Refusal>.Continuation
+    private let limit: Int
+    private let state = Mutex<(waiting: Int, closed: Bool)>((0, false))
+
+    init(ordered: AsyncStream<Submission>.Continuation, refused: AsyncStream<Refusal>.Continuation, limit: Int) {
+        self.ordered = ordered
+        self.refused = refused
+        self.limit = limit
+    }
+
+    func submit(_ request: TriggerEvent, from trigger: Int) {
+        state.withLock { state in
+            guard !state.closed else { return }
+            if request.event != .exit && state.waiting >= limit {
+                refused.yield(Refusal(request: request, trigger: trigger))
+            } else {
+                state.waiting += 1
+                ordered.yield(.event(request, trigger: trigger))
+            }
+        }
+    }
+
+    func submitCameraShot(_ photo: CapturedPhoto) {
+        state.withLock { state in
+            guard !state.closed else { return }
+            ordered.yield(.cameraShot(photo))
+        }
+    }
+
+    func submitEndOfInput() {
+        state.withLock { state in
+            guard !state.closed else { return }
+            ordered.yield(.endOfInput)
+        }
+    }
+
+    func dequeued() {
+        state.withLock { $0.waiting -= 1 }
+    }
+
+    func close() {
+        state.withLock { state in
+            state.closed = true
+            ordered.finish()
+        }
+    }
+}

@@ -1,0 +1,97 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterPipeConformance
+import ShutterPipeKit
+import ShutterPipeSupport
+import Testing
+import TestSupport
+
+/// Sinks that break the contract in one way each: the kit must name the breach.
+private struct EmptyReceiptArchive: PhotoSink {
+    var role: SinkRole { .archival }
+    func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt { SinkReceipt(files: []) }
+}
+
+private struct JPEGOnlyArchive: PhotoSink {
+    let folder: String
+    var role: SinkRole { .archival }
+    func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
+        let file = photo.files[0]
+        let path = "\(folder)/\(context.shotNumber)-\(file.name)"
+        try file.data.write(to: URL(fileURLWithPath: path))
+        return SinkReceipt(files: [StoredFile(location: path, byteCount: file.data.count, cameraFile: file.name)])
+    }
+}
+
+private struct LyingSizeArchive: PhotoSink {
+    let folder: String
+    var role: SinkRole { .archival }
+    func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
+        SinkReceipt(files: try photo.files.map { file in
+            let path = "\(folder)/\(context.shotNumber)-\(file.name)"
+            try file.data.prefix(10).write(to: URL(fileURLWithPath: path))
+            return StoredFile(location: path, byteCount: file.data.count, cameraFile: file.name)
+        })
+    }
+}
+
+private struct PoolBlockingSink: PhotoSink {
+    func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
+        if context.shotNumber == 1 { _ = usleep(5_000_000) }  // a blocking wait where the pool runs it
+        return SinkReceipt(files: [])
+    }
+}
+
+private actor PoolBlockingActorSink: PhotoSink {
+    func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
+        if context.shotNumber == 1 { _ = usleep(3_000_000) }
+        return SinkReceipt(files: [])
+    }
+}
+
+private struct QueuedSink: PhotoSink {
+    let queue = BlockingQueue(label: "conformance test")
+    func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
+        await queue.run { _ = usleep(3_000_000) }  // the same wait, on a thread of its own
+        return SinkReceipt(files: [])
+    }
+}
+
+@Suite("The conformance kit catches what breaks the contract", .timeLimit(.minutes(3)))
+struct KitCatchesViolationsTests {
+    @Test("an archival sink whose receipt is empty")
+    func emptyReceipt() async {
+        let problems = await Conformance.checkSink { EmptyReceiptArchive() }
+        #expect(problems.contains { $0.contains("receipt must list every file of the photo") && $0.contains("CONF0001.JPG, CONF0001.CR2") }, "\(problems)")
+    }
+
+    @Test("an archival sink that keeps the JPEG of a RAW+JPEG shot and drops the RAW")
+    func rawDropped() async {
+        let folder = TemporaryDirectory("conform-jpeg-only").keep()
+        let problems = await Conformance.checkSink { JPEGOnlyArchive(folder: folder.path) }
+        #expect(problems.contains { $0.contains("it misses CONF0001.CR2") }, "\(problems)")
+        #expect(!problems.contains { $0.contains("CONF0001.JPG") })
+    }
+
+    @Test("a receipt that states a size the file does not have")
+    func lyingSize() async {
+        let folder = TemporaryDirectory("conform-lying").keep()
+        let problems = await Conformance.checkSink { LyingSizeArchive(folder: folder.path) }
+        #expect(problems.contains { $0.contains("has 10 bytes at return, the receipt says") }, "\(problems)")
+    }
+
+    @Test("a sink that blocks the cooperative pool for 5 s in store, and one that does it inside an actor")
+    func poolBlocking() async {
+        let problems = await Conformance.checkSink { PoolBlockingSink() }
+        #expect(problems.contains { $0.hasPrefix("store blocked a thread of the cooperative pool for 5") }, "\(problems)")
+        let actorProblems = await Conformance.checkSink { PoolBlockingActorSink() }
+        #expect(actorProblems.contains { $0.hasPrefix("store blocked a thread of the cooperative pool for 3") }, "\(actorProblems)")
+    }
+
+    @Test("a processing sink with an empty receipt, and one that waits on a thread of its own, conform")
+    func conformingSinks() async {
+        #expect(await Conformance.checkSink { QueuedSink() }.isEmpty)
+    }
+}
