@@ -4,13 +4,71 @@
 import Foundation
 import ShutterPipeKit
 
+/// Where a plugin path came from, so a refusal names the place to fix.
+public enum PluginPathSource: Sendable, Equatable, CustomStringConvertible {
+    /// The config's `plugins.paths`, at this entry.
+    case config(SourceLocation)
+    /// A `--plugin-path` argument.
+    case commandLine
+    /// `$SHUTTERPIPE_PLUGIN_PATH`.
+    case environment
+
+    /// How messages name it: "--plugin-path /opt/p", "SHUTTERPIPE_PLUGIN_PATH entry '/opt/p'".
+    public func naming(_ path: String) -> String {
+        switch self {
+        case .config(let location): return "\(location): plugins.paths entry '\(path)'"
+        case .commandLine: return "--plugin-path \(path)"
+        case .environment: return "\(PluginLoader.environmentVariable) entry '\(path)'"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .config: return "the config's plugins.paths"
+        case .commandLine: return "--plugin-path"
+        case .environment: return "$\(PluginLoader.environmentVariable)"
+        }
+    }
+}
+
+/// A plugin path, with where it came from.
+public struct PluginPath: Sendable, Equatable {
+    /// A library, or a folder of them.
+    public var path: String
+    /// Where it was given.
+    public var source: PluginPathSource
+
+    public init(_ path: String, from source: PluginPathSource) {
+        self.path = path
+        self.source = source
+    }
+}
+
 /// Why a plugin library was refused.
 public struct PluginLoadError: Error, Sendable, CustomStringConvertible {
     /// The library.
     public var path: String
     /// Why.
     public var reason: String
+    /// The path as given (the library, or the folder it was found in) and where.
+    public var given: PluginPath?
+
     public var description: String { "plugin '\(path)' refused: \(reason)" }
+
+    /// The message with the place it was given: "--plugin-path /opt/p: plugin … refused: …".
+    public var located: String {
+        guard let given else { return description }
+        if case .config = given.source { return description }  // a config error carries the place itself
+        return "\(given.source.naming(given.path)): \(description)"
+    }
+}
+
+/// What loading a list of plugin paths came to.
+public struct PluginLoadReport: Sendable {
+    /// The libraries refused; none of them stopped the others.
+    public var refusals: [PluginLoadError] = []
+    /// One line per file in a plugin folder that is not a plugin and was skipped.
+    public var notes: [String] = []
 }
 
 /// Loads third-party plugin libraries: `dlopen`, the ABI check, the entry point. A
@@ -19,31 +77,57 @@ public enum PluginLoader {
     /// The environment variable with plugin paths, separated by `:`.
     public static let environmentVariable = "SHUTTERPIPE_PLUGIN_PATH"
 
+    /// The name of the SDK's own library, found in every SwiftPM build folder.
+    static let coreLibrary = "libShutterPipeKit.so"
+
     /// The plugin paths from the environment.
-    public static func environmentPaths(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+    public static func environmentPaths(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> [PluginPath] {
         (environment[environmentVariable] ?? "").split(separator: ":").map(String.init).filter { !$0.isEmpty }
+            .map { PluginPath($0, from: .environment) }
     }
 
-    /// The libraries `paths` name: files as they are; folders, every `lib*.so` in them.
-    public static func libraries(in paths: [String]) -> [String] {
-        paths.flatMap { path -> [String] in
+    /// Loads every path into `registry`: a file as it is; a folder, every `lib*.so` in
+    /// it that is a plugin (the core library and other libraries are skipped with a note,
+    /// as a SwiftPM build folder holds both). Nothing crashes, and no refusal stops the
+    /// others.
+    public static func load(_ paths: [PluginPath], into registry: PluginRegistry) -> PluginLoadReport {
+        var report = PluginLoadReport()
+        for given in paths {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else { return [path] }
-            return ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
-                .filter { $0.hasPrefix("lib") && $0.hasSuffix(".so") }.sorted().map { "\(path)/\($0)" }
+            guard FileManager.default.fileExists(atPath: given.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                do throws(PluginLoadError) { try load(given.path, into: registry, skippingNonPlugins: false) } catch {
+                    var error = error
+                    error.given = given
+                    report.refusals.append(error)
+                }
+                continue
+            }
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: given.path)) ?? [])
+                .filter { $0.hasPrefix("lib") && $0.hasSuffix(".so") }.sorted()
+            for name in names {
+                let library = "\(given.path)/\(name)"
+                if name == coreLibrary {
+                    report.notes.append("skipped \(library): the SDK's own library, not a plugin")
+                    continue
+                }
+                do throws(PluginLoadError) {
+                    if try !load(library, into: registry, skippingNonPlugins: true) {
+                        report.notes.append("skipped \(library): not a shutterpipe plugin (it exports no shutterpipe_plugin_entry)")
+                    }
+                } catch {
+                    var error = error
+                    error.given = given
+                    report.refusals.append(error)
+                }
+            }
         }
+        return report
     }
 
-    /// Loads every library into `registry`. Returns the refusals; none of them stops the
-    /// others, and none crashes.
-    public static func load(_ paths: [String], into registry: PluginRegistry) -> [PluginLoadError] {
-        libraries(in: paths).compactMap { path -> PluginLoadError? in
-            do throws(PluginLoadError) { try load(path, into: registry); return nil } catch { return error }
-        }
-    }
-
-    /// Loads one library.
-    public static func load(_ path: String, into registry: PluginRegistry) throws(PluginLoadError) {
+    /// Loads one library. Returns false, registering nothing, for a library that is not
+    /// a plugin when `skippingNonPlugins` (a folder's other libraries); else that refuses.
+    @discardableResult
+    public static func load(_ path: String, into registry: PluginRegistry, skippingNonPlugins: Bool = false) throws(PluginLoadError) -> Bool {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         guard FileManager.default.fileExists(atPath: absolute) else {
             throw PluginLoadError(path: path, reason: "no such file")
@@ -52,6 +136,7 @@ public enum PluginLoader {
             throw PluginLoadError(path: path, reason: "cannot load it: \(dlerror().map { String(cString: $0) } ?? "unknown error")")
         }
         guard let abiSymbol = dlsym(handle, "shutterpipe_plugin_abi"), let entrySymbol = dlsym(handle, "shutterpipe_plugin_entry") else {
+            if skippingNonPlugins { return false }
             throw PluginLoadError(path: path, reason: "not a shutterpipe plugin: it exports no shutterpipe_plugin_abi/shutterpipe_plugin_entry (see docs/plugins.md)")
         }
         typealias ABIFunction = @convention(c) () -> Int32
@@ -78,5 +163,6 @@ public enum PluginLoader {
             let message = String(decoding: error.prefix { $0 != 0 }, as: UTF8.self)
             throw PluginLoadError(path: path, reason: message.isEmpty ? "its entry point failed (code \(result))" : message)
         }
+        return true
     }
 }

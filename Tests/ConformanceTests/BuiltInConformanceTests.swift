@@ -110,6 +110,12 @@ struct BuiltInConformanceTests {
         options.busAddress = bus.address
         options.busName = "conformance"
         let problems = await Conformance.checkTrigger(MPRISTrigger(options: options)) {
+            // The player is there once it owns its name on the bus (on a loaded machine,
+            // later than the kit's first 100 ms); a Play sent before would go nowhere.
+            _ = await eventually {
+                (try? await bus.send("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
+                                     ["string:org.mpris.MediaPlayer2.conformance"]))?.contains("boolean true") == true
+            }
             _ = try await bus.send("org.mpris.MediaPlayer2.conformance", "/org/mpris/MediaPlayer2", "org.mpris.MediaPlayer2.Player.Play")
         }
         #expect(problems.isEmpty, "\(problems)")

@@ -84,7 +84,7 @@ struct FuzzTests {
                 let lines = Self.lineCount(input)
                 do {
                     let root = try YAMLLoader.parse(input, file: "fuzz.yaml", environment: ["HOME": "/home/fuzz"])
-                    _ = try ShutterPipeCLI.makePipeline(root, registry: BuiltInPlugins.registry(), log: .discarding, console: Console { _ in })
+                    _ = try PipelineLoader.make(root, registry: BuiltInPlugins.registry(), log: .discarding, console: Console { _ in })
                     accepted += 1
                 } catch let error as ConfigError {
                     rejected += 1

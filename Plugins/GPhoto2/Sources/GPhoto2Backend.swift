@@ -40,6 +40,7 @@ public final class GPhoto2Backend: CaptureBackend {
         try registry.registerBackend(typeName, summary: "tethered cameras through libgphoto2: capture, download, settings, reconnection") { options, environment in
             GPhoto2Backend(options: try Options(options), log: environment.log)
         }
+        try registry.registerCommand(CamerasCommand.self)
     }
 
     private struct State {
@@ -246,72 +247,6 @@ public final class GPhoto2Backend: CaptureBackend {
         }
     }
 
-    private static func select(_ options: Options, known: (model: String, port: String, serial: String?)?) throws(ShutterError) -> (String, String) {
-        if let port = options.port ?? (known?.port.hasPrefix("ptpip:") == true ? known?.port : nil) {
-            if port.hasPrefix("ptpip:") { return (options.model ?? "PTP/IP Camera", port) }
-            if let model = options.model ?? known?.model { return (model, port) }
-        }
-        let detected: [GPhotoCamera.Detected]
-        do { detected = try GPhotoCamera.detect() } catch {
-            throw ShutterError(.noCamera, "could not look for cameras: \(error)")
-        }
-        let matching = detected.filter { camera in
-            (options.model.map { camera.model == $0 } ?? true) && (options.port.map { camera.port == $0 } ?? true)
-        }
-        guard let chosen = matching.first(where: { $0.model == known?.model }) ?? matching.first else {
-            let seen = detected.isEmpty ? "none detected" : "detected: " + detected.map { "\($0.model) at \($0.port)" }.joined(separator: ", ")
-            throw ShutterError(.noCamera, "no camera found" + (options.model.map { " matching model '\($0)'" } ?? "") + " (\(seen))",
-                               fix: "connect the camera by USB, switch it on and to PTP/tether mode; `shutterpipe cameras` lists what is detected")
-        }
-        return (chosen.model, chosen.port)
-    }
-
-    /// Applies the configured settings, each checked against the camera's own choices.
-    private static func apply(_ settings: [String: String], to camera: GPhotoCamera, log: Logger) throws(ShutterError) {
-        for (key, value) in settings.sorted(by: { $0.key < $1.key }) {
-            var found: GPhotoCamera.Setting?
-            for name in CameraSettings.widgetNames(for: key) {
-                if let setting = try? camera.setting(name) { found = setting; break }
-            }
-            guard let setting = found else {
-                throw ShutterError(.invalidConfiguration, "\(camera.model) has no setting '\(key)'",
-                                   fix: "see `gphoto2 --list-config` for the names this camera knows")
-            }
-            guard !setting.readOnly else {
-                throw ShutterError(.invalidConfiguration, "'\(key)' is read-only on \(camera.model)")
-            }
-            let target: String
-            if setting.choices.isEmpty {
-                target = value
-            } else {
-                guard let choice = CameraSettings.choice(matching: value, in: setting.choices) else {
-                    throw ShutterError(.invalidConfiguration, "\(key) '\(value)' is not offered by \(camera.model); choices: \(setting.choices.joined(separator: ", "))",
-                                       fix: "use one of the choices in 'settings'")
-                }
-                target = choice
-            }
-            do { try camera.set(setting.name, to: target) } catch {
-                throw ShutterError(.invalidConfiguration, "\(camera.model) refused \(key) '\(value)': \(error)")
-            }
-            log.info("\(key) set to \(target)")
-        }
-    }
-
-    static func openError(_ failure: GPhotoFailure, model: String, port: String) -> ShutterError {
-        switch failure.code {
-        case GP_ERROR_IO_USB_CLAIM, GP_ERROR_IO_LOCK:
-            return ShutterError(.permissionDenied, "the camera at \(port) is held by another program (usually the desktop's gvfs)",
-                                fix: "run `gio mount -s gphoto2` and `pkill -f gvfs-gphoto2-volume-monitor`, close other photo programs, then enter again")
-        case GP_ERROR_MODEL_NOT_FOUND:
-            return ShutterError(.noCamera, "libgphoto2 has no driver for '\(model)'", fix: "check 'model' against `shutterpipe cameras`")
-        case GP_ERROR_UNKNOWN_PORT:
-            return ShutterError(.noCamera, "no port '\(port)'", fix: "check 'port' against `shutterpipe cameras`")
-        default:
-            return ShutterError(.noCamera, "cannot open \(model) at \(port): \(failure)",
-                                fix: "check that the camera is connected, on and awake")
-        }
-    }
-
     /// Turns a failure into the answer's cause; a lost connection starts supervision.
     private func failed(_ failure: GPhotoFailure, while action: String) async -> ShutterError {
         let text = "\(failure)"
@@ -434,63 +369,4 @@ private final class CameraBox: @unchecked Sendable {
     func isOpen(on _: BlockingQueue?) -> Bool { open.load(ordering: .acquiring) }
 
     func didOpen() { open.store(true, ordering: .releasing) }
-}
-
-extension GPhoto2Backend.Options {
-    /// Reads the options of a `gphoto2` backend.
-    public init(_ options: PluginOptions) throws {
-        self.init()
-        model = try options.string("model")
-        port = try options.string("port")
-        serial = try options.string("serial")
-        if let port, !(port.hasPrefix("usb:") || port.hasPrefix("ptpip:") || port.hasPrefix("serial:") || port.hasPrefix("ip:")) {
-            throw options.error("'port' must look like usb:001,004 or ptpip:127.0.0.1:15740:15740; got '\(port)'", key: "port")
-        }
-        for (key, value, _) in try options.stringMap("settings") { settings[key] = value }
-        keepOnCamera = try options.bool("keepOnCamera", default: keepOnCamera)
-        eventPollInterval = try options.duration("eventPollInterval", default: eventPollInterval)
-        reconnectBackoffLimit = try options.duration("reconnectBackoffLimit", default: reconnectBackoffLimit)
-    }
-}
-
-/// What `shutterpipe cameras` shows for one camera.
-public struct CameraReport: Sendable {
-    /// The model libgphoto2 names.
-    public var model: String
-    /// The port it is on.
-    public var port: String
-    /// The serial number, battery and free card space, where the camera reports them.
-    public var serial: String?
-    public var battery: String?
-    public var freeCardBytes: Int64?
-    /// Why the camera could not be opened, if it could not.
-    public var problem: String?
-}
-
-extension GPhoto2Backend {
-    /// The cameras libgphoto2 detects, plus the ones at `ports` (network cameras are not
-    /// detected), each opened briefly to read its serial, battery and card space.
-    public static func listCameras(ports: [String]) async -> (cameras: [CameraReport], problem: String?) {
-        let queue = BlockingQueue(label: "shutterpipe.gphoto2.list")
-        return await queue.run {
-            var found: [GPhotoCamera.Detected] = []
-            var problem: String?
-            do { found = try GPhotoCamera.detect() } catch { problem = "\(error)" }
-            found += ports.map { GPhotoCamera.Detected(model: $0.hasPrefix("ptpip:") ? "PTP/IP Camera" : "", port: $0) }
-            let reports = found.map { detected -> CameraReport in
-                var report = CameraReport(model: detected.model, port: detected.port)
-                do throws(GPhotoFailure) {
-                    let camera = try GPhotoCamera(model: detected.model, port: detected.port)
-                    defer { camera.close() }
-                    report.serial = camera.serialNumber()
-                    report.battery = (try? camera.setting("batterylevel"))?.value
-                    report.freeCardBytes = camera.freeBytes()
-                } catch {
-                    report.problem = "\(openError(error, model: detected.model, port: detected.port))"
-                }
-                return report
-            }
-            return (reports, problem)
-        }
-    }
 }

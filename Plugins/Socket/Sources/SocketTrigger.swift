@@ -34,6 +34,7 @@ public final class SocketTrigger: TriggerSource {
         try registry.registerTrigger(typeName, summary: "JSON lines on a Unix socket (0600); each request gets the answering state back") { options, environment in
             SocketTrigger(options: try Options(options), log: environment.log)
         }
+        try registry.registerCommand(TriggerCommand.self)
     }
 
     private struct Client {

@@ -79,7 +79,34 @@ public struct DuplicatePluginError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Plugin factories by kind and type name. The core knows plugins only through here.
+/// A command-line command a plugin contributed, as `shutterpipe --help` lists it.
+public struct CommandDescriptor: Sendable {
+    /// The command's type: the host makes one per run.
+    public var command: any ParsableCommand.Type
+    /// Where it comes from.
+    public var origin: PluginOrigin
+
+    /// The word that selects it.
+    public var name: String { command.configuration.commandName }
+}
+
+/// A command name was registered twice, or clashes with one of the host's own.
+public struct DuplicateCommandError: Error, Sendable, CustomStringConvertible {
+    /// The name.
+    public var name: String
+    /// Where the one already known came from.
+    public var existing: PluginOrigin
+    /// Where the refused one came from.
+    public var rejectedOrigin: PluginOrigin
+
+    /// A message naming both.
+    public var description: String {
+        "command '\(name)' is already registered (\(existing)); refused the one from \(rejectedOrigin)"
+    }
+}
+
+/// Plugin factories by kind and type name, and the commands plugins contribute. The
+/// host knows plugins only through here.
 public final class PluginRegistry: Sendable {
     private enum Factory: Sendable {
         case trigger(TriggerFactory)
@@ -91,6 +118,7 @@ public final class PluginRegistry: Sendable {
         var factory: Factory
     }
     private let entries = Mutex<[Entry]>([])
+    private let commandEntries = Mutex<[CommandDescriptor]>([])
     private let currentOrigin = Mutex<PluginOrigin>(.builtIn)
 
     /// An empty registry.
@@ -115,17 +143,34 @@ public final class PluginRegistry: Sendable {
         try add(Entry(descriptor: PluginDescriptor(kind: .sink, type: type, summary: summary, origin: origin ?? currentOrigin.withLock { $0 }), factory: .sink(make)))
     }
 
+    /// Registers a command-line command (`shutterpipe cameras`). Its name must be new.
+    public func registerCommand(_ command: any ParsableCommand.Type, origin: PluginOrigin? = nil) throws {
+        let descriptor = CommandDescriptor(command: command, origin: origin ?? currentOrigin.withLock { $0 })
+        try commandEntries.withLock { entries in
+            if let existing = entries.first(where: { $0.name == descriptor.name }) {
+                throw DuplicateCommandError(name: descriptor.name, existing: existing.origin, rejectedOrigin: descriptor.origin)
+            }
+            entries.append(descriptor)
+        }
+    }
+
+    /// The commands plugins contributed, by name.
+    public var commands: [CommandDescriptor] {
+        commandEntries.withLock { $0 }.sorted { $0.name < $1.name }
+    }
+
     /// Runs `body` with registrations attributed to `origin` (the plugin loader uses this
     /// while a library registers its types). Registrations `body` makes are undone if it
     /// throws, so a plugin is loaded whole or not at all.
     public func registering(from origin: PluginOrigin, _ body: () throws -> Void) throws {
-        let before = entries.withLock { $0.count }
+        let before = (entries.withLock { $0.count }, commandEntries.withLock { $0.count })
         let previous = currentOrigin.withLock { state -> PluginOrigin in defer { state = origin }; return state }
         defer { currentOrigin.withLock { $0 = previous } }
         do {
             try body()
         } catch {
-            entries.withLock { $0.removeSubrange(before...) }
+            entries.withLock { $0.removeSubrange(before.0...) }
+            commandEntries.withLock { $0.removeSubrange(before.1...) }
             throw error
         }
     }

@@ -1,0 +1,48 @@
+import ShutterPipeKit
+import ShutterPipeSupport
+
+/// `shutterpipe trigger capture`: one event to a running session's socket trigger.
+struct TriggerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trigger", abstract: "send enter, capture or exit to a running session's socket trigger",
+        discussion: """
+        Sends one event to a running `shutterpipe run` that has a socket trigger, waits for
+        the state that answers it, and prints it as one line (as the stdin trigger does).
+        Exits 0 only on success: photoSuccess for capture, enteredPhotoMode for enter, a
+        normal exit for exit; 1 otherwise, or when no session listens.
+        """)
+
+    @Argument(valueName: "EVENT", help: "enter, capture or exit")
+    var event: String
+
+    @Option(valueName: "PATH", help: "the session's socket")
+    var socket: String = SocketProtocol.defaultPath
+
+    @Option(valueName: "DURATION", help: "how long to wait for the answer")
+    var timeout: Duration = .seconds(90)
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        guard ["enter", "capture", "exit"].contains(event) else {
+            throw UsageError("unknown event '\(event)'; use enter, capture or exit")
+        }
+        let (event, path, timeout) = (self.event, socket, self.timeout)
+        let queue = BlockingQueue(label: "shutterpipe.trigger")
+        let outcome: Result<SocketReply, SocketClientError> = await queue.run {
+            Result { () throws(SocketClientError) -> SocketReply in
+                try SocketClient.send(SocketRequest(event: event), to: path, timeout: timeout)
+            }
+        }
+        switch outcome {
+        case .success(let reply):
+            if let error = reply.error {
+                context.errors.printLine("shutterpipe trigger: the session refused the request: \(error)")
+                return CommandContext.failure
+            }
+            context.output.printLine(reply.summary ?? "\(reply)")
+            return reply.isSuccess ? CommandContext.success : CommandContext.failure
+        case .failure(let error):
+            context.errors.printLine("shutterpipe trigger: \(error)")
+            return CommandContext.failure
+        }
+    }
+}

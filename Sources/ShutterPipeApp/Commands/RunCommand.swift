@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+import ShutterPipeRuntime
+import ShutterPipeSupport
+
+extension LogFormat: ExpressibleByArgument {}
+
+/// `shutterpipe run`: runs a pipeline until its triggers end or a signal stops it.
+struct RunCommand: ParsableCommand {
+    static let defaultConfig = "Config/default.yaml"
+
+    static let configuration = CommandConfiguration(
+        commandName: "run", abstract: "run a pipeline (default config: \(defaultConfig))",
+        discussion: """
+        Runs the pipeline a config describes until every trigger has finished (for the stdin
+        trigger: end of input), or until SIGINT/SIGTERM. Queued events are still answered
+        before it exits; a second Ctrl-C stops at once. Exits 0, or 1 when a trigger could
+        not start, 3 for an invalid config.
+        """)
+
+    @Option(short: "c", valueName: "FILE", help: "the pipeline config (default: \(defaultConfig))")
+    var config: String?
+
+    @Option(valueName: "FORMAT", help: "human lines, or json: one JSON object per line on stderr")
+    var logFormat: LogFormat = .human
+
+    @Flag(help: "no live status line, even on a terminal")
+    var noStatus = false
+
+    @Option(valueName: "PATH", help: "load a plugin library, or the plugins in a folder (also: the config's plugins.paths and $SHUTTERPIPE_PLUGIN_PATH)")
+    var pluginPath: [String] = []
+
+    @Flag(short: "v", help: "also log debug records")
+    var verbose = false
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let path = config ?? Self.defaultConfig
+        if config == nil && !FileManager.default.fileExists(atPath: path) {
+            context.errors.printLine("shutterpipe run: no --config given and \(Self.defaultConfig) is not in this folder; run from the shutterpipe checkout or pass --config FILE")
+            return ShutterPipeCLI.configError
+        }
+        let interactive = isatty(STDERR_FILENO) == 1
+        let output = LogOutput(format: logFormat, minimumLevel: verbose ? .debug : .info, statusLine: interactive && !noStatus)
+        let log = output.logger(source: "shutterpipe")
+        let pipeline: Pipeline
+        do {
+            pipeline = try PipelineLoader.load(path, registry: context.registry, log: output.logger(source: "pipeline"), console: output.console,
+                                               pluginPaths: pluginPath.map { PluginPath($0, from: .commandLine) }) { log.info($0) }
+        } catch let error as ConfigError {
+            context.errors.printLine("error: \(error)")
+            return ShutterPipeCLI.configError
+        } catch let error as PluginPathError {
+            context.errors.printLine("shutterpipe run: \(error)")
+            return ShutterPipeCLI.runFailed
+        }
+        log.info("session '\(pipeline.config.session)': backend \(pipeline.config.backend.name), triggers \(pipeline.triggers.map(\.name).joined(separator: ", ")), sinks \(pipeline.sinks.map(\.name).joined(separator: ", "))")
+
+        let statusUpdates = StatusUpdater(output: output, sinks: pipeline.sinks, backend: pipeline.backend)
+        let coordinator = pipeline.makeCoordinator(log: output.logger(source: "coordinator")) { status in
+            statusUpdates.update(status)
+        }
+        statusUpdates.update(CoordinatorStatus())
+        let signals = SignalHandler { signal in
+            log.info("\(signal == SIGINT ? "SIGINT" : "SIGTERM"): finishing what is queued, then stopping (again to stop now)")
+            coordinator.shutdown()
+        }
+        let status = await coordinator.run()
+        signals.cancel()
+        statusUpdates.stop()
+        output.clearStatus()
+        return status.triggerFailures.isEmpty ? ShutterPipeCLI.success : ShutterPipeCLI.runFailed
+    }
+}

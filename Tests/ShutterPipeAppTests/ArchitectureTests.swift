@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The layout docs/architecture.md promises, checked on the sources themselves.
+@Suite("The architecture stays as documented")
+struct ArchitectureTests {
+    /// Every Swift file of the repository, as (path relative to the root, text).
+    static let sources: [(path: String, text: String)] = {
+        var found: [(String, String)] = []
+        let root = URL(fileURLWithPath: repositoryRoot)
+        guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else { return [] }
+        for case let url as URL in walker {
+            let relative = String(url.path.dropFirst(repositoryRoot.count + 1))
+            if url.lastPathComponent == ".build" || url.lastPathComponent == ".git" { walker.skipDescendants(); continue }
+            guard relative.hasSuffix(".swift"), let text = try? String(contentsOf: url, encoding: .utf8) else { continue }
+            found.append((relative, text))
+        }
+        return found.sorted { $0.0 < $1.0 }
+    }()
+
+    /// The modules a file imports.
+    static func imports(_ text: String) -> Set<String> {
+        Set(text.split(separator: "\n").compactMap { line in
+            let words = line.split(separator: " ").filter { $0 != "@preconcurrency" && $0 != "@testable" }
+            return words.count == 2 && words[0] == "import" ? String(words[1]) : nil
+        })
+    }
+
+    /// The built-in plugins' module names, from Package.swift: targets whose sources are
+    /// under Plugins/<Name>/Sources.
+    static let pluginModules: Set<String> = {
+        let manifest = (try? String(contentsOfFile: "\(repositoryRoot)/Package.swift", encoding: .utf8)) ?? ""
+        return Set(manifest.matches(of: /\.target\(name: "(\w+)".*path: "Plugins\/\w+\/Sources"\)/).map { String($0.output.1) })
+    }()
+
+    @Test("no Swift source file is over 400 lines")
+    func fileLength() {
+        #expect(Self.sources.count > 100)
+        let long = Self.sources.map { ($0.path, $0.text.split(separator: "\n", omittingEmptySubsequences: false).count) }.filter { $0.1 > 400 }
+        #expect(long.isEmpty, "\(long)")
+    }
+
+    @Test("the host imports no plugin module outside its list of built-in plugins")
+    func hostNamesNoPlugin() {
+        #expect(Self.pluginModules.count == 8, "\(Self.pluginModules)")
+        let host = Self.sources.filter { $0.path.hasPrefix("Sources/ShutterPipeApp/") }
+        #expect(host.contains { $0.path.hasSuffix("BuiltInPlugins.swift") && !Self.imports($0.text).isDisjoint(with: Self.pluginModules) })
+        for file in host where !file.path.hasSuffix("/BuiltInPlugins.swift") {
+            let named = Self.imports(file.text).intersection(Self.pluginModules)
+            #expect(named.isEmpty, "\(file.path) imports \(named.sorted())")
+        }
+    }
+
+    @Test("a built-in plugin uses nothing a third-party plugin could not: the contract, the helpers, the fixtures, its own C libraries")
+    func pluginsUseTheSDKOnly() {
+        let allowed: Set<String> = ["Foundation", "Glibc", "Dispatch", "Synchronization", "ShutterPipeKit", "ShutterPipeSupport", "ShutterPipeFixtures",
+                                    "CLinux", "CExif", "CGPhoto2", "CDBus"]
+        let plugins = Self.sources.filter { $0.path.hasPrefix("Plugins/") && $0.path.contains("/Sources/") && !$0.path.hasPrefix("Plugins/SDK/") }
+        #expect(plugins.count > 30)
+        for file in plugins {
+            let extra = Self.imports(file.text).subtracting(allowed)
+            #expect(extra.isEmpty, "\(file.path) imports \(extra.sorted())")
+        }
+    }
+
+    @Test("the contract imports no helper, no runtime and no C library")
+    func contractStandsAlone() {
+        let contract = Self.sources.filter { $0.path.hasPrefix("Plugins/SDK/ShutterPipeKit/Sources/") }
+        #expect(contract.count > 10)
+        for file in contract {
+            let extra = Self.imports(file.text).subtracting(["Foundation", "Synchronization"])
+            #expect(extra.isEmpty, "\(file.path) imports \(extra.sorted())")
+        }
+    }
+}
