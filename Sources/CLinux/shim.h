@@ -12,15 +12,6 @@
 #include <sys/syscall.h>
 #include <linux/fs.h>
 #include <linux/input.h>
-#include <spawn.h>
-
-/* glibc 2.34+ declares this only with _GNU_SOURCE, which this header must not define. */
-extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
-
-/// posix_spawn file action: close every descriptor from `from` up in the child.
-static inline int sp_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
-    return posix_spawn_file_actions_addclosefrom_np(actions, from);
-}
 
 /// rename(2) that fails with EEXIST instead of replacing `to`. Falls back to link+unlink
 /// where the file system has no renameat2 (errno EINVAL/ENOSYS), which is also atomic.
@@ -32,6 +23,24 @@ static inline int sp_rename_noreplace(const char *from, const char *to) {
     if (link(from, to) != 0) return -1;
     unlink(from);
     return 0;
+}
+
+/// open(O_TMPFILE): an unnamed file in `directory` that exists only once linked, so a
+/// crash leaves nothing behind. (O_TMPFILE is defined only under _GNU_SOURCE; its value,
+/// __O_TMPFILE | O_DIRECTORY, is the same on every Linux architecture glibc supports but
+/// alpha, parisc and sparc.) Fails with EOPNOTSUPP, EISDIR or EINVAL where the file
+/// system has no unnamed files (exFAT, NFS, FAT, old kernels).
+static inline int sp_open_unnamed(const char *directory, int mode) {
+    return open(directory, 020000000 | O_DIRECTORY | O_WRONLY | O_CLOEXEC, mode);
+}
+
+/// Gives the unnamed file `descriptor` the name `path`, failing with EEXIST if the name
+/// is taken: linkat through /proc/self/fd, which needs no privilege (AT_EMPTY_PATH
+/// would need CAP_DAC_READ_SEARCH).
+static inline int sp_link_unnamed(int descriptor, const char *path) {
+    char source[64];
+    snprintf(source, sizeof source, "/proc/self/fd/%d", descriptor);
+    return linkat(AT_FDCWD, source, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
 }
 
 /// EVIOCGRAB: 1 takes the device for this process alone (keys no longer reach the

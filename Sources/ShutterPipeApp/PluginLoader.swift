@@ -130,7 +130,8 @@ public enum PluginLoader {
     public static func load(_ path: String, into registry: PluginRegistry, skippingNonPlugins: Bool = false) throws(PluginLoadError) -> Bool {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         guard FileManager.default.fileExists(atPath: absolute) else {
-            throw PluginLoadError(path: path, reason: "no such file")
+            let link = try? FileManager.default.destinationOfSymbolicLink(atPath: absolute)
+            throw PluginLoadError(path: path, reason: link.map { "a symbolic link to '\($0)', which does not exist" } ?? "no such file")
         }
         guard let handle = dlopen(absolute, RTLD_NOW | RTLD_LOCAL) else {
             throw PluginLoadError(path: path, reason: "cannot load it: \(dlerror().map { String(cString: $0) } ?? "unknown error")")

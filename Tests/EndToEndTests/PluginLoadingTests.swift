@@ -56,7 +56,7 @@ struct PluginLoadingTests {
         #expect(environment.lines.contains { $0.contains(" manifest ") })
     }
 
-    @Test("refusals name the file and the reason, and never crash", arguments: ["missing", "notPlugin", "noEntry", "wrongABI", "duplicate"])
+    @Test("refusals name the file and the reason, and never crash", arguments: ["missing", "notPlugin", "noEntry", "wrongABI", "previousABI", "duplicate"])
     func refusals(kind: String) async throws {
         let folder = TemporaryDirectory("plugin-refuse")
         let path: String
@@ -75,6 +75,11 @@ struct PluginLoadingTests {
             path = try await cLibrary("int shutterpipe_plugin_abi(void) { return 99; }\nint shutterpipe_plugin_entry(void *c) { return 0; }\n",
                                       named: "oldabi", in: folder)
             expected = "refused: built against plugin ABI 99, but this shutterpipe \(ShutterPipeSDK.version) has ABI \(ShutterPipeSDK.abi); rebuild the plugin"
+        case "previousABI":  // a plugin built before the contract was split (ABI 2)
+            #expect(ShutterPipeSDK.abi == 3)
+            path = try await cLibrary("int shutterpipe_plugin_abi(void) { return 2; }\nint shutterpipe_plugin_entry(void *c) { return 0; }\n",
+                                      named: "abi2", in: folder)
+            expected = "refused: built against plugin ABI 2, but this shutterpipe \(ShutterPipeSDK.version) has ABI 3; rebuild the plugin against this shutterpipe's SDK"
         default:
             let library = try await examplePlugin()
             path = folder.file("libcopy.so")
@@ -94,6 +99,56 @@ struct PluginLoadingTests {
         let run = try await shutterpipe(["validate", config], in: folder.path)
         #expect(run.status == 3)
         #expect(run.stderr.hasPrefix("error: \(config):3:11: plugin '\(path)' refused"), "\(run.stderr)")
+    }
+
+    @Test("--plugin-path on a SwiftPM build folder loads the plugin and skips the SDK's own library and other non-plugins, each with a note")
+    func buildFolder() async throws {
+        let library = try await examplePlugin()
+        let buildFolder = (library as NSString).deletingLastPathComponent
+        #expect(FileManager.default.fileExists(atPath: "\(buildFolder)/libShutterPipeKit.so"))  // as in every SwiftPM build folder
+        let folder = TemporaryDirectory("plugin-folder")
+        let plugins = folder.file("plugins")
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        for name in ["libShutterPipeKit.so", "libShutterPipeManifest.so"] {
+            try FileManager.default.copyItem(atPath: "\(buildFolder)/\(name)", toPath: "\(plugins)/\(name)")
+        }
+        let yaml = URL(fileURLWithPath: "/usr/lib/x86_64-linux-gnu/libyaml-0.so.2").resolvingSymlinksInPath().path
+        try FileManager.default.copyItem(atPath: yaml, toPath: "\(plugins)/libyaml.so")  // a library, not a plugin
+        try FileManager.default.createSymbolicLink(atPath: "\(plugins)/libgone.so", withDestinationPath: "libgone.so.1")
+        // A link to a plugin that is not there is a refusal that says so; the rest still load.
+        let broken = try await shutterpipe(["plugins", "--plugin-path", plugins], in: folder.path)
+        #expect(broken.status == 1)
+        #expect(broken.stderr.contains("--plugin-path \(plugins): plugin '\(plugins)/libgone.so' refused: a symbolic link to 'libgone.so.1', which does not exist"),
+                "\(broken.stderr)")
+        #expect(broken.lines.contains { $0.contains(" manifest ") })
+        try FileManager.default.removeItem(atPath: "\(plugins)/libgone.so")
+        let listed = try await shutterpipe(["plugins", "--plugin-path", plugins], in: folder.path)
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.lines.contains { $0.contains(" manifest ") && $0.contains("\(plugins)/libShutterPipeManifest.so") }, "\(listed.stdout)")
+        #expect(listed.stderr.contains("note: skipped \(plugins)/libShutterPipeKit.so: the SDK's own library, not a plugin"), "\(listed.stderr)")
+        #expect(listed.stderr.contains("note: skipped \(plugins)/libyaml.so: not a shutterpipe plugin"), "\(listed.stderr)")
+        // The build folder itself works the same, for run and validate alike.
+        let config = try writeConfig("version: 1\nbackend: {type: file-stub}\ntriggers: [{type: stdin}]\nsinks: [{type: files, directory: \(folder.file("out"))}, {type: manifest, path: \(folder.file("m.jsonl"))}]\n", in: folder)
+        let validated = try await shutterpipe(["validate", config, "--plugin-path", buildFolder], in: folder.path)
+        #expect(validated.status == 0, "\(validated.stderr)")
+        let ran = try await shutterpipe(["run", "--config", config, "--plugin-path", buildFolder], input: "capture\n", in: folder.path)
+        #expect(ran.status == 0 && ran.lines.first?.hasPrefix("photoSuccess") == true, "\(ran.stdout)\(ran.stderr)")
+    }
+
+    @Test("a refused plugin from the command line or the environment names that, not a place in the config")
+    func refusalNamesItsSource() async throws {
+        let folder = TemporaryDirectory("plugin-source")
+        let config = try writeConfig("version: 1\nbackend: {type: file-stub}\ntriggers: [{type: stdin}]\nsinks: [{type: files}]\n", in: folder)
+        let missing = folder.file("libmissing.so")
+        for command in [["validate", config, "--plugin-path", missing], ["run", "--config", config, "--plugin-path", missing]] {
+            let outcome = try await shutterpipe(command, in: folder.path)
+            #expect(outcome.status == 1, "\(command): \(outcome.stderr)")
+            #expect(outcome.stderr.contains("--plugin-path \(missing): plugin '\(missing)' refused: no such file"), "\(outcome.stderr)")
+            #expect(!outcome.stderr.contains("\(config):1:1"), "\(outcome.stderr)")
+        }
+        let environment = try await shutterpipe(["validate", config], in: folder.path, environment: ["SHUTTERPIPE_PLUGIN_PATH": missing])
+        #expect(environment.status == 1)
+        #expect(environment.stderr.contains("SHUTTERPIPE_PLUGIN_PATH entry '\(missing)': plugin '\(missing)' refused: no such file"), "\(environment.stderr)")
     }
 
     @Test("a plugin with its own copy of the core refuses to register")

@@ -4,27 +4,57 @@
 import CLinux
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
-/// Writes files so that a crash never leaves a partial file under a final name and never
-/// replaces an existing file: temporary file in the target folder, fsync, rename without
-/// replacing, fsync the folder.
+/// Writes files so that a crash never leaves a partial file under a final name, never
+/// replaces an existing file, and leaves no temporary file a later run cannot clean.
+///
+/// Where the file system has unnamed files (ext4, xfs, btrfs, tmpfs): the photo is
+/// written to an `O_TMPFILE` in the target folder, fsynced, then linked under its name,
+/// which fails if the name exists. A crash at any point leaves nothing: an unnamed file
+/// vanishes with its last descriptor. Elsewhere (exFAT cards, NFS): a named temporary
+/// file held under an `flock` for its whole life (``LockedTemporaryFile``), fsynced and
+/// renamed without replacing. The caller fsyncs the folder afterwards
+/// (``syncDirectory(_:)``).
 enum DurableWriter {
-    /// The prefix of temporary files; ``removeStaleTemporaryFiles(in:)`` cleans up files
-    /// with it that a killed process left behind.
-    static let temporaryPrefix = ".shutterpipe-tmp-"
-
     /// Writes `data` as a new file at `path`. Returns false, writing nothing, when `path`
-    /// already exists. The caller fsyncs the folder afterwards (``syncDirectory(_:)``).
+    /// already exists.
     static func writeNew(_ data: Data, to path: String) throws(ShutterError) -> Bool {
         try writeNew([data], to: path)
     }
 
     /// Writes `chunks` one after the other as a new file at `path`; see ``writeNew(_:to:)``.
-    static func writeNew(_ chunks: [Data], to path: String) throws(ShutterError) -> Bool {
+    /// `unnamed: false` takes the named fallback even where unnamed files exist (tests).
+    static func writeNew(_ chunks: [Data], to path: String, unnamed: Bool = true) throws(ShutterError) -> Bool {
         let directory = (path as NSString).deletingLastPathComponent
-        let temporary = "\(directory)/\(temporaryPrefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max)).tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw storageError("cannot create a file in", directory, errno) }
+        if unnamed, let linked = try writeUnnamed(chunks, to: path, in: directory) { return linked }
+        let temporary: LockedTemporaryFile
+        do { temporary = try LockedTemporaryFile.create(in: directory) } catch { throw storageError("cannot create a file in", directory, error.code) }
+        var failure = temporary.write(chunks)
+        if failure == 0 && fsync(temporary.descriptor) != 0 { failure = errno }
+        if failure != 0 {
+            temporary.discard()
+            throw storageError("cannot write", path, failure)
+        }
+        defer { close(temporary.descriptor) }  // the lock is held until the name is final
+        if sp_rename_noreplace(temporary.path, path) != 0 {
+            let error = errno
+            unlink(temporary.path)
+            if error == EEXIST { return false }
+            throw storageError("cannot move the photo into place at", path, error)
+        }
+        return true
+    }
+
+    /// The unnamed-file way; `nil` when the file system has none (or /proc is missing),
+    /// so the named way is taken.
+    private static func writeUnnamed(_ chunks: [Data], to path: String, in directory: String) throws(ShutterError) -> Bool? {
+        let descriptor = sp_open_unnamed(directory, 0o644)
+        if descriptor < 0 {
+            if [EOPNOTSUPP, EISDIR, EINVAL, ENOTSUP].contains(errno) { return nil }
+            throw storageError("cannot create a file in", directory, errno)
+        }
+        defer { close(descriptor) }
         var failure: Int32 = 0
         for chunk in chunks where failure == 0 {
             chunk.withUnsafeBytes { raw in
@@ -41,16 +71,11 @@ enum DurableWriter {
             }
         }
         if failure == 0 && fsync(descriptor) != 0 { failure = errno }
-        if close(descriptor) != 0 && failure == 0 { failure = errno }
-        if failure != 0 {
-            unlink(temporary)
-            throw storageError("cannot write", path, failure)
-        }
-        if sp_rename_noreplace(temporary, path) != 0 {
-            let error = errno
-            unlink(temporary)
-            if error == EEXIST { return false }
-            throw storageError("cannot move the photo into place at", path, error)
+        if failure != 0 { throw storageError("cannot write", path, failure) }
+        if sp_link_unnamed(descriptor, path) != 0 {
+            if errno == EEXIST { return false }
+            if errno == ENOENT && !FileManager.default.fileExists(atPath: "/proc/self/fd") { return nil }
+            throw storageError("cannot move the photo into place at", path, errno)
         }
         return true
     }
@@ -81,19 +106,11 @@ enum DurableWriter {
         }
     }
 
-    /// Removes temporary files of processes that no longer run. Returns how many.
+    /// Removes temporary files that killed runs left (only named ones can be left).
+    /// Returns how many.
     @discardableResult
     static func removeStaleTemporaryFiles(in directory: String) -> Int {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return 0 }
-        var removed = 0
-        for name in names where name.hasPrefix(temporaryPrefix) && name.hasSuffix(".tmp") {
-            if let pid = pid_t(name.dropFirst(temporaryPrefix.count).prefix { $0 != "-" }) {
-                if pid == getpid() { continue }
-                if kill(pid, 0) == 0 || errno == EPERM { continue }  // still running
-            }
-            if unlink("\(directory)/\(name)") == 0 { removed += 1 }
-        }
-        return removed
+        LockedTemporaryFile.removeAbandoned(in: directory)
     }
 
     /// Bytes available to unprivileged users at `path`.

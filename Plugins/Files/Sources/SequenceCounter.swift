@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// The `{seq}` counter of one output folder, so numbering continues after a restart and
 /// no number that ever named a stored photo is handed out again.
@@ -44,16 +45,15 @@ struct SequenceCounter {
     mutating func reserve() throws(ShutterError) -> Int {
         let next = last + 1
         let path = "\(directory)/\(Self.fileName)"
-        let temporary = "\(directory)/\(DurableWriter.temporaryPrefix)\(getpid())-seq.tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw DurableWriter.storageError("cannot create a file in", directory, errno) }
-        let bytes = Array("\(next)\n".utf8)
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        var failure: Int32 = written == bytes.count ? 0 : (written < 0 ? errno : EIO)
-        close(descriptor)
-        if failure == 0 && rename(temporary, path) != 0 { failure = errno }
+        let temporary: LockedTemporaryFile
+        do { temporary = try LockedTemporaryFile.create(in: directory) } catch {
+            throw DurableWriter.storageError("cannot create a file in", directory, error.code)
+        }
+        var failure = temporary.write([Data("\(next)\n".utf8)])
+        if failure == 0 && rename(temporary.path, path) != 0 { failure = errno }
+        close(temporary.descriptor)
         if failure != 0 {
-            unlink(temporary)
+            unlink(temporary.path)
             throw DurableWriter.storageError("cannot update the sequence file in", directory, failure)
         }
         last = next

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import FilesSink
+@testable import FilesSink
 import Foundation
 import ShutterPipeKit
 import Testing
@@ -138,14 +138,40 @@ struct FilesSinkTests {
         #expect(try String(contentsOfFile: folder.file("capt0000.jpg"), encoding: .utf8).hasSuffix("shot 1"))
     }
 
-    @Test("temporary files of a killed run are removed; those of a live process are kept")
+    @Test("temporary files nobody holds are removed whatever PID their name carries; one a live writer holds locked is kept")
     func staleTemporaryFiles() async throws {
         let folder = TemporaryDirectory("stale")
-        try Data("partial".utf8).write(to: URL(fileURLWithPath: folder.file(".shutterpipe-tmp-999999999-1.tmp")))
-        let live = ".shutterpipe-tmp-1-2.tmp"  // pid 1 is always running
-        try Data("other".utf8).write(to: URL(fileURLWithPath: folder.file(live)))
+        // Names of earlier versions, which judged liveness by the PID in the name: one of a
+        // PID long gone, and one of a PID now reused by a live process (this one, and 1).
+        for name in [".shutterpipe-tmp-999999999-1.tmp", ".shutterpipe-tmp-\(getpid())-7.tmp", ".shutterpipe-tmp-1-2.tmp", ".shutterpipe-tmp-1-seq.tmp"] {
+            try Data("partial".utf8).write(to: URL(fileURLWithPath: folder.file(name)))
+        }
+        // A writer in another process, alive, holding its file's lock (as a fallback write
+        // on exFAT or NFS does while it runs).
+        let held = ".shutterpipe-tmp-livewriter.tmp"
+        try Data("in progress".utf8).write(to: URL(fileURLWithPath: folder.file(held)))
+        let elsewhere = TemporaryDirectory("stale-writer")
+        let writer = try RunningProcess(program: "/usr/bin/flock", ["--no-fork", folder.file(held), "sleep", "30"], in: elsewhere.path)
+        #expect(await eventually { (try? await runProgram(["flock", "--nonblock", folder.file(held), "true"]))?.status == 1 })  // locked
         _ = try await sink(folder).store(photo(), context: shot())
-        #expect(folder.names() == [".shutterpipe-sequence", live, "portrait-0001.jpg"])
+        #expect(folder.names() == [".shutterpipe-sequence", held, "portrait-0001.jpg"])
+        // Killed, its lock goes with it, and the next start cleans the file.
+        writer.signal(SIGKILL)
+        _ = await writer.wait()
+        try await sink(folder).begin()
+        #expect(folder.names() == [".shutterpipe-sequence", "portrait-0001.jpg"])
+    }
+
+    @Test("the named fallback (exFAT, NFS) writes whole files, never over an existing one, and leaves no temporary file")
+    func namedFallback() throws {
+        let folder = TemporaryDirectory("fallback")
+        let path = folder.file("a.jpg")
+        #expect(try DurableWriter.writeNew([Data("one".utf8), Data(" two".utf8)], to: path, unnamed: false))
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "one two")
+        #expect(try !DurableWriter.writeNew([Data("other".utf8)], to: path, unnamed: false))  // the name is taken
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "one two")
+        #expect(try DurableWriter.writeNew([Data("unnamed".utf8)], to: folder.file("b.jpg")))
+        #expect(folder.names() == ["a.jpg", "b.jpg"])
     }
 
     @Test("an unwritable folder fails with storageUnavailable and leaves nothing behind")
