@@ -65,6 +65,7 @@ let package = Package(
                                                              "SocketTrigger", "EvdevTrigger", "MPRISTrigger",
                                                              "gphoto2-conformance", "shutterpipe-fakecam"],
                     path: "Tests/ConformanceTests"),
+        .testTarget(name: "ShutterPipeSupportTests", dependencies: [kit, support, "TestSupport"], path: "Tests/ShutterPipeSupportTests"),
         .testTarget(name: "ShutterPipeRuntimeTests", dependencies: [kit, support, runtime, "TestSupport"], path: "Tests/ShutterPipeRuntimeTests"),
         .testTarget(name: "ShutterPipeAppTests", dependencies: [kit, support, runtime, "ShutterPipeApp", "TestSupport"], path: "Tests/ShutterPipeAppTests"),
         // Fault injection, fuzzing and long sessions (docs/reliability.md); full counts: scripts/chaos.

@@ -109,21 +109,12 @@ public final class LogOutput: Sendable {
         return "{" + pairs.map { "\(jsonString($0)):\(jsonString($1))" }.joined(separator: ",") + "}"
     }
 
-    /// A JSON string literal.
-    public static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 { out += String(format: "\\u%04x", scalar.value) } else { out.unicodeScalars.append(scalar) }
-            }
-        }
-        return out + "\""
+    /// A JSON string literal, escaped by the JSON encoder. (The record is assembled from
+    /// these by hand only to keep its keys in order: time, level, source, message, fields.)
+    static func jsonString(_ text: String) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return (try? encoder.encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
     }
 
     private static func clock(_ date: Date) -> String {

@@ -1,0 +1,152 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+import ShutterPipeSupport
+import Synchronization
+import Testing
+import TestSupport
+
+@Suite("Support: lines")
+struct LineReaderTests {
+    @Test("lines across chunk boundaries, empty lines, and a last line without a newline")
+    func splitting() {
+        var splitter = LineReader.Splitter(limit: 100)
+        var lines = splitter.append(Array("one\ntw".utf8))
+        lines += splitter.append(Array("o\n\nthr".utf8))
+        lines += splitter.append(Array("ee".utf8))
+        #expect(lines.map { String(decoding: $0, as: UTF8.self) } == ["one", "two", ""])
+        #expect(splitter.finish().map { String(decoding: $0, as: UTF8.self) } == "three")
+        #expect(splitter.finish() == nil)
+    }
+
+    @Test("an over-long line is delivered cut to the limit once, and the rest of it up to its newline is skipped")
+    func overLong() {
+        var splitter = LineReader.Splitter(limit: 8)
+        var lines = splitter.append(Array(String(repeating: "x", count: 20).utf8))
+        lines += splitter.append(Array((String(repeating: "y", count: 30) + "\nnext\n").utf8))
+        #expect(lines.map { String(decoding: $0, as: UTF8.self) } == ["xxxxxxxx", "next"])
+        #expect(splitter.finish() == nil)
+    }
+
+    @Test("forEachLine reads a pipe to its end, and stops when asked")
+    func readingAPipe() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        try DescriptorIO.writeAll(Array("a\nb\nc".utf8), to: ends[1])
+        close(ends[1])
+        var seen: [String] = []
+        let end = LineReader.forEachLine(in: ends[0]) { seen.append(String(decoding: $0, as: UTF8.self)); return true }
+        #expect(seen == ["a", "b", "c"] && end == .endOfInput)
+        close(ends[0])
+    }
+}
+
+@Suite("Support: child processes")
+struct ChildProcessTests {
+    @Test("output, input and the exit status come back; a signal is named")
+    func runToEnd() async throws {
+        let echoed = try await ChildProcess.run(["sh", "-c", "cat; echo err >&2; exit 3"], input: Data("hello".utf8), captureErrors: true)
+        #expect(echoed.status == .exited(3) && echoed.status.shellCode == 3 && !echoed.timedOut)
+        #expect(String(decoding: echoed.output, as: UTF8.self) == "hello")
+        #expect(String(decoding: echoed.errorOutput, as: UTF8.self) == "err\n")
+        let killed = try await ChildProcess.run(["sh", "-c", "kill -9 $$"])
+        #expect(killed.status == .signalled(SIGKILL) && killed.status.shellCode == 137)
+        #expect(killed.status.description == "was killed by signal 9 (SIGKILL)")
+    }
+
+    @Test("past its timeout a program is killed with everything it started")
+    func timeoutKillsTheGroup() async throws {
+        let folder = TemporaryDirectory("child-group")
+        let marker = folder.file("survivor")
+        let started = ContinuousClock.now
+        let result = try await ChildProcess.run(["sh", "-c", "(sleep 3; touch \(marker)) & sleep 30"], timeout: .milliseconds(300), processGroup: true)
+        #expect(result.timedOut && result.status == .signalled(SIGKILL))
+        #expect(ContinuousClock.now - started < .seconds(20))
+        try await Task.sleep(for: .seconds(4))
+        #expect(!FileManager.default.fileExists(atPath: marker), "the background child outlived the timeout")
+    }
+
+    @Test("writing to a child that died is an error (EPIPE), not a signal; a missing program is an error too")
+    func deadChild() async throws {
+        let child = try ChildProcess(["true"], input: .pipe)
+        #expect(await child.exitStatus() == .exited(0))
+        #expect(throws: SystemError.self) { try child.write(Array(repeating: UInt8(ascii: "x"), count: 200_000)) }
+        do {
+            _ = try ChildProcess(["/nonexistent/program"])
+            Issue.record("a missing program started")
+        } catch {
+            #expect(error.code == ENOENT && error.description.contains("cannot start /nonexistent/program"))
+        }
+    }
+
+    @Test("the child inherits no descriptor but the standard three, even one opened without close-on-exec")
+    func descriptorsClosed() async throws {
+        let folder = TemporaryDirectory("child-fds")
+        let leaky = open(folder.file("open"), O_WRONLY | O_CREAT, 0o644)  // no O_CLOEXEC
+        defer { close(leaky) }
+        let listing = try await ChildProcess.run(["sh", "-c", "ls /proc/self/fd"])
+        let descriptors = String(decoding: listing.output, as: UTF8.self).split(separator: "\n").compactMap { Int32($0) }
+        #expect(!descriptors.contains(leaky), "\(descriptors)")
+    }
+}
+
+@Suite("Support: Unix sockets and deadlines")
+struct SocketAndDeadlineTests {
+    @Test("a path longer than a socket address holds is refused, never cut")
+    func longPath() {
+        let path = "/tmp/" + String(repeating: "s", count: 120) + ".sock"
+        do {
+            _ = try UnixSocket.connect(to: path)
+            Issue.record("connected to a cut path")
+        } catch {
+            #expect(error.code == ENAMETOOLONG)
+            #expect(error.operation == "socket path '\(path)' is longer than \(UnixSocket.maximumPathLength) bytes")
+        }
+        #expect(UnixSocket.maximumPathLength == 107)
+    }
+
+    @Test("listen replaces a stale socket file and refuses a live one")
+    func listenReplacesStale() throws {
+        let folder = TemporaryDirectory("socket")
+        let path = folder.file("s.sock")
+        let first = try UnixSocket.listen(at: path)
+        do {
+            _ = try UnixSocket.listen(at: path)
+            Issue.record("a second listener took a live socket")
+        } catch {
+            #expect(error.code == EADDRINUSE)
+        }
+        close(first)  // the file stays: stale now
+        let second = try UnixSocket.listen(at: path)
+        let client = try UnixSocket.connect(to: path)
+        close(client)
+        close(second)
+    }
+
+    @Test("abandoningOnCancel stops waiting at once; withDeadline says what did not finish")
+    func abandoning() async throws {
+        let finished = Mutex(false)
+        let task = Task {
+            try await abandoningOnCancel {
+                await withCheckedContinuation { continuation in
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { finished.withLock { $0 = true }; continuation.resume() }
+                }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        let cancelled = ContinuousClock.now
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(ContinuousClock.now - cancelled < .seconds(1))
+        #expect(!finished.withLock { $0 })  // it was abandoned, not awaited
+        do {
+            try await withDeadline(.milliseconds(50), "the slow thing") { try await Task.sleep(for: .seconds(10)) }
+            Issue.record("no timeout")
+        } catch let error as ShutterError {
+            #expect(error.cause == .timeout && error.message == "the slow thing did not finish within 50 ms")
+        }
+        #expect(formatByteCount(999) == "999 B" && formatByteCount(1_500_000) == "1.5 MB")
+    }
+}
