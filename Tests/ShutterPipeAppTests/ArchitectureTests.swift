@@ -73,4 +73,20 @@ struct ArchitectureTests {
             #expect(extra.isEmpty, "\(file.path) imports \(extra.sorted())")
         }
     }
+
+    @Test("the helpers, the runtime and the fixtures import only what docs/architecture.md allows them", arguments: [
+        ("Plugins/SDK/Sources/ShutterPipeSupport/", ["ShutterPipeKit", "CShutterPipeSupport"]),
+        ("Plugins/SDK/Sources/ShutterPipeRuntime/", ["ShutterPipeKit", "ShutterPipeSupport"]),
+        ("Plugins/SDK/Sources/ShutterPipeFixtures/", []),
+        ("Plugins/SDK/Sources/ShutterPipeConformance/", ["ShutterPipeKit", "ShutterPipeSupport", "ShutterPipeFixtures"]),
+    ])
+    func sdkLayers(folder: String, ours: [String]) {
+        let files = Self.sources.filter { $0.path.hasPrefix(folder) }
+        #expect(!files.isEmpty)
+        let allowed = Set(ours + ["Foundation", "Glibc", "Dispatch", "Synchronization"])
+        for file in files {
+            let extra = Self.imports(file.text).subtracting(allowed)
+            #expect(extra.isEmpty, "\(file.path) imports \(extra.sorted())")
+        }
+    }
 }

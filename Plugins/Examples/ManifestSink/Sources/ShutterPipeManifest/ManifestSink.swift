@@ -22,6 +22,9 @@ public final class ManifestSink: PhotoSink {
     private let session: String
     private let io = BlockingQueue(label: "shutterpipe.manifest")
 
+    /// It records photos but keeps no copy of them: it never lets a camera delete a shot.
+    public var role: SinkRole { .processing }
+
     public init(path: String, session: String) {
         self.path = path
         self.session = session

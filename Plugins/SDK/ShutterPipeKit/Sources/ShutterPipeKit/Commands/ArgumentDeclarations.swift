@@ -59,6 +59,12 @@ func parseArgument<T: ExpressibleByArgument>(_ word: String, as display: String)
     return value
 }
 
+func parseArguments<T: ExpressibleByArgument>(_ words: [String], as display: String) throws(UsageError) -> [T] {
+    var values: [T] = []
+    for word in words { values.append(try parseArgument(word, as: display)) }
+    return values
+}
+
 /// An option with a value: `--config FILE`.
 @propertyWrapper
 public struct Option<Value: Sendable>: Sendable, ArgumentSlot {
@@ -99,11 +105,7 @@ public struct Option<Value: Sendable>: Sendable, ArgumentSlot {
                                                 valueName: String? = nil, help: String)
     where Value == [Element] {
         box = ArgumentBox(wrappedValue)
-        read = { words, display throws(UsageError) in
-            var values: [Element] = []
-            for word in words { values.append(try parseArgument(word, as: display)) }
-            return values
-        }
+        read = { words, display throws(UsageError) in try parseArguments(words, as: display) }
         definition = ArgumentDefinition(kind: .option, name: name, short: short, valueName: valueName, help: help, repeats: true,
                                         required: false, defaultDescription: nil, choices: Element.allValueStrings)
     }
@@ -161,11 +163,7 @@ public struct Argument<Value: Sendable>: Sendable, ArgumentSlot {
     public init<Element: ExpressibleByArgument>(wrappedValue: [Element] = [], valueName: String? = nil, help: String)
     where Value == [Element] {
         box = ArgumentBox(wrappedValue)
-        read = { words, display throws(UsageError) in
-            var values: [Element] = []
-            for word in words { values.append(try parseArgument(word, as: display)) }
-            return values
-        }
+        read = { words, display throws(UsageError) in try parseArguments(words, as: display) }
         definition = ArgumentDefinition(kind: .positional, name: nil, short: nil, valueName: valueName, help: help, repeats: true,
                                         required: false, defaultDescription: nil, choices: Element.allValueStrings)
     }
