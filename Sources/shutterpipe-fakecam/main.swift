@@ -74,7 +74,7 @@ while !arguments.isEmpty {
     case "--verbose": options.verbose = true
     case "--malformed": options.malformedPercent = min(100, number(argument))
     case "--seed": options.seed = UInt64(number(argument))
-    case "-h", "--help": print(usage); exit(0)
+    case "-h", "--help": Console.standardOutput.printLine(usage); exit(0)
     default: fail("unknown option '\(argument)'\n\n\(usage)")
     }
 }

@@ -14,7 +14,7 @@ struct ManifestSinkTests {
         let problems = await Conformance.checkSink({ ManifestSink(path: path, session: "test") },
                                                    failing: { ManifestSink(path: "/proc/manifest.jsonl", session: "test") })
         #expect(problems.isEmpty, "\(problems)")
-        #expect(try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").count == 2)
+        #expect(try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").count == 4)  // two RAW+JPEG shots: a line per file
     }
 
     @Test("SHA-256 matches the FIPS 180-4 test vectors")
