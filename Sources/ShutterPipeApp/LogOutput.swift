@@ -3,8 +3,8 @@
 #endif
 import Foundation
 import ShutterPipeKit
-import Synchronization
 import ShutterPipeSupport
+import Synchronization
 
 /// How log records are written to stderr.
 public enum LogFormat: String, Sendable, CaseIterable {

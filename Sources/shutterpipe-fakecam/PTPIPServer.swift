@@ -3,8 +3,8 @@
 #endif
 import Foundation
 import ShutterPipeKit
-import Synchronization
 import ShutterPipeSupport
+import Synchronization
 
 /// A PTP/IP responder on 127.0.0.1: the command and event channels of CIPA DC-005, as
 /// libgphoto2's `ptpip` port driver speaks them. One thread per connection, blocking I/O.

@@ -1,7 +1,7 @@
 import Foundation
+import ShutterPipeFixtures
 import ShutterPipeKit
 import Synchronization
-import ShutterPipeFixtures
 
 /// What the virtual camera is told to do, from its command line.
 struct CameraOptions: Sendable {

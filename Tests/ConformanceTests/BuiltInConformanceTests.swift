@@ -12,8 +12,8 @@ import ShutterPipeKit
 import SocketTrigger
 import StdinTrigger
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Every built-in plugin passes the conformance kit", .timeLimit(.minutes(3)))
 struct BuiltInConformanceTests {

@@ -5,8 +5,8 @@ import Foundation
 import ShutterPipeConformance
 import ShutterPipeKit
 import ShutterPipeSupport
-import Testing
 import TestSupport
+import Testing
 
 /// Sinks that break the contract in one way each: the kit must name the breach.
 private struct EmptyReceiptArchive: PhotoSink {

@@ -2,8 +2,8 @@
 import Glibc
 #endif
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 func stubPipeline(_ directory: String, backend: String = "", coordinator: String = "") -> String {
     """

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite("EXIF end to end", .timeLimit(.minutes(2)))
 struct ExifEndToEndTests {

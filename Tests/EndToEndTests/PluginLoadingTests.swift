@@ -1,7 +1,7 @@
 import Foundation
 import ShutterPipeKit
-import Testing
 import TestSupport
+import Testing
 
 /// A C shared library with the given source, standing in for a broken plugin.
 func cLibrary(_ source: String, named name: String, in folder: TemporaryDirectory) async throws -> String {

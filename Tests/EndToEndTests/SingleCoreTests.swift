@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 func output(of arguments: [String]) async throws -> String {
     let result = try await runProgram(arguments)

@@ -2,12 +2,12 @@
 import Glibc
 #endif
 import Foundation
-import Synchronization
+import ShutterPipeFixtures
 import ShutterPipeKit
 import ShutterPipeSupport
-import Testing
+import Synchronization
 import TestSupport
-import ShutterPipeFixtures
+import Testing
 
 /// The knobs every fault case shares: how big a run is, where its randomness comes from,
 /// and where its figures go.

@@ -5,8 +5,8 @@ import CLinux
 import EvdevTrigger
 import Foundation
 import ShutterPipeKit
-import Testing
 import TestSupport
+import Testing
 
 /// Cases 3 and 4: the camera and the trigger device vanish and come back, again and again.
 @Suite("fault: devices vanish and return", .serialized)

@@ -1,13 +1,13 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 @testable import FilesSink
+import Foundation
 @testable import ShutterPipeApp
-import ShutterPipeKit
-import Testing
-import TestSupport
 import ShutterPipeFixtures
+import ShutterPipeKit
+import TestSupport
+import Testing
 
 /// Case 6: bad input. Seeded mutation loops: each input derives from the run's seed, so a
 /// failure names the seed and the iteration that reproduce it.

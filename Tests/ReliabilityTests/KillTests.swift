@@ -2,8 +2,8 @@
 import Glibc
 #endif
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Case 1: `kill -9` at random points of a burst, again and again, on one output folder.
 @Suite("fault: kill -9 during a burst", .serialized)

@@ -2,9 +2,9 @@
 import Glibc
 #endif
 import Foundation
-import Testing
-import TestSupport
 import ShutterPipeSupport
+import TestSupport
+import Testing
 
 /// Case 7: long sessions. Memory, file descriptors and speed must not depend on how many
 /// shots came before.

@@ -1,11 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 @testable import FilesSink
+import Foundation
 import ShutterPipeKit
-import Testing
 import TestSupport
+import Testing
 
 /// Case 8: what a camera, a config or a local user could do on purpose.
 @Suite("fault: security")

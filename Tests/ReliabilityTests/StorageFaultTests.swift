@@ -2,8 +2,8 @@
 import Glibc
 #endif
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Case 2: the output disk fills up, turns read-only, and loses its folder mid-session.
 @Suite("fault: storage", .serialized)

@@ -2,9 +2,9 @@
 import Glibc
 #endif
 import Foundation
-import Testing
-import TestSupport
 import ShutterPipeSupport
+import TestSupport
+import Testing
 
 /// Case 5: event storms.
 @Suite("fault: event storms", .serialized)

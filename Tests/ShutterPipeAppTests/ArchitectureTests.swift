@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The layout docs/architecture.md promises, checked on the sources themselves.
 @Suite("The architecture stays as documented")

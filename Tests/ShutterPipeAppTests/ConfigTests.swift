@@ -1,9 +1,9 @@
 import Foundation
 import ShutterPipeApp
 import ShutterPipeKit
-import Testing
-import TestSupport
 import ShutterPipeRuntime
+import TestSupport
+import Testing
 
 /// Loads `yaml` as a whole pipeline through the built-in registry.
 func pipeline(_ yaml: String, environment: [String: String] = [:]) throws -> Pipeline {

@@ -1,9 +1,9 @@
 import Foundation
 import ShutterPipeApp
 import ShutterPipeKit
-import Testing
-import TestSupport
 import ShutterPipeRuntime
+import TestSupport
+import Testing
 
 /// Every built-in plugin folder under Plugins/ (the SDK and third-party examples aside).
 let pluginFolders: [String] = {

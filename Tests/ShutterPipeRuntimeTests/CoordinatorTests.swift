@@ -1,9 +1,9 @@
 import Foundation
 import ShutterPipeKit
-import Testing
-import TestSupport
 import ShutterPipeRuntime
 import ShutterPipeSupport
+import TestSupport
+import Testing
 
 /// Runs a coordinator to the end under a deadline, so a broken rule fails instead of
 /// hanging the suite.

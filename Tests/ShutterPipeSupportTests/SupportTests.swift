@@ -5,8 +5,8 @@ import Foundation
 import ShutterPipeKit
 import ShutterPipeSupport
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Support: lines")
 struct LineReaderTests {

@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Foundation
 import ShutterPipeKit
-import Synchronization
 import ShutterPipeSupport
+import Synchronization
 
 /// A trigger that sends a script of events and records every answer it is synced.
 public final class ScriptedTrigger: TriggerSource {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A pipeline with a files sink and a command sink running `command`.
 func hookPipeline(_ folder: TemporaryDirectory, command: String, extra: String = "", backend: String = "") throws -> String {

@@ -4,8 +4,8 @@
 import CLinux
 import Foundation
 import ShutterPipeKit
-import Synchronization
 import ShutterPipeSupport
+import Synchronization
 
 /// A trigger for input devices: Bluetooth selfie remotes, foot pedals, presenter clickers,
 /// and BlueZ's AVRCP keys as a fallback for earbuds.

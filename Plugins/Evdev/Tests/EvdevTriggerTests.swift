@@ -5,10 +5,10 @@ import CLinux
 @testable import EvdevTrigger
 import Foundation
 import ShutterPipeKit
-import Synchronization
-import Testing
-import TestSupport
 import ShutterPipeSupport
+import Synchronization
+import TestSupport
+import Testing
 
 let enterKey = KeyNames.code("KEY_ENTER")!, volumeUp = KeyNames.code("KEY_VOLUMEUP")!
 

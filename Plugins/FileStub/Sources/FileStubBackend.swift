@@ -1,6 +1,6 @@
 import Foundation
-import ShutterPipeKit
 import ShutterPipeFixtures
+import ShutterPipeKit
 
 /// A capture backend without a camera: it replays the image files of a folder in name
 /// order, looping, or synthesises a JPEG per shot. Fault options make it fail on purpose,

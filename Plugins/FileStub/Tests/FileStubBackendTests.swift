@@ -1,10 +1,10 @@
 import FileStubBackend
 import Foundation
-import ShutterPipeKit
-import Testing
-import TestSupport
 import ShutterPipeFixtures
+import ShutterPipeKit
 import ShutterPipeSupport
+import TestSupport
+import Testing
 
 let fixtures = "\(repositoryRoot)/Plugins/FileStub/Tests/Fixtures"
 let context = BackendContext(log: .discarding) { _ in }

@@ -1,7 +1,7 @@
 import Foundation
 import ShutterPipeKit
-import Synchronization
 import ShutterPipeSupport
+import Synchronization
 
 /// A sink that writes every file of a photo into a folder, durably, under a name from a
 /// template, never overwriting anything.

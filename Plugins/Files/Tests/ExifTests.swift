@@ -1,10 +1,10 @@
-import ShutterPipeKit
 @testable import FilesSink
 import Foundation
-import ShutterPipeKit
-import Testing
-import TestSupport
 import ShutterPipeFixtures
+import ShutterPipeKit
+import ShutterPipeKit
+import TestSupport
+import Testing
 
 /// A synthetic camera JPEG, optionally with EXIF that exiftool (the reference writer)
 /// adds, as a camera would have.

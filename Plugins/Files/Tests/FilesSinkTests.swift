@@ -4,8 +4,8 @@ import Glibc
 @testable import FilesSink
 import Foundation
 import ShutterPipeKit
-import Testing
 import TestSupport
+import Testing
 
 func shot(_ number: Int = 1, session: String = "portrait", camera: String = "Nikon D750", trigger: String = "stdin",
           time: Date = Date(timeIntervalSince1970: 1_780_000_000)) -> ShotContext {

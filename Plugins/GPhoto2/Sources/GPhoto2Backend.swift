@@ -1,8 +1,8 @@
 import CGPhoto2
 import Foundation
 import ShutterPipeKit
-import Synchronization
 import ShutterPipeSupport
+import Synchronization
 
 /// A capture backend for tethered cameras through libgphoto2.
 ///
@@ -142,7 +142,9 @@ public final class GPhoto2Backend: CaptureBackend {
     /// `keepOnCamera` is set. A photo not stored everywhere stays on the card.
     public func finish(_ photo: CapturedPhoto, stored: Bool) async {
         guard stored, !options.keepOnCamera, let reference = photo.backendReference else {
-            if !stored { log.warning("shot kept on the camera card: not every sink stored it") }
+            // Why is the coordinator's to say (a sink's failure is logged as an error; a
+            // pipeline without an archival sink is announced at start): here, only where.
+            if !stored { log.info("\(photo.files.map(\.name).joined(separator: ", ")) kept on the camera card: not archived") }
             return
         }
         let paths = Self.paths(reference)

@@ -4,10 +4,10 @@ import Glibc
 import CGPhoto2
 import Foundation
 @testable import GPhoto2Backend
-import ShutterPipeKit
-import Testing
-import TestSupport
 import ShutterPipeFixtures
+import ShutterPipeKit
+import TestSupport
+import Testing
 
 /// A pipeline config: the gphoto2 backend on `camera`, stdin, and a files sink.
 func tetherConfig(_ camera: FakeCamera, output: String, backend: String = "", sink: String = "") -> String {

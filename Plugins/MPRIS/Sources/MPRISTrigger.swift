@@ -1,8 +1,8 @@
 import CDBus
 import Foundation
 import ShutterPipeKit
-import Synchronization
 import ShutterPipeSupport
+import Synchronization
 
 /// A trigger for earbuds and headsets: an MPRIS media player on the session bus
 /// (`org.mpris.MediaPlayer2.shutterpipe`), which BlueZ's `mpris-proxy` (or BlueZ itself,

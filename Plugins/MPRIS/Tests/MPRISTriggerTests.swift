@@ -4,8 +4,8 @@ import Glibc
 import Foundation
 @testable import MPRISTrigger
 import ShutterPipeKit
-import Testing
 import TestSupport
+import Testing
 
 let player = "org.mpris.MediaPlayer2.shutterpipe"
 let playerPath = "/org/mpris/MediaPlayer2"

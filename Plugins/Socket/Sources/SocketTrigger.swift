@@ -3,8 +3,8 @@
 #endif
 import Foundation
 import ShutterPipeKit
-import Synchronization
 import ShutterPipeSupport
+import Synchronization
 
 /// A trigger on a Unix socket: programs, scripts and Stream Deck buttons send
 /// `{"event":"capture"}` lines and get back the state that answered each, as JSON.

@@ -4,8 +4,8 @@ import Glibc
 import Foundation
 import ShutterPipeKit
 import SocketTrigger
-import Testing
 import TestSupport
+import Testing
 
 /// A running `shutterpipe run` with a socket trigger and the file-stub backend.
 func socketSession(_ folder: TemporaryDirectory, backend: String = "", coordinator: String = "") async throws -> (RunningProcess, String) {

@@ -3,11 +3,11 @@ import Glibc
 #endif
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 import StdinTrigger
 import Synchronization
-import Testing
 import TestSupport
-import ShutterPipeSupport
+import Testing
 
 /// Feeds `input` through a real pipe into a `StdinTrigger` and collects what it sends.
 func events(from input: String, interactive: Bool = false) async throws -> [TriggerEvent] {

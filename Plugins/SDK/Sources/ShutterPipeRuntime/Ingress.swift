@@ -1,5 +1,5 @@
-import Synchronization
 import ShutterPipeKit
+import Synchronization
 
 /// What enters the coordinator, in arrival order.
 enum Submission: Sendable {

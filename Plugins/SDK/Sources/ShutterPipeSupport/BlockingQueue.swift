@@ -1,6 +1,6 @@
-import ShutterPipeKit
 import Dispatch
 import Foundation
+import ShutterPipeKit
 import Synchronization
 
 /// A thread of its own for blocking work (file I/O with fsync, C library calls), so that

@@ -1,5 +1,5 @@
-import ShutterPipeKit
 import Dispatch
+import ShutterPipeKit
 import Synchronization
 
 /// Runs `operation` with a deadline. When the deadline passes first, the operation's task

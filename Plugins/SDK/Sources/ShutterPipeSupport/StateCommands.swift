@@ -1,5 +1,5 @@
-import ShutterPipeKit
 import Foundation
+import ShutterPipeKit
 
 /// A command to run for each synced state, such as a short sound through the headset:
 /// the `feedback:` option triggers share.

@@ -1,7 +1,7 @@
 import Foundation
-@testable import ShutterPipeManifest
 import ShutterPipeConformance
 import ShutterPipeKit
+@testable import ShutterPipeManifest
 import Testing
 
 @Suite("manifest sink")
