@@ -25,6 +25,7 @@ let package = Package(
     products: [
         .executable(name: "shutterpipe", targets: ["shutterpipe"]),
         .executable(name: "shutterpipe-fakecam", targets: ["shutterpipe-fakecam"]),
+        .executable(name: "shutterpipe-camera-worker", targets: ["shutterpipe-camera-worker"]),
     ],
     dependencies: [
         .package(path: "Plugins/SDK/ShutterPipeKit"),
@@ -44,7 +45,11 @@ let package = Package(
         .target(name: "SocketTrigger", dependencies: [kit, support], path: "Plugins/Socket/Sources"),
         .target(name: "EvdevTrigger", dependencies: [kit, support, "CLinux"], path: "Plugins/Evdev/Sources"),
         .target(name: "MPRISTrigger", dependencies: [kit, support, "CDBus"], path: "Plugins/MPRIS/Sources"),
-        .target(name: "GPhoto2Backend", dependencies: [kit, support, "CGPhoto2"], path: "Plugins/GPhoto2/Sources"),
+        // The gphoto2 backend (in the host: no libgphoto2), and its camera worker, the only
+        // process that loads libgphoto2 (the library, then the executable around it).
+        .target(name: "GPhoto2Backend", dependencies: [kit, support], path: "Plugins/GPhoto2/Sources"),
+        .target(name: "GPhoto2Camera", dependencies: [kit, support, "CGPhoto2", "GPhoto2Backend"], path: "Plugins/GPhoto2/Camera"),
+        .executableTarget(name: "shutterpipe-camera-worker", dependencies: ["GPhoto2Camera"], path: "Plugins/GPhoto2/Worker"),
         .target(name: "CommandSink", dependencies: [kit, support], path: "Plugins/Command/Sources"),
         .target(name: "FilesSink", dependencies: [kit, support, "CLinux", "CExif"], path: "Plugins/Files/Sources"),
 
@@ -63,17 +68,19 @@ let package = Package(
         .testTarget(name: "ConformanceTests", dependencies: [kit, support, conformance, fixtures, "TestSupport",
                                                              "FilesSink", "CommandSink", "FileStubBackend", "StdinTrigger",
                                                              "SocketTrigger", "EvdevTrigger", "MPRISTrigger",
-                                                             "gphoto2-conformance", "shutterpipe-fakecam"],
+                                                             "gphoto2-conformance", "shutterpipe-fakecam", "shutterpipe-camera-worker"],
                     path: "Tests/ConformanceTests"),
         .testTarget(name: "ShutterPipeSupportTests", dependencies: [kit, support, "TestSupport"], path: "Tests/ShutterPipeSupportTests"),
         .testTarget(name: "ShutterPipeRuntimeTests", dependencies: [kit, support, runtime, "TestSupport"], path: "Tests/ShutterPipeRuntimeTests"),
         .testTarget(name: "ShutterPipeAppTests", dependencies: [kit, support, runtime, "ShutterPipeApp", "TestSupport"], path: "Tests/ShutterPipeAppTests"),
         // Fault injection, fuzzing and long sessions (docs/reliability.md); full counts: scripts/chaos.
         .testTarget(name: "ReliabilityTests", dependencies: [kit, support, runtime, fixtures, "CLinux", "ShutterPipeApp", "FilesSink", "EvdevTrigger",
-                                                             "shutterpipe", "shutterpipe-fakecam", "TestSupport"],
+                                                             "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker", "TestSupport"],
                     path: "Tests/ReliabilityTests"),
-        .testTarget(name: "EndToEndTests", dependencies: [kit, support, "shutterpipe", "shutterpipe-fakecam", "TestSupport"], path: "Tests/EndToEndTests"),
-        .testTarget(name: "GPhoto2BackendTests", dependencies: [kit, support, fixtures, "GPhoto2Backend", "CGPhoto2", "shutterpipe", "shutterpipe-fakecam", "TestSupport"],
+        .testTarget(name: "EndToEndTests", dependencies: [kit, support, "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker", "TestSupport"],
+                    path: "Tests/EndToEndTests"),
+        .testTarget(name: "GPhoto2BackendTests", dependencies: [kit, support, fixtures, "GPhoto2Backend", "GPhoto2Camera", "CGPhoto2", "shutterpipe",
+                                                                "shutterpipe-fakecam", "shutterpipe-camera-worker", "TestSupport"],
                     path: "Plugins/GPhoto2/Tests"),
         .testTarget(name: "FileStubBackendTests", dependencies: [kit, support, fixtures, "FileStubBackend", "TestSupport"], path: "Plugins/FileStub/Tests",
                     exclude: ["Fixtures"]),

@@ -10,7 +10,7 @@ final class StatusUpdater: Sendable {
     private let output: LogOutput
     private let sinks: [NamedSink]
     private let backend: any CaptureBackend
-    private let latest = Mutex<(status: CoordinatorStatus, free: Int64?, camera: CameraStatus?)>((CoordinatorStatus(), nil, nil))
+    private let latest = Mutex<(status: CoordinatorStatus, free: Int64?, cameras: [CameraStatus])>((CoordinatorStatus(), nil, []))
     private let refresher = Mutex<Task<Void, Never>?>(nil)
 
     init(output: LogOutput, sinks: [NamedSink], backend: any CaptureBackend) {
@@ -27,11 +27,11 @@ final class StatusUpdater: Sendable {
     }
 
     func update(_ status: CoordinatorStatus) {
-        let (free, camera) = latest.withLock { latest -> (Int64?, CameraStatus?) in
+        let (free, cameras) = latest.withLock { latest -> (Int64?, [CameraStatus]) in
             latest.status = status
-            return (latest.free, latest.camera)
+            return (latest.free, latest.cameras)
         }
-        output.setStatus(StatusLine.text(status, freeBytes: free, camera: camera))
+        output.setStatus(StatusLine.text(status, freeBytes: free, cameras: cameras))
         Task { await refreshFreeSpace() }
     }
 
@@ -45,12 +45,12 @@ final class StatusUpdater: Sendable {
             if let bytes = await sink.sink.availableCapacity() { free = min(free ?? .max, bytes) }
         }
         let current = latest.withLock { $0.status }
-        let camera = current.inPhotoMode ? await backend.status() : nil
+        let cameras = current.inPhotoMode ? await backend.status() : []
         let status = latest.withLock { latest -> CoordinatorStatus in
             latest.free = free
-            latest.camera = camera
+            latest.cameras = cameras
             return latest.status
         }
-        output.setStatus(StatusLine.text(status, freeBytes: free, camera: camera))
+        output.setStatus(StatusLine.text(status, freeBytes: free, cameras: cameras))
     }
 }

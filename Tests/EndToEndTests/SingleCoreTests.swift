@@ -47,6 +47,14 @@ struct SingleCoreTests {
         #expect(try await definedSymbols(library).contains(where: ownedByKit))
     }
 
+    @Test("the session process loads no camera driver: libgphoto2 is linked by the camera worker only")
+    func noCameraDriverInTheHost() async throws {
+        let host = try await output(of: ["readelf", "-d", try shutterpipeBinary()])
+        #expect(!host.contains("libgphoto2"), "shutterpipe links libgphoto2")
+        let worker = try await output(of: ["readelf", "-d", try builtExecutable("shutterpipe-camera-worker")])
+        #expect(worker.contains("[libgphoto2.so"))  // the check reads the right thing
+    }
+
     @Test("libShutterPipeKit.so is the contract only: no coordinator, no pipeline assembly, no helpers")
     func contractOnly() async throws {
         let library = URL(fileURLWithPath: try shutterpipeBinary()).deletingLastPathComponent().appendingPathComponent("libShutterPipeKit.so").path

@@ -62,6 +62,16 @@ struct ArchitectureTests {
             let extra = Self.imports(file.text).subtracting(allowed)
             #expect(extra.isEmpty, "\(file.path) imports \(extra.sorted())")
         }
+        // The gphoto2 plugin's worker side (its library and executable) adds only the
+        // plugin's own modules; its host side (Sources) must not load libgphoto2.
+        let worker = Self.sources.filter { $0.path.hasPrefix("Plugins/GPhoto2/Camera/") || $0.path.hasPrefix("Plugins/GPhoto2/Worker/") }
+        #expect(worker.count >= 5)
+        for file in worker {
+            let extra = Self.imports(file.text).subtracting(allowed.union(["GPhoto2Backend", "GPhoto2Camera"]))
+            #expect(extra.isEmpty, "\(file.path) imports \(extra.sorted())")
+        }
+        let host = Self.sources.filter { $0.path.hasPrefix("Plugins/GPhoto2/Sources/") }
+        #expect(host.allSatisfy { !Self.imports($0.text).contains("CGPhoto2") }, "the gphoto2 backend's host side imports libgphoto2")
     }
 
     @Test("the contract imports no helper, no runtime and no C library")

@@ -139,6 +139,22 @@ struct CoordinatorTests {
         #expect(status.photosFailed == 1 && status.photosStored == 0)
     }
 
+    @Test("rule 5: several cameras, one of which failed: the others' files are stored, and the answer is photoFailed naming the camera")
+    func partOfTheRigFailed() async throws {
+        let backend = ScriptedBackend(files: ["JPG", "CR2"],
+                                      partial: [2: ShutterError(.cameraFailure, "camera 'left' went away during capture")])
+        let sink = RecordingSink("archive")
+        let trigger = ScriptedTrigger(events: [.capture, .capture, .capture])
+        let status = try await runToEnd([trigger], backend: backend, sinks: [sink])
+        #expect(trigger.answers.map(\.state) == [.photoSuccess, .photoFailed, .photoSuccess])
+        let failed = trigger.answers[1]
+        #expect(failed.failure?.cause == .cameraFailure && failed.failure?.message == "camera 'left' went away during capture")
+        #expect(failed.stored.map(\.cameraFile) == ["IMG_2.JPG"])  // what came is stored all the same
+        #expect(sink.photos.map(\.files.count) == [2, 1, 2])
+        #expect(backend.calls.filter { $0 == .finish(stored: true) }.count == 3)  // what came is archived: its card copy may go
+        #expect(status.photosFailed == 1 && status.photosStored == 2)
+    }
+
     @Test("rule 5: a camera failure answers photoFailed with the camera's cause")
     func cameraFailure() async throws {
         let backend = ScriptedBackend(captureFailures: [2: ShutterError(.storageUnavailable, "card full")])

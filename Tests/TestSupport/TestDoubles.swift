@@ -100,6 +100,7 @@ public final class ScriptedBackend: CaptureBackend {
     private let ignoresCancellation: Bool
     private let finishDelay: Duration
     private let files: [String]
+    private let partial: [Int: ShutterError]
     private let probe: OverlapProbe?
     private let state = Mutex(State())
 
@@ -110,9 +111,12 @@ public final class ScriptedBackend: CaptureBackend {
     ///   - ignoresCancellation: captures (and finishes) take their delay even when cancelled.
     ///   - finishDelay: how long each `finish` takes.
     ///   - files: the extensions of each exposure's files (["JPG", "CR2"] for RAW+JPEG).
+    ///   - partial: the capture with that number (from 1) delivers only its first file, with
+    ///     this failure for the rest, as a rig where one camera failed.
     public init(prepareFailure: ShutterError? = nil, captureDelay: Duration = .zero,
                 captureFailures: [Int: ShutterError] = [:], ignoresCancellation: Bool = false, probe: OverlapProbe? = nil,
-                finishDelay: Duration = .zero, files: [String] = ["JPG"]) {
+                finishDelay: Duration = .zero, files: [String] = ["JPG"], partial: [Int: ShutterError] = [:]) {
+        self.partial = partial
         self.probe = probe
         self.finishDelay = finishDelay
         self.files = files
@@ -145,7 +149,12 @@ public final class ScriptedBackend: CaptureBackend {
         defer { leave(.capture) }
         try await wait(captureDelay)
         if let failure = captureFailures[number] { throw failure }
-        return Self.photo(number, extensions: files)
+        var photo = Self.photo(number, extensions: files)
+        if let missing = partial[number] {
+            photo.files = Array(photo.files.prefix(1))
+            photo.missing = missing
+        }
+        return photo
     }
 
     public func finish(_ photo: CapturedPhoto, stored: Bool) async {

@@ -132,6 +132,7 @@ public final class FilesSink: PhotoSink {
         for file in photo.files {
             values.name = file.stem
             values.fileExtension = file.fileExtension
+            values.camera = file.camera ?? context.camera
             // Tag in memory, before the first write: tagging costs no extra write.
             var chunks = [file.data]
             var sidecar: Data?

@@ -2,7 +2,8 @@ import Foundation
 import ShutterPipeKit
 import ShutterPipeSupport
 
-/// `shutterpipe cameras`: the cameras libgphoto2 sees, each opened briefly.
+/// `shutterpipe cameras`: the cameras libgphoto2 sees, each opened briefly, through a
+/// camera worker (this process loads no camera driver).
 struct CamerasCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cameras", abstract: "list the cameras libgphoto2 detects, with port, serial, battery, card space",
@@ -17,7 +18,17 @@ struct CamerasCommand: ParsableCommand {
     var port: [String] = []
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let (cameras, problem) = await GPhoto2Backend.listCameras(ports: port)
+        let worker = CameraWorker(name: "list", settingsFolder: GPhoto2Backend.defaultSettingsFolder, log: .discarding)
+        let reply: WorkerReply
+        do {
+            reply = try await worker.request(.list(ports: port))
+            await worker.stop()
+        } catch {
+            await worker.stop()
+            context.errors.printLine("shutterpipe cameras: \(error)")
+            return CommandContext.failure
+        }
+        guard case .cameras(let cameras, let problem) = reply else { return CommandContext.failure }
         if let problem { context.errors.printLine("shutterpipe cameras: \(problem)") }
         guard !cameras.isEmpty else {
             context.output.printLine("No camera detected. Connect one by USB, switch it on and to PTP mode; for a network camera, pass --port ptpip:HOST:PORT:PORT.")

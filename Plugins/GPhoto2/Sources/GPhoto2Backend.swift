@@ -1,374 +1,245 @@
-import CGPhoto2
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 import Foundation
 import ShutterPipeKit
 import ShutterPipeSupport
 import Synchronization
 
-/// A capture backend for tethered cameras through libgphoto2.
+/// A capture backend for tethered cameras through libgphoto2: one camera, or several
+/// fired together by each capture (`cameras:`).
 ///
-/// Every libgphoto2 call runs on one thread of its own (a ``BlockingQueue``), which also
-/// serialises access to the camera: libgphoto2 is not thread-safe. The coordinator's
-/// deadlines bound every call, so a capture never hangs a session.
+/// Each camera's libgphoto2 runs in a worker process of its own (``CameraWorker``); this
+/// process loads no camera driver. A worker that crashes or hangs is killed and started
+/// again, the shot in flight is answered, and the session goes on. Photo bytes come from
+/// the workers as in-memory files mapped here, never copied on the way.
 public final class GPhoto2Backend: CaptureBackend {
     /// The type name in configs.
     public static let typeName = "gphoto2"
 
-    /// The options of the `gphoto2` backend.
-    public struct Options: Sendable, Equatable {
-        /// Choose the camera by model name (as `shutterpipe cameras` shows it).
-        public var model: String?
-        /// Choose the camera by port: `usb:001,004`, `ptpip:127.0.0.1:15740:15740`.
-        public var port: String?
-        /// Choose the camera by serial number.
-        public var serial: String?
-        /// Settings to apply on enter, by key (`iso`, `shutterspeed`, `aperture`,
-        /// `imageformat`, `capturetarget`, or any libgphoto2 setting name).
-        public var settings: [String: String] = [:]
-        /// Keep photos on the card after every sink stored them.
-        public var keepOnCamera = false
-        /// How often to look for shots taken with the camera's own button.
-        public var eventPollInterval: Duration = .milliseconds(250)
-        /// The longest wait between reconnection attempts.
-        public var reconnectBackoffLimit: Duration = .seconds(5)
-
-        /// The defaults.
-        public init() {}
-    }
-
-    /// Registers the `gphoto2` type.
+    /// Registers the `gphoto2` type and the `cameras` command.
     public static func register(in registry: PluginRegistry) throws {
-        try registry.registerBackend(typeName, summary: "tethered cameras through libgphoto2: capture, download, settings, reconnection") { options, environment in
+        try registry.registerBackend(typeName, summary: "tethered cameras through libgphoto2, one or several, each in a worker process: capture, download, settings, reconnection") { options, environment in
             GPhoto2Backend(options: try Options(options), log: environment.log)
         }
         try registry.registerCommand(CamerasCommand.self)
     }
 
     private struct State {
-        var camera: GPhotoCamera?
-        var identity: (model: String, port: String, serial: String?)?
         var context: BackendContext?
-        var poller: Task<Void, Never>?
-        var reconnector: Task<Void, Never>?
-        var reconnecting = false
-        var connecting: Task<Void, any Error>?
-        var outageStarted: ContinuousClock.Instant?
-        var lastStatus: (status: CameraStatus, time: ContinuousClock.Instant)?
+        var identities: [String: CameraIdentity] = [:]
+        var statuses: (cameras: [CameraStatus], time: ContinuousClock.Instant)?
+        var inPhotoMode = false
     }
 
     private let options: Options
     private let log: Logger
-    private let queue = BlockingQueue(label: "shutterpipe.gphoto2")
-    /// Touched only on `queue`'s thread (camera) or under its lock (the rest).
+    private let selections: [CameraSelection]
     private let state = Mutex(State())
-    private let cameraBox = CameraBox()
+    /// One per camera, made on first use, kept between photo-mode sessions.
+    private let workers: [CameraWorker]
 
-    /// Creates a backend.
+    /// Creates a backend. Nothing starts until ``prepare(_:)``.
     public init(options: Options, log: Logger = .discarding) {
         self.options = options
         self.log = log
+        selections = options.selections
+        let folder = options.settingsFolder ?? Self.defaultSettingsFolder
+        workers = selections.map { CameraWorker(name: $0.name, settingsFolder: folder, log: log) }
+        // Now that self exists, the workers report to it.
+        for (index, selection) in selections.enumerated() {
+            workers[index].connect(onEvent: { [weak self] event, descriptors in self?.handle(event, descriptors, from: selection.name) ?? descriptors.forEach { _ = close($0) } },
+                                   onRestart: { [weak self] in self?.reopen(selection) })
+        }
     }
 
-    deinit {
-        state.withLock { $0.poller?.cancel(); $0.reconnector?.cancel() }
-    }
+    /// Whether this backend drives several cameras (file names then carry `{camera}`).
+    private var isRig: Bool { selections.count > 1 }
 
-    /// The camera's model, once it has been opened.
+    /// The camera's model once opened; with several cameras, their names.
     public var cameraName: String {
-        get async { state.withLock { $0.identity?.model } ?? options.model ?? "camera" }
+        get async {
+            if isRig { return selections.map(\.name).joined(separator: ", ") }
+            return state.withLock { $0.identities[selections[0].name]?.model } ?? options.model ?? "camera"
+        }
     }
 
     // MARK: Photo mode
 
-    /// Opens the camera, checks that it can capture, and applies the settings.
+    /// Opens every camera (each in its worker), checks it can capture, applies settings.
     public func prepare(_ context: BackendContext) async throws {
         state.withLock { $0.context = context }
-        try await connect()
-        startPolling()
-    }
-
-    /// Takes a picture and downloads every file of the exposure.
-    public func capture() async throws -> CapturedPhoto {
-        if !cameraBox.isOpen(on: queue) {
-            // During an outage: one immediate attempt, so a camera that is back is used now.
-            do { try await connect(unlessOpen: true) } catch {
-                throw ShutterError(.cameraFailure, "the camera is not connected; shutterpipe keeps trying to reconnect",
-                                   fix: "check the cable and that the camera is on and awake")
+        let ids = zip(workers, selections).map { worker, selection in (worker, selection, worker.send(openRequest(selection, keepTrying: false))) }
+        var failures: [(String, ShutterError)] = []
+        for (worker, selection, id) in ids {
+            do {
+                let (reply, descriptors) = try await worker.reply(to: id)
+                descriptors.forEach { _ = close($0) }
+                switch reply {
+                case .opened(let identity): opened(identity, as: selection.name)
+                case .failed(let failure): failures.append((selection.name, failure.error))
+                default: failures.append((selection.name, ShutterError(.cameraFailure, "unexpected answer to opening: \(reply)")))
+                }
+            } catch {
+                failures.append((selection.name, ShutterError.wrapping(error, as: .cameraFailure)))
             }
         }
-        let box = cameraBox
-        let queue = self.queue
-        let call = CallInFlight()
-        // libgphoto2 cannot be interrupted: on cancellation (the coordinator's deadline, or
-        // shutdown), stop waiting for it at once; if it is still running a second later,
-        // break the connection under it so its thread is free again (StuckCallBreaker).
-        let result: Result<CapturedPhoto, GPhotoFailure> = try await withTaskCancellationHandler {
-            try await abandoningOnCancel { try await queue.run { () throws -> Result<CapturedPhoto, GPhotoFailure> in
-                call.start()
-                defer { call.finish() }
-                return Result { () throws(GPhotoFailure) -> CapturedPhoto in
-                    guard let camera = box.camera else { throw GPhotoFailure(code: GP_ERROR_IO, operation: "capturing", detail: "camera closed") }
-                    let paths = try camera.capture()
-                    let files = try paths.map { path throws(GPhotoFailure) in CapturedFile(name: path.name, data: try camera.download(path)) }
-                    return CapturedPhoto(files: files, camera: camera.model, backendReference: Self.reference(paths))
+        guard failures.isEmpty else {
+            for worker in workers { _ = try? await worker.request(.close) }
+            throw Self.combined(failures, rig: isRig)
+        }
+        state.withLock { $0.inPhotoMode = true }
+    }
+
+    /// Fires every camera at once and downloads every file of every exposure.
+    public func capture() async throws -> CapturedPhoto {
+        let fired = workers.map { ($0, $0.send(.capture)) }  // every worker gets the order before any answer is awaited
+        var files: [CapturedFile] = []
+        var taken: [(String, CardPath)] = []
+        var failures: [(String, ShutterError)] = []
+        var model = selections[0].name
+        for (worker, id) in fired {
+            do {
+                let (reply, descriptors) = try await worker.reply(to: id)
+                defer { descriptors.forEach { _ = close($0) } }
+                switch reply {
+                case .captured(let captured, _, _):
+                    for (file, descriptor) in zip(captured, descriptors) {
+                        files.append(CapturedFile(name: file.path.name, data: try SharedBytes.map(descriptor), camera: isRig ? worker.name : nil))
+                        taken.append((worker.name, file.path))
+                    }
+                    model = state.withLock { $0.identities[worker.name]?.model } ?? model
+                case .failed(let failure): failures.append((worker.name, failure.error))
+                default: failures.append((worker.name, ShutterError(.cameraFailure, "unexpected answer to a capture: \(reply)")))
                 }
-            } }
-        } onCancel: { [weak self] in
-            Task.detached { await self?.breakIfStuck(call) }
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                failures.append((worker.name, ShutterError.wrapping(error, as: .cameraFailure)))
+            }
         }
-        switch result {
-        case .success(let photo): return photo
-        case .failure(let failure): throw await failed(failure, while: "capture")
-        }
+        if files.isEmpty { throw Self.combined(failures, rig: isRig) }
+        return CapturedPhoto(files: files, camera: isRig ? selections.map(\.name).joined(separator: ", ") : model,
+                             backendReference: Self.reference(taken),
+                             missing: failures.isEmpty ? nil : Self.combined(failures, rig: true))
     }
 
-    /// After a cancelled capture: if libgphoto2 still has not returned a second later, cuts
-    /// the camera's connection so the call fails, then reconnects.
-    private func breakIfStuck(_ call: CallInFlight) async {
-        try? await Task.sleep(for: .seconds(1))
-        guard call.isRunning, let port = state.withLock({ $0.identity?.port }) ?? options.port else { return }
-        let broken = StuckCallBreaker.breakConnections(to: port)
-        guard broken > 0 else {
-            log.warning("a capture libgphoto2 did not return from is still holding the camera at \(port); unplug and re-plug the camera to free it")
-            return
-        }
-        log.warning("a capture the camera never finished held libgphoto2; cut the connection to \(port) to free it; reconnecting",
-                    [("event", "cameraStuck")])
-        let box = cameraBox
-        await queue.run { box.close() }
-        startReconnecting()
-    }
-
-    /// Deletes the photo's files from the card once every sink has stored them, unless
-    /// `keepOnCamera` is set. A photo not stored everywhere stays on the card.
+    /// Deletes the photo's files from the cards once it is archived, unless
+    /// `keepOnCamera`. A photo not archived stays on the cards.
     public func finish(_ photo: CapturedPhoto, stored: Bool) async {
-        guard stored, !options.keepOnCamera, let reference = photo.backendReference else {
+        guard let reference = photo.backendReference else { return }
+        let byCamera = Dictionary(grouping: Self.paths(reference), by: \.0).mapValues { $0.map(\.1) }
+        guard stored, !options.keepOnCamera else {
             // Why is the coordinator's to say (a sink's failure is logged as an error; a
             // pipeline without an archival sink is announced at start): here, only where.
             if !stored { log.info("\(photo.files.map(\.name).joined(separator: ", ")) kept on the camera card: not archived") }
             return
         }
-        let paths = Self.paths(reference)
-        let box = cameraBox
-        let failure: GPhotoFailure? = await queue.run {
-            do {
-                for path in paths { try box.camera?.delete(path) }
-                return nil
-            } catch { return error as? GPhotoFailure }
+        for worker in workers {
+            guard let paths = byCamera[worker.name] else { continue }
+            do { _ = try await worker.request(.delete(paths)) } catch {
+                log.warning("\(error)", [("camera", worker.name)])
+            }
         }
-        if let failure { log.warning("could not delete the shot from the card: \(failure)") }
     }
 
-    /// Stops polling and releases the camera.
+    /// Releases every camera; the workers stay, ready for the next enter.
     public func stop() async {
-        let tasks = state.withLock { state -> [Task<Void, Never>] in
-            defer { state.poller = nil; state.reconnector = nil; state.reconnecting = false; state.context = nil }
-            return [state.poller, state.reconnector].compactMap { $0 }
-        }
-        tasks.forEach { $0.cancel() }
-        let box = cameraBox
-        await queue.run { box.close() }
+        state.withLock { $0.inPhotoMode = false; $0.context = nil; $0.statuses = nil }
+        for worker in workers { _ = try? await worker.request(.close) }
     }
 
-    /// Battery and free card space, read between shots (cached for a few seconds so
-    /// status displays never wait for the camera).
-    public func status() async -> CameraStatus? {
-        if let cached = state.withLock({ state -> CameraStatus? in
-            guard let last = state.lastStatus, ContinuousClock.now - last.time < .seconds(5) else { return nil }
-            return last.status
+    /// Battery and free card space per camera, read between shots (cached for a few
+    /// seconds so status displays never wait for a camera).
+    public func status() async -> [CameraStatus] {
+        if let cached = state.withLock({ state -> [CameraStatus]? in
+            guard let last = state.statuses, ContinuousClock.now - last.time < .seconds(5) else { return nil }
+            return last.cameras
         }) { return cached }
-        let box = cameraBox
-        let status: CameraStatus? = await queue.run {
-            guard let camera = box.camera else { return nil }
-            return CameraStatus(battery: (try? camera.setting("batterylevel"))?.value, freeCardBytes: camera.freeBytes())
+        var cameras: [CameraStatus] = []
+        for worker in workers {
+            guard case .status(let battery, let free, let connected)? = try? await worker.request(.status) else { continue }
+            cameras.append(CameraStatus(name: isRig ? worker.name : nil, battery: battery, freeCardBytes: free, connected: connected))
         }
-        state.withLock { $0.lastStatus = status.map { ($0, ContinuousClock.now) } }
-        return status
+        state.withLock { $0.statuses = (cameras, .now) }
+        return cameras
     }
 
-    // MARK: Connecting
+    // MARK: Workers
 
-    /// Opens the camera (closing one already open). With `unlessOpen`, a camera that
-    /// another caller opened meanwhile (the reconnector and a capture racing) is kept.
-    private func connect(unlessOpen: Bool = false) async throws {
-        // One attempt at a time: a capture during an outage joins the reconnector's attempt
-        // rather than queueing another (each can take seconds against a confused camera).
-        let attempt = state.withLock { state -> (Task<Void, any Error>, Bool) in
-            if unlessOpen, let running = state.connecting { return (running, false) }
-            let task = Task { try await self.openCamera(unlessOpen: unlessOpen) }
-            state.connecting = task
-            return (task, true)
-        }
-        defer { if attempt.1 { state.withLock { $0.connecting = nil } } }
-        try await attempt.0.value
+    private func openRequest(_ selection: CameraSelection, keepTrying: Bool) -> WorkerRequest {
+        .open(selection, pollMilliseconds: Int(options.eventPollInterval.milliseconds),
+              reconnectLimitMilliseconds: Int(options.reconnectBackoffLimit.milliseconds), keepTrying: keepTrying)
     }
 
-    private func openCamera(unlessOpen: Bool) async throws {
-        let options = self.options
-        let known = state.withLock { $0.identity }
-        let box = cameraBox
-        let log = self.log
-        let result: Result<(String, String, String?)?, ShutterError> = await queue.run {
-            Result { () throws(ShutterError) -> (String, String, String?)? in
-                if unlessOpen && box.camera != nil { return nil }
-                if box.camera != nil { box.close() }
-                let (model, port) = try Self.select(options, known: known)
-                let camera: GPhotoCamera
-                do throws(GPhotoFailure) { camera = try GPhotoCamera(model: model, port: port) } catch { throw Self.openError(error, model: model, port: port) }
-                let serial = camera.serialNumber()
-                if let wanted = options.serial ?? known?.serial, let serial, serial != wanted {
-                    camera.close()
-                    throw ShutterError(.noCamera, "the camera at \(port) has serial \(serial), not \(wanted)",
-                                       fix: "connect the camera with serial \(wanted), or change 'serial'")
-                }
-                guard camera.canCapture() else {
-                    camera.close()
-                    throw ShutterError(.cameraFailure, "\(model) cannot capture through libgphoto2 (its driver has no remote capture)")
-                }
-                try Self.apply(options.settings, to: camera, log: log)
-                box.camera = camera
-                box.didOpen()
-                return (model, port, serial)
+    private func opened(_ identity: CameraIdentity, as name: String) {
+        state.withLock { $0.identities[name] = identity }
+        log.info("opened \(identity.model) at \(identity.port)\(identity.serial.map { ", serial \($0)" } ?? "")\(isRig ? " as '\(name)'" : "")",
+                 [("camera", name)])
+    }
+
+    /// After a worker was restarted: opens its camera again if photo mode is on, as the
+    /// first request the new worker gets; if the camera is not there yet, the worker keeps
+    /// trying by itself.
+    private func reopen(_ selection: CameraSelection) {
+        guard state.withLock({ $0.inPhotoMode }), let worker = workers.first(where: { $0.name == selection.name }) else { return }
+        let id = worker.send(openRequest(selection, keepTrying: true))
+        Task {
+            guard let (reply, descriptors) = try? await worker.reply(to: id) else { return }
+            descriptors.forEach { _ = close($0) }
+            if case .opened(let identity) = reply { self.opened(identity, as: selection.name) }
+        }
+    }
+
+    private func handle(_ event: WorkerEvent, _ descriptors: [Int32], from camera: String) {
+        defer { descriptors.forEach { _ = close($0) } }
+        switch event {
+        case .cameraShot(let shot):
+            guard let context = state.withLock({ $0.context }) else { return }
+            let files = zip(shot, descriptors).compactMap { file, descriptor in
+                (try? SharedBytes.map(descriptor)).map { CapturedFile(name: file.path.name, data: $0, camera: isRig ? camera : nil) }
             }
-        }
-        switch result {
-        case .success(nil):
-            return
-        case .success(let (model, port, serial)?):
-            let outage = state.withLock { state -> Duration? in
-                state.identity = (model, port, serial)
-                defer { state.outageStarted = nil }
-                return state.outageStarted.map { ContinuousClock.now - $0 }
-            }
-            if let outage {
-                log.info("camera \(model) back at \(port) after \(formatDuration(outage))", [("event", "cameraRecovered"), ("outageMs", String(format: "%.0f", outage.milliseconds))])
-            } else {
-                log.info("opened \(model) at \(port)\(serial.map { ", serial \($0)" } ?? "")")
-            }
-        case .failure(let error):
-            throw error
+            guard !files.isEmpty else { return }
+            log.info("shot taken on the camera: \(files.map(\.name).joined(separator: ", "))", [("camera", camera)])
+            let model = state.withLock { $0.identities[camera]?.model } ?? camera
+            context.deliver(CapturedPhoto(files: files, camera: isRig ? camera : model, backendReference: Self.reference(shot.map { (camera, $0.path) })))
+        case .lost(let reason):
+            state.withLock { $0.statuses = nil }
+            log.warning("camera connection lost\(isRig ? " ('\(camera)')" : ""); reconnecting", [("event", "cameraLost"), ("camera", camera), ("reason", reason)])
+        case .recovered(let identity, let outage):
+            state.withLock { $0.identities[camera] = identity; $0.statuses = nil }
+            log.info("camera \(identity.model) back at \(identity.port) after \(formatDuration(.milliseconds(Int64(outage))))",
+                     [("event", "cameraRecovered"), ("camera", camera), ("outageMs", String(format: "%.0f", outage))])
+        case .log(let level, let message):
+            log.log(LogLevel(rawValue: level) ?? .info, message, [("camera", camera), ("source", "worker")])
         }
     }
 
-    /// Turns a failure into the answer's cause; a lost connection starts supervision.
-    private func failed(_ failure: GPhotoFailure, while action: String) async -> ShutterError {
-        let text = "\(failure)"
-        // libgphoto2 reports a full card as GP_ERROR_NO_SPACE, or on PTP as "Out of memory
-        // (Camera memorycard ran full during capture.)".
-        if failure.code == GP_ERROR_NO_SPACE || text.localizedCaseInsensitiveContains("store full")
-            || text.localizedCaseInsensitiveContains("ran full") {
-            return ShutterError(.storageUnavailable, "the camera's card is full (\(text))", fix: "free space on the card or change it")
-        }
-        let box = cameraBox
-        let lost = failure.lostConnection ? true : await queue.run { !(box.camera?.responds() ?? false) }
-        if lost {
-            await queue.run { box.close() }
-            startReconnecting()
-            return ShutterError(.cameraFailure, "the camera went away during \(action): \(text)",
-                                fix: "check the cable and that the camera is awake; shutterpipe reconnects when it is back")
-        }
-        return ShutterError(.cameraFailure, "\(action) failed: \(text)")
+    // MARK: Helpers
+
+    static var defaultSettingsFolder: String {
+        let environment = ProcessInfo.processInfo.environment
+        let state = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? PluginOptions.expandingTilde("~/.local/state")
+        return "\(state)/shutterpipe/cameras"
     }
 
-    // MARK: Supervision
-
-    private func startReconnecting() {
-        let shouldStart = state.withLock { state -> Bool in
-            if state.outageStarted == nil { state.outageStarted = .now }
-            guard !state.reconnecting, state.context != nil else { return false }
-            state.reconnecting = true  // decided under the lock: two failures start one reconnector
-            return true
-        }
-        guard shouldStart else { return }
-        log.warning("camera connection lost; reconnecting", [("event", "cameraLost")])
-        let limit = options.reconnectBackoffLimit
-        let task = Task { [weak self] in
-            var delay = Duration.milliseconds(200)
-            while !Task.isCancelled {
-                try? await Task.sleep(for: delay)
-                guard let self, !Task.isCancelled else { return }
-                if self.cameraBox.isOpen(on: nil) { break }
-                do {
-                    try await self.connect(unlessOpen: true)
-                    break
-                } catch {
-                    delay = min(delay * 2, limit)
-                }
-            }
-            self?.state.withLock { $0.reconnector = nil; $0.reconnecting = false }
-        }
-        state.withLock { $0.reconnector = task }
+    /// One failure, or several naming their cameras.
+    static func combined(_ failures: [(String, ShutterError)], rig: Bool) -> ShutterError {
+        guard rig || failures.count != 1 else { return failures[0].1 }
+        let first = failures.first?.1 ?? ShutterError(.cameraFailure, "no camera answered")
+        let text = failures.map { "camera '\($0.0)': \($0.1.message)" }.joined(separator: "; ")
+        return ShutterError(first.cause, text, fix: first.fix)
     }
 
-    /// Looks for shots taken with the camera's own button and hands them over.
-    private func startPolling() {
-        let interval = options.eventPollInterval
-        let task = Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                guard let self, !Task.isCancelled else { return }
-                await self.pollOnce()
-            }
-        }
-        state.withLock { $0.poller?.cancel(); $0.poller = task }
+    static func reference(_ paths: [(String, CardPath)]) -> String {
+        paths.map { "\($0.0)\t\($0.1.folder)/\($0.1.name)" }.joined(separator: "\n")
     }
 
-    private func pollOnce() async {
-        let box = cameraBox
-        let found: Result<[CapturedPhoto], GPhotoFailure> = await queue.run {
-            Result { () throws(GPhotoFailure) -> [CapturedPhoto] in
-                guard let camera = box.camera else { return [] }
-                var photos: [CapturedPhoto] = []
-                for _ in 0..<8 {
-                    guard let event = try camera.nextEvent(timeoutMilliseconds: 10) else { break }
-                    if case .fileAdded(let path) = event {
-                        photos.append(CapturedPhoto(files: [CapturedFile(name: path.name, data: try camera.download(path))],
-                                                    camera: camera.model, backendReference: Self.reference([path])))
-                    }
-                }
-                return photos
-            }
-        }
-        switch found {
-        case .success(let photos):
-            guard !photos.isEmpty, let context = state.withLock({ $0.context }) else { return }
-            for photo in photos {
-                log.info("shot taken on the camera: \(photo.files.map(\.name).joined(separator: ", "))")
-                context.deliver(photo)
-            }
-        case .failure(let failure):
-            if failure.lostConnection { _ = await failed(failure, while: "waiting for camera events") }
+    static func paths(_ reference: String) -> [(String, CardPath)] {
+        reference.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: "\t", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let slash = parts[1].lastIndex(of: "/") else { return nil }
+            return (parts[0], CardPath(folder: String(parts[1][..<slash]), name: String(parts[1][parts[1].index(after: slash)...])))
         }
     }
-
-    // MARK: References
-
-    static func reference(_ paths: [GPhotoCamera.CameraPath]) -> String {
-        paths.map { "\($0.folder)/\($0.name)" }.joined(separator: "\n")
-    }
-
-    static func paths(_ reference: String) -> [GPhotoCamera.CameraPath] {
-        reference.split(separator: "\n").map { line in
-            let text = String(line)
-            let slash = text.lastIndex(of: "/") ?? text.startIndex
-            return GPhotoCamera.CameraPath(folder: String(text[..<slash]), name: String(text[text.index(after: slash)...]))
-        }
-    }
-}
-
-/// The open camera, confined to the backend's queue thread: it is read and written only
-/// inside `queue.run` closures, which run one at a time on that one thread.
-private final class CameraBox: @unchecked Sendable {
-    var camera: GPhotoCamera?
-    private let open = Atomic<Bool>(false)
-
-    func close() {
-        camera?.close()
-        camera = nil
-        open.store(false, ordering: .releasing)
-    }
-
-    /// Whether a camera is open, readable from any thread.
-    func isOpen(on _: BlockingQueue?) -> Bool { open.load(ordering: .acquiring) }
-
-    func didOpen() { open.store(true, ordering: .releasing) }
 }

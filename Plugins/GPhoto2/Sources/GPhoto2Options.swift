@@ -1,18 +1,82 @@
 import ShutterPipeKit
 
+extension GPhoto2Backend {
+    /// The options of the `gphoto2` backend.
+    public struct Options: Sendable, Equatable {
+        /// Choose the camera by model name (as `shutterpipe cameras` shows it).
+        public var model: String?
+        /// Choose the camera by port: `usb:001,004`, `ptpip:127.0.0.1:15740:15740`.
+        public var port: String?
+        /// Choose the camera by serial number.
+        public var serial: String?
+        /// Settings to apply on enter, by key (`iso`, `shutterspeed`, `aperture`,
+        /// `imageformat`, `capturetarget`, or any libgphoto2 setting name).
+        public var settings: [String: String] = [:]
+        /// Several cameras, each with a name, fired together by one capture. Instead of
+        /// the single-camera keys above.
+        public var cameras: [CameraSelection] = []
+        /// Keep photos on the card after every sink stored them.
+        public var keepOnCamera = false
+        /// How often to look for shots taken with the camera's own button.
+        public var eventPollInterval: Duration = .milliseconds(250)
+        /// The longest wait between reconnection attempts.
+        public var reconnectBackoffLimit: Duration = .seconds(5)
+        /// Where each camera's worker keeps libgphoto2's settings (a folder per camera
+        /// inside); `nil`: `$XDG_STATE_HOME/shutterpipe/cameras`, else
+        /// `~/.local/state/shutterpipe/cameras`.
+        public var settingsFolder: String?
+
+        /// The defaults.
+        public init() {}
+
+        /// The cameras to drive: the `cameras:` list, or one camera from the single keys.
+        public var selections: [CameraSelection] {
+            cameras.isEmpty ? [CameraSelection(name: "camera", model: model, port: port, serial: serial, settings: settings)] : cameras
+        }
+    }
+}
+
 extension GPhoto2Backend.Options {
     /// Reads the options of a `gphoto2` backend.
     public init(_ options: PluginOptions) throws {
         self.init()
         model = try options.string("model")
-        port = try options.string("port")
+        port = try Self.port(options)
         serial = try options.string("serial")
-        if let port, !(port.hasPrefix("usb:") || port.hasPrefix("ptpip:") || port.hasPrefix("serial:") || port.hasPrefix("ip:")) {
-            throw options.error("'port' must look like usb:001,004 or ptpip:127.0.0.1:15740:15740; got '\(port)'", key: "port")
-        }
         for (key, value, _) in try options.stringMap("settings") { settings[key] = value }
         keepOnCamera = try options.bool("keepOnCamera", default: keepOnCamera)
         eventPollInterval = try options.duration("eventPollInterval", default: eventPollInterval)
         reconnectBackoffLimit = try options.duration("reconnectBackoffLimit", default: reconnectBackoffLimit)
+        settingsFolder = try options.path("settingsFolder")
+        guard let list = try options.node("cameras") else { return }
+        guard model == nil && port == nil && serial == nil && settings.isEmpty else {
+            throw options.error("give either 'cameras' (a list) or the single-camera keys 'model', 'port', 'serial' and 'settings', not both", key: "cameras")
+        }
+        guard case .sequence(let items) = list.value, !items.isEmpty else {
+            throw options.error("'cameras' must be a list of cameras, such as '- {name: left, port: usb:001,004}'", key: "cameras")
+        }
+        for (index, item) in items.enumerated() {
+            let entry = try PluginOptions(item, owner: "\(options.owner) camera \(index + 1)")
+            let name = try entry.requiredString("name")
+            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                throw entry.error("'name' must be letters, digits, - or _ (it goes into file names as {camera}); got '\(name)'", key: "name")
+            }
+            guard !cameras.contains(where: { $0.name == name }) else { throw entry.error("the camera name '\(name)' is used twice", key: "name") }
+            var selection = CameraSelection(name: name, model: try entry.string("model"), port: try Self.port(entry), serial: try entry.string("serial"))
+            for (key, value, _) in try entry.stringMap("settings") { selection.settings[key] = value }
+            if items.count > 1 && selection.port == nil && selection.serial == nil {
+                throw entry.error("camera '\(name)' needs a 'port' or a 'serial': with several cameras, each must say which one it is", key: "name")
+            }
+            try entry.rejectUnknownKeys()
+            cameras.append(selection)
+        }
+    }
+
+    private static func port(_ options: PluginOptions) throws -> String? {
+        guard let port = try options.string("port") else { return nil }
+        guard port.hasPrefix("usb:") || port.hasPrefix("ptpip:") || port.hasPrefix("serial:") || port.hasPrefix("ip:") else {
+            throw options.error("'port' must look like usb:001,004 or ptpip:127.0.0.1:15740:15740; got '\(port)'", key: "port")
+        }
+        return port
     }
 }

@@ -22,7 +22,11 @@ import Synchronization
 ///    `enteredPhotoMode` without preparing again.
 /// 5. **Capture** takes one photo and hands it to every sink. It answers `photoSuccess`
 ///    only after every sink has stored it durably, else `photoFailed` with the first
-///    failure's cause; the remaining sinks still get the photo.
+///    failure's cause; the remaining sinks still get the photo. With several cameras,
+///    one capture fires them all and is still one event with one answer: `photoSuccess`
+///    with every camera's files once all are stored; when some cameras failed, the files
+///    of the others are stored all the same and the answer is `photoFailed` naming the
+///    cameras that failed (`CapturedPhoto.missing`).
 /// 6. **Capture outside photo mode** enters first when
 ///    ``CoordinatorSettings/autoEnter`` is on (the default); if entering fails, the
 ///    capture answers `photoFailed` with that cause. With it off, the answer is
@@ -232,8 +236,9 @@ public actor ShutterCoordinator {
         pending.begin(Task {
             let storeStarted = ContinuousClock.now
             let outcome = await self.chain.store(photo, context: context)
-            var stored = ShutterAnswer(request: request, state: outcome.failure == nil ? .photoSuccess : .photoFailed,
-                                       failure: outcome.failure, stored: outcome.files, shotNumber: number, warnings: outcome.warnings)
+            let failure = photo.missing ?? outcome.failure
+            var stored = ShutterAnswer(request: request, state: failure == nil ? .photoSuccess : .photoFailed,
+                                       failure: failure, stored: outcome.files, shotNumber: number, warnings: outcome.warnings)
             stored.captureDuration = captureDuration
             stored.storeDuration = ContinuousClock.now - storeStarted
             stored.duration = ContinuousClock.now - started
@@ -248,8 +253,9 @@ public actor ShutterCoordinator {
         shotNumber += 1
         let context = ShotContext(session: session, shotNumber: shotNumber, captureTime: photo.captureTime, camera: photo.camera, trigger: "camera")
         let outcome = await chain.store(photo, context: context)
-        var answer = ShutterAnswer(request: TriggerEvent(.capture, origin: "camera button"), state: outcome.failure == nil ? .photoSuccess : .photoFailed,
-                                   failure: outcome.failure, stored: outcome.files, shotNumber: context.shotNumber, warnings: outcome.warnings)
+        let failure = photo.missing ?? outcome.failure
+        var answer = ShutterAnswer(request: TriggerEvent(.capture, origin: "camera button"), state: failure == nil ? .photoSuccess : .photoFailed,
+                                   failure: failure, stored: outcome.files, shotNumber: context.shotNumber, warnings: outcome.warnings)
         answer.duration = ContinuousClock.now - started
         answer.storeDuration = answer.duration
         status.record(answer, fromCamera: true)

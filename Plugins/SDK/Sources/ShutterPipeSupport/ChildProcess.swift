@@ -14,10 +14,10 @@ import Synchronization
 /// every way of waiting (``waitUntilExit()``, ``waitUntilExit(timeout:)``,
 /// ``exitStatus()``, ``onExit(_:)``) reads what it recorded.
 ///
-/// The child gets only its three standard descriptors (everything else is closed), the
-/// default SIGPIPE disposition and an empty signal mask, whatever the parent ignores or
-/// blocks; with `processGroup`, a group of its own, so ``signalGroup(_:)`` reaches
-/// whatever it starts too.
+/// The child gets only its three standard descriptors and those it is `passing`
+/// (everything else is closed), the default SIGPIPE disposition and an empty signal mask,
+/// whatever the parent ignores or blocks; with `processGroup`, a group of its own, so
+/// ``signalGroup(_:)`` reaches whatever it starts too.
 public final class ChildProcess: Sendable {
     /// Where a standard descriptor of the child goes.
     public enum Redirection: Sendable, Equatable {
@@ -48,9 +48,10 @@ public final class ChildProcess: Sendable {
     ///   - environment: the whole environment; `nil` inherits this process's.
     ///   - directory: the working directory; `nil` keeps this process's.
     ///   - processGroup: puts the child in a process group of its own.
+    ///   - passing: descriptors the child gets as 3, 4, … (a socket to talk to it, say).
     public init(_ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
                 input: Redirection = .null, output: Redirection = .null, error: Redirection = .null,
-                processGroup: Bool = false) throws(SystemError) {
+                processGroup: Bool = false, passing: [Int32] = []) throws(SystemError) {
         guard let program = arguments.first, !program.isEmpty else { throw SystemError("start a program: none named", code: EINVAL) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -76,7 +77,17 @@ public final class ChildProcess: Sendable {
                 posix_spawn_file_actions_adddup2(&actions, child, descriptor)
             }
         }
-        shutterpipe_spawn_close_from(&actions, 3)
+        // Copies above every target number first, so that no dup2 overwrites a descriptor
+        // still to be passed.
+        var copies: [Int32] = []
+        defer { copies.forEach { _ = Glibc.close($0) } }
+        for descriptor in passing {
+            let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 3 + Int32(passing.count))
+            guard copy >= 0 else { throw SystemError("pass descriptor \(descriptor)") }
+            copies.append(copy)
+        }
+        for (index, copy) in copies.enumerated() { posix_spawn_file_actions_adddup2(&actions, copy, 3 + Int32(index)) }
+        shutterpipe_spawn_close_from(&actions, 3 + Int32(passing.count))
         if let directory { shutterpipe_spawn_chdir(&actions, directory) }
 
         var attributes = posix_spawnattr_t()

@@ -35,6 +35,11 @@ extension ChildProcess {
             }
         }
 
+        /// "SIGSEGV", or "signal 40" for one without a common name.
+        public static func name(ofSignal signal: Int32) -> String {
+            signalNames[signal] ?? "signal \(signal)"
+        }
+
         private static let signalNames: [Int32: String] = [
             SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGABRT: "SIGABRT", SIGBUS: "SIGBUS",
             SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV", SIGPIPE: "SIGPIPE", SIGALRM: "SIGALRM", SIGTERM: "SIGTERM",

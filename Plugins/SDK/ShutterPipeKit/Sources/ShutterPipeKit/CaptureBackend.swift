@@ -10,7 +10,10 @@
 /// - ``prepare(_:)`` runs on `enter`. Throw a ``ShutterError``: the coordinator answers
 ///   ``ShutterState/exitedOrUnableToEnter`` with its cause (``FailureCause/noCamera``,
 ///   ``FailureCause/permissionDenied``, …).
-/// - ``capture()`` takes one exposure and returns all its files. Throw a
+/// - ``capture()`` takes one exposure and returns all its files: with several cameras,
+///   every camera's, fired at the same moment. When some cameras failed and others
+///   delivered, return what came with ``CapturedPhoto/missing`` set: it is stored, and the
+///   answer is ``ShutterState/photoFailed`` naming the cameras that failed. Throw a
 ///   ``ShutterError``: the coordinator answers ``ShutterState/photoFailed`` with its cause
 ///   (``FailureCause/cameraFailure``, ``FailureCause/storageUnavailable`` for a full card,
 ///   …). The coordinator puts a deadline on it and cancels the task when it passes, so
@@ -41,9 +44,9 @@ public protocol CaptureBackend: Sendable {
     /// Leaves photo mode and releases the camera.
     func stop() async
 
-    /// What the camera reports about itself (battery, free card space), for status
-    /// displays; `nil` when unknown. Must return quickly and never fail.
-    func status() async -> CameraStatus?
+    /// What each camera reports about itself (battery, free card space), for status
+    /// displays; empty when unknown. Must return quickly and never fail.
+    func status() async -> [CameraStatus]
 }
 
 extension CaptureBackend {
@@ -51,20 +54,26 @@ extension CaptureBackend {
     public func finish(_ photo: CapturedPhoto, stored: Bool) async {}
 
     /// Unknown by default.
-    public func status() async -> CameraStatus? { nil }
+    public func status() async -> [CameraStatus] { [] }
 }
 
 /// What a camera reports about itself.
 public struct CameraStatus: Sendable, Equatable {
+    /// The camera's name in the config, when a backend drives several.
+    public var name: String?
     /// The battery level as the camera words it ("87%", "Full").
     public var battery: String?
     /// Free space on the camera's card, in bytes.
     public var freeCardBytes: Int64?
+    /// Whether the camera is connected now (`false` during an outage).
+    public var connected: Bool
 
     /// Creates a status.
-    public init(battery: String? = nil, freeCardBytes: Int64? = nil) {
+    public init(name: String? = nil, battery: String? = nil, freeCardBytes: Int64? = nil, connected: Bool = true) {
+        self.name = name
         self.battery = battery
         self.freeCardBytes = freeCardBytes
+        self.connected = connected
     }
 }
 

@@ -7,11 +7,15 @@ public struct CapturedFile: Sendable, Equatable {
     public var name: String
     /// The bytes, exactly as downloaded.
     public var data: Data
+    /// The camera that made this file, by its name in the config, when a backend drives
+    /// several (`{camera}` in file names then tells their files apart); `nil` for one.
+    public var camera: String?
 
     /// Creates a file.
-    public init(name: String, data: Data) {
+    public init(name: String, data: Data, camera: String? = nil) {
         self.name = name
         self.data = data
+        self.camera = camera
     }
 
     /// The camera name's stem: "IMG_0042" for "IMG_0042.CR2".
@@ -42,13 +46,19 @@ public struct CapturedPhoto: Sendable, Equatable {
     /// A value the backend may use to find this photo on the camera again in
     /// ``CaptureBackend/finish(_:stored:)`` (for example to delete it from the card).
     public var backendReference: String?
+    /// Set when only part of the exposure came (a rig where one camera of several failed):
+    /// the files hold what did come, the sinks store them, and the capture is answered
+    /// ``ShutterState/photoFailed`` with this failure, which names what is missing.
+    public var missing: ShutterError?
 
     /// Creates a photo.
-    public init(files: [CapturedFile], camera: String, captureTime: Date = Date(), backendReference: String? = nil) {
+    public init(files: [CapturedFile], camera: String, captureTime: Date = Date(), backendReference: String? = nil,
+                missing: ShutterError? = nil) {
         self.files = files
         self.camera = camera
         self.captureTime = captureTime
         self.backendReference = backendReference
+        self.missing = missing
     }
 }
 

@@ -24,7 +24,8 @@ public enum PluginEntry {
     /// The ABI revision the plugin was built against, compiled into the plugin. Revision
     /// history: 1, the first; 2, `PhotoSink.begin()`, `observe(_:)` and `end()`; 3, the
     /// contract alone (helpers and the coordinator left the library), `PhotoSink.role`,
-    /// `StoredFile.cameraFile`, commands in the registry.
+    /// `StoredFile.cameraFile`, commands in the registry, several cameras per backend
+    /// (`CapturedFile.camera`, `CapturedPhoto.missing`, `status()` per camera).
     @_alwaysEmitIntoClient
     public static var abi: Int32 { 3 }
 

@@ -2,7 +2,7 @@
 //
 // glibc declares them only under _GNU_SOURCE, which a header Swift imports must not
 // define (it changes glibc's struct layouts against the SwiftGlibc module), so they are
-// wrapped in spawn.c, which defines it for itself.
+// wrapped in support.c, which defines it for itself.
 #ifndef SHUTTERPIPE_SUPPORT_H
 #define SHUTTERPIPE_SUPPORT_H
 #include <spawn.h>
@@ -15,5 +15,22 @@ int shutterpipe_spawn_chdir(posix_spawn_file_actions_t *actions, const char *dir
 
 /// pipe2(O_CLOEXEC): a pipe whose ends no child inherits by accident.
 int shutterpipe_pipe_cloexec(int descriptors[2]);
+
+/// memfd_create(MFD_CLOEXEC): an anonymous file in memory, to hand bytes to another
+/// process without a copy.
+int shutterpipe_memfd(const char *name);
+
+/// socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC): two connected ends that keep each
+/// message whole.
+int shutterpipe_seqpacket_pair(int ends[2]);
+
+/// Sends one message with `count` descriptors attached (SCM_RIGHTS), MSG_NOSIGNAL.
+/// Returns the bytes sent, or -1 with errno.
+long shutterpipe_send_message(int socket, const void *bytes, unsigned long length, const int *descriptors, int count);
+
+/// Receives one message into `buffer` and up to `capacity` descriptors (close-on-exec).
+/// Returns the bytes received (0 at end of input), or -1 with errno; `received` is the
+/// number of descriptors that came; `truncated` is set when the message did not fit.
+long shutterpipe_receive_message(int socket, void *buffer, unsigned long length, int *descriptors, int capacity, int *received, int *truncated);
 
 #endif

@@ -1,7 +1,6 @@
 import CGPhoto2
 import Foundation
-import ShutterPipeKit
-import Synchronization
+import GPhoto2Backend
 
 /// A libgphoto2 call that failed: its result code, the call, and what libgphoto2 said.
 struct GPhotoFailure: Error, CustomStringConvertible {
@@ -25,10 +24,7 @@ struct GPhotoFailure: Error, CustomStringConvertible {
 /// `BlockingQueue` thread, which serialises access to the camera.
 final class GPhotoCamera {
     /// A file on the camera.
-    struct CameraPath: Equatable, Sendable {
-        var folder: String
-        var name: String
-    }
+    typealias CameraPath = CardPath
 
     /// A camera libgphoto2 detected.
     struct Detected: Sendable, Equatable {
@@ -38,9 +34,11 @@ final class GPhotoCamera {
 
     let model: String
     let port: String
-    private let context: OpaquePointer
-    private var camera: UnsafeMutablePointer<Camera>?
-    private let messages = ContextMessages()
+    let context: OpaquePointer
+    private(set) var camera: UnsafeMutablePointer<Camera>?
+    let messages = ContextMessages()
+    /// Files already handed out, so a sibling left on the card is never taken twice.
+    var seen: Set<String> = []
 
     /// Opens the camera `model` on `port` (for PTP/IP: model "PTP/IP Camera", port
     /// `ptpip:127.0.0.1:PORT:PORT`).
@@ -170,170 +168,20 @@ final class GPhotoCamera {
         return abilities.operations.rawValue & GP_OPERATION_CAPTURE_IMAGE.rawValue != 0
     }
 
-    // MARK: Settings
-
-    /// A configuration widget: its current value and its choices (for menus).
-    struct Setting: Sendable {
-        var name: String
-        var value: String
-        var choices: [String]
-        var readOnly: Bool
-    }
-
-    /// Reads the widget `name`, or `nil` when the camera has none by that name.
-    func setting(_ name: String) throws(GPhotoFailure) -> Setting? {
-        var window: OpaquePointer?
-        try check(gp_camera_get_config(camera, &window, context), "reading the camera settings")
-        defer { gp_widget_free(window) }
-        var widget: OpaquePointer?
-        guard gp_widget_get_child_by_name(window, name, &widget) == GP_OK, let widget else { return nil }
-        return Self.describe(widget, name: name)
-    }
-
-    /// Sets the widget `name` to `value` (one of its choices, for menus).
-    func set(_ name: String, to value: String) throws(GPhotoFailure) {
-        var window: OpaquePointer?
-        try check(gp_camera_get_config(camera, &window, context), "reading the camera settings")
-        defer { gp_widget_free(window) }
-        var widget: OpaquePointer?
-        try check(gp_widget_get_child_by_name(window, name, &widget), "finding setting '\(name)'")
-        try check(value.withCString { gp_widget_set_value(widget, $0) }, "setting '\(name)'")
-        try check(gp_camera_set_config(camera, window, context), "setting '\(name)' on the camera")
-    }
-
-    private static func describe(_ widget: OpaquePointer, name: String) -> Setting {
-        var type = CameraWidgetType(0)
-        gp_widget_get_type(widget, &type)
-        var readOnly: Int32 = 0
-        gp_widget_get_readonly(widget, &readOnly)
-        var value = ""
-        switch type {
-        case GP_WIDGET_TEXT, GP_WIDGET_RADIO, GP_WIDGET_MENU:
-            var text: UnsafePointer<CChar>?
-            gp_widget_get_value(widget, &text)
-            value = text.map { String(cString: $0) } ?? ""
-        case GP_WIDGET_RANGE:
-            var number: Float = 0
-            gp_widget_get_value(widget, &number)
-            value = String(number)
-        case GP_WIDGET_TOGGLE:
-            var number: Int32 = 0
-            gp_widget_get_value(widget, &number)
-            value = String(number)
-        default:
-            break
-        }
-        var choices: [String] = []
-        for index in 0..<max(0, gp_widget_count_choices(widget)) {
-            var choice: UnsafePointer<CChar>?
-            if gp_widget_get_choice(widget, index, &choice) == GP_OK, let choice { choices.append(String(cString: choice)) }
-        }
-        return Setting(name: name, value: value, choices: choices, readOnly: readOnly != 0)
-    }
-
-    // MARK: Capture and files
-
-    /// Files already handed out, so a sibling left on the card is never taken twice.
-    private var seen: Set<String> = []
-
-    /// Takes a picture and returns every file of the exposure.
-    ///
-    /// libgphoto2's generic PTP capture reports only the last file the camera announced;
-    /// the others (the RAW of a RAW+JPEG pair) are in the same folder with the same stem,
-    /// or arrive as FILE_ADDED events.
-    func capture() throws(GPhotoFailure) -> [CameraPath] {
-        var path = CameraFilePath()
-        try check(gp_camera_capture(camera, GP_CAPTURE_IMAGE, &path, context), "capturing")
-        let reported = Self.cameraPath(&path)
-        var paths: [CameraPath] = []
-        let stem = Self.stem(reported.name)
-        for name in (try? files(in: reported.folder)) ?? [] where name != reported.name && Self.stem(name) == stem {
-            let sibling = CameraPath(folder: reported.folder, name: name)
-            if !seen.contains("\(sibling.folder)/\(name)") { paths.append(sibling) }
-        }
-        paths.append(reported)
-        for _ in 0..<16 {
-            guard let event = try nextEvent(timeoutMilliseconds: 10) else { break }
-            if case .fileAdded(let added) = event, !paths.contains(added) { paths.append(added) }
-        }
-        for path in paths { seen.insert("\(path.folder)/\(path.name)") }
-        return paths
-    }
-
-    /// The file names in a camera folder.
-    func files(in folder: String) throws(GPhotoFailure) -> [String] {
-        var list: OpaquePointer?
-        try check(gp_list_new(&list), "listing \(folder)")
-        defer { gp_list_free(list) }
-        try check(gp_camera_folder_list_files(camera, folder, list, context), "listing \(folder)")
-        return (0..<max(0, gp_list_count(list))).compactMap { index in
-            var name: UnsafePointer<CChar>?
-            guard gp_list_get_name(list, index, &name) == GP_OK, let name else { return nil }
-            return String(cString: name)
-        }
-    }
-
-    private static func stem(_ name: String) -> String {
-        name.lastIndex(of: ".").map { String(name[..<$0]) } ?? name
-    }
-
-    /// What `wait_for_event` reported.
-    enum Event: Equatable {
-        case fileAdded(CameraPath)
-        case other
-    }
-
-    /// One event from the camera, or `nil` when there was none. (On PTP/IP this polls
-    /// once and returns at once whatever the timeout; callers loop against their own
-    /// deadline.)
-    func nextEvent(timeoutMilliseconds: Int32) throws(GPhotoFailure) -> Event? {
-        var type = GP_EVENT_UNKNOWN
-        var data: UnsafeMutableRawPointer?
-        try check(gp_camera_wait_for_event(camera, timeoutMilliseconds, &type, &data, context), "waiting for camera events")
-        defer { free(data) }
-        switch type {
-        case GP_EVENT_TIMEOUT: return nil
-        case GP_EVENT_FILE_ADDED:
-            guard let data else { return .other }
-            let path = Self.cameraPath(data.assumingMemoryBound(to: CameraFilePath.self))
-            seen.insert("\(path.folder)/\(path.name)")
-            return .fileAdded(path)
-        default: return .other
-        }
-    }
-
-    /// Downloads a file.
-    func download(_ path: CameraPath) throws(GPhotoFailure) -> Data {
-        var file: OpaquePointer?
-        try check(gp_file_new(&file), "preparing a download")
-        defer { gp_file_unref(file) }
-        try check(gp_camera_file_get(camera, path.folder, path.name, GP_FILE_TYPE_NORMAL, file, context), "downloading \(path.name)")
-        var bytes: UnsafePointer<CChar>?
-        var size: UInt = 0
-        try check(gp_file_get_data_and_size(file, &bytes, &size), "reading \(path.name)")
-        guard let bytes else { return Data() }
-        return Data(bytes: bytes, count: Int(size))
-    }
-
-    /// Deletes a file from the card.
-    func delete(_ path: CameraPath) throws(GPhotoFailure) {
-        try check(gp_camera_file_delete(camera, path.folder, path.name, context), "deleting \(path.name) from the card")
-    }
-
-    private static func cameraPath(_ path: UnsafeMutablePointer<CameraFilePath>) -> CameraPath {
+    static func cameraPath(_ path: UnsafeMutablePointer<CameraFilePath>) -> CameraPath {
         let folder = withUnsafeBytes(of: &path.pointee.folder) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
         let name = withUnsafeBytes(of: &path.pointee.name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
         return CameraPath(folder: folder, name: name)
     }
 
-    private func check(_ code: Int32, _ operation: String) throws(GPhotoFailure) {
+    func check(_ code: Int32, _ operation: String) throws(GPhotoFailure) {
         guard code < GP_OK else { messages.clear(); return }
         throw GPhotoFailure(code: code, operation: operation, detail: messages.take())
     }
 }
 
 /// The error messages libgphoto2 reports through its context, for better failures.
-private final class ContextMessages: @unchecked Sendable {
+final class ContextMessages: @unchecked Sendable {
     // Touched only from the camera's thread (libgphoto2 calls back on the calling thread).
     private var lines: [String] = []
 

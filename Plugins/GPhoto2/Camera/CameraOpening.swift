@@ -1,15 +1,48 @@
 import CGPhoto2
 import Foundation
+import GPhoto2Backend
 import ShutterPipeKit
 import ShutterPipeSupport
 
-/// Choosing the camera a config names, opening errors that give the fix, and the
-/// settings applied on enter.
-extension GPhoto2Backend {
-    static func select(_ options: Options, known: (model: String, port: String, serial: String?)?) throws(ShutterError) -> (String, String) {
+/// Choosing the camera a selection names, opening it, the errors that give the fix, and
+/// the settings applied on open.
+enum CameraOpening {
+    /// Opens the camera `selection` names; `known` is the camera opened before (a
+    /// reconnection looks for the same one).
+    static func open(_ selection: CameraSelection, known: CameraIdentity?) throws(ShutterError) -> GPhotoCamera {
+        let candidates = try candidates(selection, known: known)
+        var last: ShutterError?
+        for (model, port) in candidates {
+            let camera: GPhotoCamera
+            do throws(GPhotoFailure) { camera = try GPhotoCamera(model: model, port: port) } catch {
+                last = openError(error, model: model, port: port)
+                continue
+            }
+            if let wanted = selection.serial ?? known?.serial, let serial = camera.serialNumber(), serial != wanted {
+                camera.close()
+                last = ShutterError(.noCamera, "the camera at \(port) has serial \(serial), not \(wanted)",
+                                    fix: "connect the camera with serial \(wanted), or change 'serial'")
+                continue
+            }
+            guard camera.canCapture() else {
+                camera.close()
+                throw ShutterError(.cameraFailure, "\(model) cannot capture through libgphoto2 (its driver has no remote capture)")
+            }
+            do throws(ShutterError) { try apply(selection.settings, to: camera) } catch {
+                camera.close()
+                throw error
+            }
+            return camera
+        }
+        throw last ?? ShutterError(.noCamera, "no camera found")
+    }
+
+    /// The cameras to try, in order: the port given, else every detected camera that
+    /// matches (with a serial number, each is opened until one has it).
+    static func candidates(_ options: CameraSelection, known: CameraIdentity?) throws(ShutterError) -> [(String, String)] {
         if let port = options.port ?? (known?.port.hasPrefix("ptpip:") == true ? known?.port : nil) {
-            if port.hasPrefix("ptpip:") { return (options.model ?? "PTP/IP Camera", port) }
-            if let model = options.model ?? known?.model { return (model, port) }
+            if port.hasPrefix("ptpip:") { return [(options.model ?? "PTP/IP Camera", port)] }
+            if let model = options.model ?? known?.model { return [(model, port)] }
         }
         let detected: [GPhotoCamera.Detected]
         do { detected = try GPhotoCamera.detect() } catch {
@@ -18,16 +51,17 @@ extension GPhoto2Backend {
         let matching = detected.filter { camera in
             (options.model.map { camera.model == $0 } ?? true) && (options.port.map { camera.port == $0 } ?? true)
         }
-        guard let chosen = matching.first(where: { $0.model == known?.model }) ?? matching.first else {
+        guard !matching.isEmpty else {
             let seen = detected.isEmpty ? "none detected" : "detected: " + detected.map { "\($0.model) at \($0.port)" }.joined(separator: ", ")
             throw ShutterError(.noCamera, "no camera found" + (options.model.map { " matching model '\($0)'" } ?? "") + " (\(seen))",
                                fix: "connect the camera by USB, switch it on and to PTP/tether mode; `shutterpipe cameras` lists what is detected")
         }
-        return (chosen.model, chosen.port)
+        let preferred = matching.filter { $0.model == known?.model && $0.port == known?.port } + matching
+        return preferred.map { ($0.model, $0.port) }
     }
 
     /// Applies the configured settings, each checked against the camera's own choices.
-    static func apply(_ settings: [String: String], to camera: GPhotoCamera, log: Logger) throws(ShutterError) {
+    static func apply(_ settings: [String: String], to camera: GPhotoCamera) throws(ShutterError) {
         for (key, value) in settings.sorted(by: { $0.key < $1.key }) {
             var found: GPhotoCamera.Setting?
             for name in CameraSettings.widgetNames(for: key) {
@@ -53,7 +87,7 @@ extension GPhoto2Backend {
             do { try camera.set(setting.name, to: target) } catch {
                 throw ShutterError(.invalidConfiguration, "\(camera.model) refused \(key) '\(value)': \(error)")
             }
-            log.info("\(key) set to \(target)")
+            WorkerLog.info("\(key) set to \(target)")
         }
     }
 

@@ -1,0 +1,225 @@
+import CGPhoto2
+import Foundation
+import GPhoto2Backend
+import ShutterPipeKit
+import ShutterPipeSupport
+
+/// One camera in a worker: opening it, capturing and downloading, deleting, its status,
+/// the shots taken with its own button, and reconnecting by itself when it goes away.
+///
+/// Confined to the worker's camera queue (libgphoto2 is not thread-safe): every method
+/// runs there, one at a time.
+final class CameraSession: @unchecked Sendable {
+    private var camera: GPhotoCamera?
+    private var selection: CameraSelection?
+    private var identity: CameraIdentity?
+    private let reconnection = Reconnection()
+    private let send: @Sendable (WorkerMessage, [Int32]) -> Void
+
+    init(send: @escaping @Sendable (WorkerMessage, [Int32]) -> Void) {
+        self.send = send
+    }
+
+    /// How often to poll the camera between requests.
+    var pollInterval: Duration { reconnection.pollInterval }
+
+    /// Answers one request.
+    func handle(_ request: WorkerRequest) -> (WorkerReply, [Int32]) {
+        switch request {
+        case .open(let selection, let poll, let limit, let keepTrying):
+            self.selection = selection
+            reconnection.configure(pollMilliseconds: poll, limitMilliseconds: limit)
+            return (open(keepTrying: keepTrying), [])
+        case .capture:
+            return capture()
+        case .delete(let paths):
+            return (delete(paths), [])
+        case .status:
+            guard let camera else { return (.status(battery: nil, freeCardBytes: nil, connected: false), []) }
+            return (.status(battery: (try? camera.setting("batterylevel"))?.value, freeCardBytes: camera.freeBytes(), connected: true), [])
+        case .close:
+            close()
+            selection = nil
+            return (.done, [])
+        case .list(let ports):
+            let (cameras, problem) = CameraList.reports(ports: ports)
+            return (.cameras(cameras, problem: problem), [])
+        case .abandon:
+            return (.done, [])
+        }
+    }
+
+    func close() {
+        camera?.close()
+        camera = nil
+    }
+
+    // MARK: Opening
+
+    private func open(keepTrying: Bool) -> WorkerReply {
+        guard let selection else { return .failed(WorkerFailure(ShutterError(.noCamera, "no camera selected"))) }
+        close()
+        do throws(ShutterError) {
+            let opened = try CameraOpening.open(selection, known: identity)
+            camera = opened
+            let known = CameraIdentity(model: opened.model, port: opened.port, serial: opened.serialNumber())
+            identity = known
+            reconnection.connected()
+            return .opened(known)
+        } catch {
+            if keepTrying { reconnection.lost() }
+            return .failed(WorkerFailure(error))
+        }
+    }
+
+    /// Between requests: polls for button shots, or tries to reconnect when due.
+    func tick() {
+        if let camera {
+            pollButtonShots(camera)
+        } else if selection != nil, reconnection.isDue() {
+            reconnect()
+        }
+    }
+
+    private func reconnect() {
+        guard let selection else { return }
+        do throws(ShutterError) {
+            let opened = try CameraOpening.open(selection, known: identity)
+            camera = opened
+            let known = CameraIdentity(model: opened.model, port: opened.port, serial: opened.serialNumber() ?? identity?.serial)
+            identity = known
+            let outage = reconnection.connected()
+            send(.event(.recovered(known, outageMilliseconds: outage?.milliseconds ?? 0)), [])
+        } catch {
+            reconnection.failedAttempt()
+        }
+    }
+
+    // MARK: Capture
+
+    private func capture() -> (WorkerReply, [Int32]) {
+        let fired = monotonicNanoseconds()
+        if camera == nil, selection != nil { reconnect() }  // during an outage: one attempt now
+        guard let camera else {
+            return (.failed(WorkerFailure(ShutterError(.cameraFailure, "the camera is not connected; shutterpipe keeps trying to reconnect",
+                                                       fix: "check the cable and that the camera is on and awake"))), [])
+        }
+        var files: [WorkerFile] = []
+        var descriptors: [Int32] = []
+        do throws(GPhotoFailure) {
+            for path in try camera.capture() {
+                let (file, descriptor) = try download(path, from: camera)
+                files.append(file)
+                descriptors.append(descriptor)
+            }
+            return (.captured(files, firedAt: fired, tookNanoseconds: monotonicNanoseconds() - fired), descriptors)
+        } catch {
+            descriptors.forEach { _ = Glibc.close($0) }
+            return (.failed(WorkerFailure(failed(error, while: "capture"))), [])
+        }
+    }
+
+    /// Downloads one file into an in-memory file the backend maps.
+    private func download(_ path: CardPath, from camera: GPhotoCamera) throws(GPhotoFailure) -> (WorkerFile, Int32) {
+        let descriptor: Int32
+        do { descriptor = try SharedBytes.create(named: path.name) } catch {
+            throw GPhotoFailure(code: GP_ERROR_NO_MEMORY, operation: "downloading \(path.name)", detail: "\(error)")
+        }
+        do throws(GPhotoFailure) {
+            let size = try camera.download(path, into: descriptor)
+            return (WorkerFile(path: path, size: size), descriptor)
+        } catch {
+            Glibc.close(descriptor)
+            throw error
+        }
+    }
+
+    private func pollButtonShots(_ camera: GPhotoCamera) {
+        do throws(GPhotoFailure) {
+            for _ in 0..<8 {
+                guard let event = try camera.nextEvent(timeoutMilliseconds: 10) else { break }
+                guard case .fileAdded(let path) = event else { continue }
+                // Each shot goes out as soon as it is downloaded: a bad event later in the
+                // same poll cannot take it with it.
+                let (file, descriptor) = try download(path, from: camera)
+                send(.event(.cameraShot([file])), [descriptor])
+                Glibc.close(descriptor)
+            }
+        } catch {
+            if error.lostConnection { _ = failed(error, while: "waiting for camera events") }
+            else { WorkerLog.warning("a camera event could not be handled: \(error)") }
+        }
+    }
+
+    private func delete(_ paths: [CardPath]) -> WorkerReply {
+        guard let camera else {
+            return .failed(WorkerFailure(ShutterError(.cameraFailure, "the camera is not connected; the shot stays on the card")))
+        }
+        do throws(GPhotoFailure) {
+            for path in paths { try camera.delete(path) }
+            return .done
+        } catch {
+            return .failed(WorkerFailure(ShutterError(.cameraFailure, "could not delete the shot from the card: \(error)")))
+        }
+    }
+
+    /// Turns a failure into the answer's cause; a lost connection starts reconnecting.
+    private func failed(_ failure: GPhotoFailure, while action: String) -> ShutterError {
+        let text = "\(failure)"
+        // libgphoto2 reports a full card as GP_ERROR_NO_SPACE, or on PTP as "Out of memory
+        // (Camera memorycard ran full during capture.)".
+        if failure.code == GP_ERROR_NO_SPACE || text.localizedCaseInsensitiveContains("store full")
+            || text.localizedCaseInsensitiveContains("ran full") {
+            return ShutterError(.storageUnavailable, "the camera's card is full (\(text))", fix: "free space on the card or change it")
+        }
+        let lost = failure.lostConnection || !(camera?.responds() ?? false)
+        guard lost else { return ShutterError(.cameraFailure, "\(action) failed: \(text)") }
+        close()
+        reconnection.lost()
+        send(.event(.lost(text)), [])
+        return ShutterError(.cameraFailure, "the camera went away during \(action): \(text)",
+                            fix: "check the cable and that the camera is awake; shutterpipe reconnects when it is back")
+    }
+}
+
+/// When to try the camera again after it went away: after 200 ms, then with doubling
+/// waits up to the limit.
+final class Reconnection: @unchecked Sendable {  // confined to the camera queue
+    private var limit: Duration = .seconds(5)
+    private var delay: Duration = .milliseconds(200)
+    private var next = ContinuousClock.now
+    private var outageStarted: ContinuousClock.Instant?
+    private(set) var pollInterval: Duration = .milliseconds(250)
+
+    func configure(pollMilliseconds: Int, limitMilliseconds: Int) {
+        pollInterval = .milliseconds(max(10, pollMilliseconds))
+        limit = .milliseconds(max(200, limitMilliseconds))
+    }
+
+    func lost() {
+        if outageStarted == nil { outageStarted = .now }
+        delay = .milliseconds(200)
+        next = .now + delay
+    }
+
+    func isDue() -> Bool { outageStarted != nil && ContinuousClock.now >= next }
+
+    func failedAttempt() {
+        delay = min(delay * 2, limit)
+        next = .now + delay
+    }
+
+    /// The camera is open; returns how long it was away, if it was.
+    @discardableResult
+    func connected() -> Duration? {
+        defer { outageStarted = nil }
+        return outageStarted.map { ContinuousClock.now - $0 }
+    }
+}
+
+/// CLOCK_MONOTONIC now, in nanoseconds: comparable across the processes of a rig.
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}

@@ -1,0 +1,258 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+import ShutterPipeSupport
+import Synchronization
+
+/// One camera's worker process, as the backend sees it: started, asked, watched, and
+/// started again when it crashes or hangs.
+///
+/// libgphoto2 runs only in the worker (`shutterpipe-camera-worker`, installed next to
+/// `shutterpipe`): a segfault on damaged camera data ends the worker, not the session;
+/// a call that never returns is ended by killing the worker; and libgphoto2 can close
+/// the worker's descriptor 0 (it does, when it drops a PTP/IP camera) without touching
+/// the session's standard input. The worker's standard input is /dev/null, its HOME the
+/// camera's own settings folder, its standard error and libgphoto2's log go to the
+/// session's log.
+final class CameraWorker: Sendable {
+    /// The camera's name in the pipeline.
+    let name: String
+    private let log: Logger
+    private let home: String
+    private let pending = PendingRequests()
+    private let listeners = Mutex<(event: @Sendable (WorkerEvent, [Int32]) -> Void, restart: @Sendable () -> Void)>(
+        ({ _, descriptors in descriptors.forEach { _ = close($0) } }, {}))
+
+    private struct Running: Sendable {
+        let child: ChildProcess
+        let channel: MessageChannel
+        let generation: Int
+    }
+    private let state = Mutex<(running: Running?, generation: Int, stopping: Bool, killedBecause: String?)>((nil, 0, false, nil))
+
+    /// A worker for the camera `name`, whose settings folder is `settingsFolder/name`.
+    /// Nothing starts until the first request.
+    init(name: String, settingsFolder: String, log: Logger) {
+        self.name = name
+        self.log = log
+        self.home = "\(settingsFolder)/\(name)"
+    }
+
+    /// - Parameters:
+    ///   - onEvent: what the worker says unasked; the callee owns the descriptors.
+    ///   - onRestart: after a new worker replaced one that ended, to open the camera again
+    ///     (its open is then the first thing the new worker gets).
+    func connect(onEvent: @escaping @Sendable (WorkerEvent, [Int32]) -> Void, onRestart: @escaping @Sendable () -> Void) {
+        listeners.withLock { $0 = (onEvent, onRestart) }
+    }
+
+    // MARK: Asking
+
+    /// Sends `request` at once and returns its id; ``reply(to:)`` waits for the answer.
+    /// Sending every camera's capture first and waiting after is what fires a rig at one
+    /// moment. A worker found gone is replaced first.
+    func send(_ request: WorkerRequest) -> UInt64 {
+        for attempt in 1...2 {
+            let running: Running
+            do { running = try ensureRunning() } catch {
+                let id = pending.register(generation: 0)
+                pending.fail(id, with: error)
+                return id
+            }
+            let id = pending.register(generation: running.generation)
+            do {
+                try WorkerProtocol.send(WorkerEnvelope(id: id, request: request), over: running.channel)
+                return id
+            } catch {
+                // It died and its reader has not seen it yet: replace it and send again.
+                pending.fail(id, with: ShutterError(.cameraFailure, "the camera worker for '\(name)' could not be reached: \(error)"))
+                if attempt == 2 { return id }
+                retire(running, waitingForItsEnd: false)
+            }
+        }
+        preconditionFailure("unreachable")
+    }
+
+    /// Waits for the answer to request `id`. When the waiting task is cancelled (a
+    /// deadline passed), this throws at once; a request the worker had begun is stuck in
+    /// libgphoto2, so the worker is killed and started again; one still waiting its turn
+    /// (behind a camera being opened again, say) is skipped instead.
+    func reply(to id: UInt64) async throws -> PendingRequests.Answer {
+        try await withTaskCancellationHandler {
+            try await pending.wait(for: id)
+        } onCancel: {
+            if pending.abandon(id) {
+                kill(because: "the camera worker for '\(name)' did not answer in time; killed and restarted")
+            } else if let channel = state.withLock({ $0.running?.channel }) {
+                try? WorkerProtocol.send(WorkerEnvelope(id: 0, request: .abandon(id)), over: channel)
+            }
+        }
+    }
+
+    /// ``send(_:)`` and ``reply(to:)`` in one; a failed reply is thrown.
+    func request(_ request: WorkerRequest) async throws -> WorkerReply {
+        let (reply, descriptors) = try await reply(to: send(request))
+        descriptors.forEach { _ = close($0) }
+        if case .failed(let failure) = reply { throw failure.error }
+        return reply
+    }
+
+    // MARK: The process
+
+    /// The running worker, started if there is none (then the restart listener runs
+    /// first when it replaces one).
+    private func ensureRunning() throws(ShutterError) -> Running {
+        let decision = state.withLock { state -> (Running?, Int?, Bool) in
+            if let running = state.running { return (running, nil, false) }
+            state.generation += 1
+            return (nil, state.generation, state.generation > 1 && !state.stopping)
+        }
+        if let running = decision.0 { return running }
+        let running = try spawn(decision.1!)
+        state.withLock { $0.running = running; $0.stopping = false }
+        let reader = Thread { [self] in self.read(running) }
+        reader.name = "shutterpipe worker \(name)"
+        reader.start()
+        if decision.2 { listeners.withLock { $0.restart }() }
+        return running
+    }
+
+    private func spawn(_ generation: Int) throws(ShutterError) -> Running {
+        let executable = try Self.executable()
+        try prepareHome()
+        do {
+            let (ours, theirs) = try MessageChannel.pair()
+            var environment = ProcessInfo.processInfo.environment
+            environment["HOME"] = home
+            let child = try ChildProcess([executable], environment: environment, input: .null, output: .null, error: .pipe,
+                                         passing: [theirs.descriptor])
+            if let errors = child.errorOutput {
+                let name = self.name, log = self.log
+                let drain = Thread {
+                    LineReader.forEachLine(in: errors) { line in
+                        log.warning("camera worker '\(name)': \(String(decoding: line, as: UTF8.self))", [("camera", name), ("source", "worker")])
+                        return true
+                    }
+                }
+                drain.name = "shutterpipe worker \(name) stderr"
+                drain.start()
+            }
+            return Running(child: child, channel: ours, generation: generation)
+        } catch {
+            throw ShutterError(.cameraFailure, "cannot start the camera worker for '\(name)': \(error)")
+        }
+    }
+
+    /// Reads what the worker sends until it ends.
+    private func read(_ running: Running) {
+        while let (data, descriptors) = (try? running.channel.receive()) ?? nil {
+            guard let message = try? WorkerProtocol.decode(WorkerMessage.self, from: data) else {
+                descriptors.forEach { _ = close($0) }
+                log.warning("camera worker '\(name)' sent a malformed message")
+                continue
+            }
+            switch message {
+            case .started(let id):
+                // Begun although its caller gave up (the skip came too late): stuck with
+                // nobody to wait for it, so the worker goes.
+                if !pending.markStarted(id) { kill(because: "the camera worker for '\(name)' did not answer in time; killed and restarted") }
+            case .reply(let id, let reply):
+                pending.deliver(id, (reply, descriptors))
+            case .event(let event):
+                listeners.withLock { $0.event }(event, descriptors)
+            }
+        }
+        retire(running, waitingForItsEnd: true)
+    }
+
+    /// Worker `running` is gone (or going): what it was asked fails, saying why, and a
+    /// new one starts. `waitingForItsEnd` (on the reader's own thread, never the pool)
+    /// waits for its exit status to say how it ended.
+    private func retire(_ running: Running, waitingForItsEnd: Bool) {
+        let (current, because, stopping) = state.withLock { state -> (Bool, String?, Bool) in
+            guard state.running?.generation == running.generation else { return (false, nil, state.stopping) }
+            state.running = nil
+            defer { state.killedBecause = nil }
+            return (true, state.killedBecause, state.stopping)
+        }
+        guard current else { return }
+        running.channel.shutDown()
+        running.child.signal(SIGKILL)
+        let status = waitingForItsEnd ? running.child.waitUntilExit(timeout: .seconds(2)) : running.child.status
+        let what: String
+        switch status {
+        case .signalled(let signal)?: what = "crashed with \(ChildProcess.ExitStatus.name(ofSignal: signal))"
+        case .exited(let code)?: what = "exited with \(code)"
+        case nil: what = "stopped answering"
+        }
+        let reason = because ?? "the camera worker for '\(name)' \(what); restarted"
+        pending.failAll(sentTo: running.generation, with: ShutterError(.cameraFailure, reason,
+                                                                       fix: "the next shot uses a new worker; see the log for what libgphoto2 said"))
+        guard !stopping else { return }
+        log.warning(reason, [("event", "workerRestarted"), ("camera", name)])
+        do { _ = try ensureRunning() } catch { log.error("\(error)", [("camera", name)]) }
+    }
+
+    /// Kills the worker (a hung libgphoto2 call); what it was asked fails with `reason`,
+    /// and a new worker starts.
+    func kill(because reason: String) {
+        let child = state.withLock { state -> ChildProcess? in
+            if state.killedBecause == nil { state.killedBecause = reason }
+            return state.running?.child
+        }
+        child?.signal(SIGKILL)
+    }
+
+    /// Ends the worker for good: it closes the camera when its socket closes; one that
+    /// does not end within two seconds is killed.
+    func stop() async {
+        let running = state.withLock { state -> Running? in
+            state.stopping = true
+            return state.running
+        }
+        guard let running else { return }
+        running.channel.shutDown()
+        let ended = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { _ = await running.child.exitStatus(); return true }
+            group.addTask { try? await Task.sleep(for: .seconds(2)); return false }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        if !ended { running.child.signal(SIGKILL) }
+    }
+
+    // MARK: Where things are
+
+    /// The worker executable: `$SHUTTERPIPE_CAMERA_WORKER`, else
+    /// `shutterpipe-camera-worker` next to the running executable.
+    static func executable() throws(ShutterError) -> String {
+        if let path = ProcessInfo.processInfo.environment["SHUTTERPIPE_CAMERA_WORKER"], !path.isEmpty { return path }
+        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let candidate = URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent("shutterpipe-camera-worker").path
+        guard FileManager.default.isExecutableFile(atPath: candidate) else {
+            throw ShutterError(.cameraFailure, "the camera worker is missing: no \(candidate)",
+                               fix: "build it with `swift build` (it builds shutterpipe-camera-worker next to shutterpipe), install it there, or set SHUTTERPIPE_CAMERA_WORKER")
+        }
+        return candidate
+    }
+
+    /// The camera's own settings folder, as the worker's HOME; the first time, it starts
+    /// from the user's `~/.gphoto/settings`, so a PTP/IP camera paired with this computer
+    /// sees the same GUID.
+    private func prepareHome() throws(ShutterError) {
+        let settings = "\(home)/.gphoto"
+        do {
+            try FileManager.default.createDirectory(atPath: settings, withIntermediateDirectories: true)
+            let user = PluginOptions.expandingTilde("~/.gphoto/settings")
+            if !FileManager.default.fileExists(atPath: "\(settings)/settings"), FileManager.default.fileExists(atPath: user) {
+                try FileManager.default.copyItem(atPath: user, toPath: "\(settings)/settings")
+            }
+        } catch {
+            throw ShutterError(.storageUnavailable, "cannot make the camera settings folder '\(home)': \(error.localizedDescription)",
+                               fix: "make the folder writable, or set 'settingsFolder'")
+        }
+    }
+}

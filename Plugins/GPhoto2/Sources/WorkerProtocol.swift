@@ -1,0 +1,194 @@
+import Foundation
+import ShutterPipeKit
+import ShutterPipeSupport
+
+/// The protocol between the gphoto2 backend and its camera workers: one JSON message per
+/// `SOCK_SEQPACKET` packet, over a socket pair the backend gives the worker as descriptor
+/// 3. Photo bytes never travel in a message: each file is an in-memory file (`memfd`) the
+/// worker's libgphoto2 downloads into, attached to the reply (`SCM_RIGHTS`) and mapped by
+/// the backend, so the boundary copies nothing.
+///
+/// The host asks (``WorkerRequest``, with an id); the worker answers each request once
+/// (``WorkerMessage/reply(id:_:)``) and tells of things nobody asked for
+/// (``WorkerMessage/event(_:)``: shots taken with the camera's button, a lost and a
+/// recovered connection, libgphoto2's log).
+public enum WorkerProtocol {
+    /// The descriptor the worker finds its end of the socket pair on.
+    public static let socketDescriptor: Int32 = 3
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// Sends one message (with the descriptors of its files, in order).
+    public static func send<Message: Encodable>(_ message: Message, over channel: MessageChannel, descriptors: [Int32] = []) throws(SystemError) {
+        let data: Data
+        do { data = try encoder.encode(message) } catch { throw SystemError("encode a worker message: \(error)", code: EINVAL) }
+        try channel.send(data, descriptors: descriptors)
+    }
+
+    /// Decodes one message.
+    public static func decode<Message: Decodable>(_ type: Message.Type, from data: Data) throws(SystemError) -> Message {
+        do { return try JSONDecoder().decode(type, from: data) } catch {
+            throw SystemError("a malformed worker message: \(String(decoding: data.prefix(200), as: UTF8.self))", code: EBADMSG)
+        }
+    }
+}
+
+/// Which camera a worker opens, and how: a `cameras:` entry, or the single-camera keys.
+public struct CameraSelection: Codable, Sendable, Equatable {
+    /// The camera's name in the pipeline (`{camera}` in file names).
+    public var name: String
+    /// By model name, as `shutterpipe cameras` shows it.
+    public var model: String?
+    /// By port: `usb:001,004`, `ptpip:127.0.0.1:15740:15740`.
+    public var port: String?
+    /// By serial number.
+    public var serial: String?
+    /// Settings to apply on open, by key.
+    public var settings: [String: String]
+
+    public init(name: String, model: String? = nil, port: String? = nil, serial: String? = nil, settings: [String: String] = [:]) {
+        self.name = name
+        self.model = model
+        self.port = port
+        self.serial = serial
+        self.settings = settings
+    }
+}
+
+/// The camera a worker has open.
+public struct CameraIdentity: Codable, Sendable, Equatable {
+    public var model: String
+    public var port: String
+    public var serial: String?
+
+    public init(model: String, port: String, serial: String?) {
+        self.model = model
+        self.port = port
+        self.serial = serial
+    }
+}
+
+/// A file on the camera's card.
+public struct CardPath: Codable, Sendable, Equatable, Hashable {
+    public var folder: String
+    public var name: String
+
+    public init(folder: String, name: String) {
+        self.folder = folder
+        self.name = name
+    }
+}
+
+/// A failure in the worker, as the answer's cause and message.
+public struct WorkerFailure: Codable, Sendable, Equatable {
+    public var cause: FailureCause
+    public var message: String
+    public var fix: String?
+
+    public init(_ error: ShutterError) {
+        cause = error.cause
+        message = error.message
+        fix = error.fix
+    }
+
+    /// The failure as the coordinator answers it.
+    public var error: ShutterError { ShutterError(cause, message, fix: fix) }
+}
+
+/// What `shutterpipe cameras` shows for one camera.
+public struct CameraReport: Codable, Sendable, Equatable {
+    /// The model libgphoto2 names.
+    public var model: String
+    /// The port it is on.
+    public var port: String
+    /// The serial number, battery and free card space, where the camera reports them.
+    public var serial: String?
+    public var battery: String?
+    public var freeCardBytes: Int64?
+    /// Why the camera could not be opened, if it could not.
+    public var problem: String?
+
+    public init(model: String, port: String) {
+        self.model = model
+        self.port = port
+    }
+}
+
+/// What the backend asks a worker.
+public enum WorkerRequest: Codable, Sendable, Equatable {
+    /// Open the camera (closing one already open). With `keepTrying`, a failure starts the
+    /// worker's own reconnection instead of being the answer's end: after a restart.
+    case open(CameraSelection, pollMilliseconds: Int, reconnectLimitMilliseconds: Int, keepTrying: Bool)
+    /// Take one exposure and download every file of it.
+    case capture
+    /// Delete these files from the card (the photo is archived).
+    case delete([CardPath])
+    /// Battery and free card space.
+    case status
+    /// Close the camera; the worker then waits for the next request.
+    case close
+    /// List the cameras libgphoto2 detects, and those at these ports, each opened briefly.
+    case list(ports: [String])
+    /// Skip request `id` if it has not started (its caller gave up waiting); answered
+    /// at once, not in turn.
+    case abandon(UInt64)
+}
+
+/// A request with its id: the reply carries the id back.
+public struct WorkerEnvelope: Codable, Sendable {
+    public var id: UInt64
+    public var request: WorkerRequest
+
+    public init(id: UInt64, request: WorkerRequest) {
+        self.id = id
+        self.request = request
+    }
+}
+
+/// A file of an exposure in a reply or event; its bytes are the descriptor at the same
+/// position among the message's descriptors.
+public struct WorkerFile: Codable, Sendable, Equatable {
+    public var path: CardPath
+    public var size: Int
+
+    public init(path: CardPath, size: Int) {
+        self.path = path
+        self.size = size
+    }
+}
+
+/// The worker's answer to one request.
+public enum WorkerReply: Codable, Sendable, Equatable {
+    case opened(CameraIdentity)
+    /// Every file of the exposure. `firedAt` is when the worker began the capture, in
+    /// `CLOCK_MONOTONIC` nanoseconds; `took` how long capture and download took there.
+    case captured([WorkerFile], firedAt: UInt64, tookNanoseconds: UInt64)
+    case done
+    case status(battery: String?, freeCardBytes: Int64?, connected: Bool)
+    case cameras([CameraReport], problem: String?)
+    case failed(WorkerFailure)
+}
+
+/// What a worker tells the backend on its own.
+public enum WorkerEvent: Codable, Sendable, Equatable {
+    /// A shot taken with the camera's own button, downloaded.
+    case cameraShot([WorkerFile])
+    /// The connection to the camera was lost; the worker reconnects by itself.
+    case lost(String)
+    /// The camera is back.
+    case recovered(CameraIdentity, outageMilliseconds: Double)
+    /// A line of libgphoto2's log, or of the worker's own.
+    case log(level: String, message: String)
+}
+
+/// One message from a worker.
+public enum WorkerMessage: Codable, Sendable, Equatable {
+    /// The worker began request `id`: from now on it is in libgphoto2's hands.
+    case started(id: UInt64)
+    case reply(id: UInt64, WorkerReply)
+    case event(WorkerEvent)
+}

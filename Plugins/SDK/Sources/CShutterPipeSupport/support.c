@@ -1,0 +1,78 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "shutterpipe_support.h"
+
+int shutterpipe_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
+int shutterpipe_spawn_chdir(posix_spawn_file_actions_t *actions, const char *directory) {
+    return posix_spawn_file_actions_addchdir_np(actions, directory);
+}
+
+int shutterpipe_pipe_cloexec(int descriptors[2]) {
+    return pipe2(descriptors, O_CLOEXEC);
+}
+
+int shutterpipe_memfd(const char *name) {
+    return memfd_create(name, MFD_CLOEXEC);
+}
+
+int shutterpipe_seqpacket_pair(int ends[2]) {
+    return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends);
+}
+
+long shutterpipe_send_message(int socket, const void *bytes, unsigned long length, const int *descriptors, int count) {
+    struct iovec part = { (void *)bytes, length };
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &part;
+    message.msg_iovlen = 1;
+    char control[CMSG_SPACE(sizeof(int) * 64)];
+    if (count > 64) { errno = EINVAL; return -1; }
+    if (count > 0) {
+        memset(control, 0, sizeof control);
+        message.msg_control = control;
+        message.msg_controllen = CMSG_SPACE(sizeof(int) * count);
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int) * count);
+        memcpy(CMSG_DATA(header), descriptors, sizeof(int) * count);
+    }
+    long sent;
+    do { sent = sendmsg(socket, &message, MSG_NOSIGNAL); } while (sent < 0 && errno == EINTR);
+    return sent;
+}
+
+long shutterpipe_receive_message(int socket, void *buffer, unsigned long length, int *descriptors, int capacity, int *received, int *truncated) {
+    struct iovec part = { buffer, length };
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &part;
+    message.msg_iovlen = 1;
+    char control[CMSG_SPACE(sizeof(int) * 64)];
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    long count;
+    do { count = recvmsg(socket, &message, MSG_CMSG_CLOEXEC); } while (count < 0 && errno == EINTR);
+    *received = 0;
+    *truncated = (message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0;
+    if (count < 0) return count;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        int n = (int)((header->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        int *incoming = (int *)CMSG_DATA(header);
+        for (int i = 0; i < n; i++) {
+            if (*received < capacity) descriptors[(*received)++] = incoming[i];
+            else close(incoming[i]);
+        }
+    }
+    return count;
+}

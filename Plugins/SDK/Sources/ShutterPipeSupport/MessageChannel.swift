@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import CShutterPipeSupport
+import Foundation
+
+/// One end of a connection between two processes that keeps each message whole
+/// (`SOCK_SEQPACKET`) and can carry open file descriptors with a message (`SCM_RIGHTS`):
+/// how a host and a worker process of its own talk, and hand each other bytes without a
+/// copy (a ``SharedBytes`` descriptor).
+///
+/// Sending is safe from several threads at once (a message is one system call);
+/// receiving is for one thread, which blocks in ``receive()``.
+public final class MessageChannel: Sendable {
+    /// The largest message, in bytes. Bigger payloads travel as descriptors.
+    public static let maximumMessage = 256 * 1024
+
+    /// The socket.
+    public let descriptor: Int32
+
+    /// Wraps a connected `SOCK_SEQPACKET` socket; the channel closes it.
+    public init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    /// Two connected ends.
+    public static func pair() throws(SystemError) -> (MessageChannel, MessageChannel) {
+        var ends: [Int32] = [-1, -1]
+        guard shutterpipe_seqpacket_pair(&ends) == 0 else { throw SystemError("socketpair") }
+        return (MessageChannel(descriptor: ends[0]), MessageChannel(descriptor: ends[1]))
+    }
+
+    /// Sends one message with `descriptors` attached (they stay open here; the receiver
+    /// gets copies). A peer that has gone is `EPIPE`, never a signal.
+    public func send(_ message: Data, descriptors: [Int32] = []) throws(SystemError) {
+        guard message.count <= Self.maximumMessage else { throw SystemError("send a message of \(message.count) bytes", code: EMSGSIZE) }
+        let sent = message.withUnsafeBytes { raw in
+            descriptors.withUnsafeBufferPointer { fds in
+                shutterpipe_send_message(descriptor, raw.baseAddress, UInt(raw.count), fds.baseAddress, Int32(fds.count))
+            }
+        }
+        guard sent == message.count else { throw SystemError("send", code: sent < 0 ? errno : EIO) }
+    }
+
+    /// The next message and the descriptors that came with it (the caller owns them), or
+    /// `nil` when the peer closed its end.
+    public func receive() throws(SystemError) -> (message: Data, descriptors: [Int32])? {
+        var buffer = [UInt8](repeating: 0, count: Self.maximumMessage)
+        var descriptors = [Int32](repeating: -1, count: 64)
+        var received: Int32 = 0, truncated: Int32 = 0
+        let count = buffer.withUnsafeMutableBytes { raw in
+            descriptors.withUnsafeMutableBufferPointer { fds in
+                shutterpipe_receive_message(descriptor, raw.baseAddress, UInt(raw.count), fds.baseAddress, 64, &received, &truncated)
+            }
+        }
+        let incoming = Array(descriptors.prefix(Int(received)))
+        if count < 0 { throw SystemError("receive") }
+        if count == 0 && incoming.isEmpty { return nil }
+        if truncated != 0 {
+            incoming.forEach { _ = close($0) }
+            throw SystemError("receive: a message longer than \(Self.maximumMessage) bytes", code: EMSGSIZE)
+        }
+        return (Data(buffer.prefix(count)), incoming)
+    }
+
+    /// Shuts the connection down both ways: a thread blocked in ``receive()`` returns.
+    public func shutDown() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+    }
+}
+
+/// Bytes in an anonymous in-memory file (`memfd`), to cross a process boundary without
+/// a copy: the writer fills the file (or lets a C library write into its descriptor),
+/// sends the descriptor, and the reader maps it.
+public enum SharedBytes {
+    /// A new, empty in-memory file named `name` (for /proc and debuggers); the caller
+    /// owns the descriptor.
+    public static func create(named name: String) throws(SystemError) -> Int32 {
+        let descriptor = shutterpipe_memfd(name)
+        guard descriptor >= 0 else { throw SystemError("memfd_create") }
+        return descriptor
+    }
+
+    /// The whole file at `descriptor` as `Data`, mapped read-only, without a copy; the
+    /// mapping goes when the `Data` does. The descriptor stays the caller's.
+    public static func map(_ descriptor: Int32) throws(SystemError) -> Data {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw SystemError("fstat") }
+        let size = Int(info.st_size)
+        guard size > 0 else { return Data() }
+        guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), address != MAP_FAILED else {
+            throw SystemError("mmap")
+        }
+        return Data(bytesNoCopy: address, count: size, deallocator: .custom { pointer, length in munmap(pointer, length) })
+    }
+}
