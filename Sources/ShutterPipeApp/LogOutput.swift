@@ -25,7 +25,8 @@ public final class LogOutput: Sendable {
     }
     private let format: LogFormat
     private let minimumLevel: LogLevel
-    private let showsStatus: Bool
+    /// Whether there is a status line (a terminal, human format, not turned off).
+    public let showsStatus: Bool
     private let state = Mutex(State())
     private let descriptor: Int32
 

@@ -22,13 +22,32 @@ struct LongSessionTests {
         let folder = TemporaryDirectory("chaos-long-camera")
         let camera = try await FakeCamera(["--width", "160", "--height", "120"])
         try await longSession("long session, virtual camera", shots: Chaos.count(ci: 300, full: 2_000), folder: folder,
-                              backend: "  type: gphoto2\n  port: \(camera.portSpec)", environment: ["HOME": camera.home.path])
+                              backend: "  type: gphoto2\n  port: \(camera.portSpec)", environment: ["HOME": camera.home.path], withWorkers: 1)
     }
 
+    @Test("hundreds of events with four virtual cameras: memory of the session and its camera workers together stays flat")
+    func fourCameras() async throws {
+        let folder = TemporaryDirectory("chaos-long-rig")
+        let home = TemporaryDirectory("chaos-long-rig-home")
+        var entries: [String] = []
+        var cameras: [FakeCamera] = []
+        for name in ["A", "B", "C", "D"] {
+            let camera = try await FakeCamera(["--width", "160", "--height", "120"], home: home)
+            cameras.append(camera)
+            entries.append("    - {name: \(name), port: '\(camera.portSpec)'}")
+        }
+        try await longSession("long session, four virtual cameras", shots: Chaos.count(ci: 150, full: 2_000), folder: folder,
+                              backend: "  type: gphoto2\n  cameras:\n" + entries.joined(separator: "\n"), environment: ["HOME": home.path],
+                              filename: "shot-{seq:05}-{camera}.{ext}", withWorkers: 4)
+        #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == Chaos.count(ci: 150, full: 2_000) * 4)
+    }
+
+    /// - Parameter withWorkers: the number of camera workers the session should have;
+    ///   their memory counts with the session's.
     func longSession(_ name: String, shots: Int, folder: TemporaryDirectory, backend: String,
-                     environment: [String: String] = [:]) async throws {
+                     environment: [String: String] = [:], filename: String = "shot-{seq:05}.{ext}", withWorkers: Int = 0) async throws {
         let socket = folder.file("s.sock")
-        let config = try socketConfig(backend: backend, socket: socket, output: folder.file("out"),
+        let config = try socketConfig(backend: backend, socket: socket, output: folder.file("out"), filename: filename,
                                       extra: "coordinator: {queueLimit: 16}", in: folder)
         let session = try await SocketSession.start(config, socket: socket, in: folder, environment: environment)
         let client = try await SocketLines(path: socket)
@@ -42,7 +61,14 @@ struct LongSessionTests {
             sent += batch
             let expected = sent
             #expect(await eventually(timeout: .seconds(60)) { client.lines.count >= expected }, "answers stalled at \(client.lines.count) of \(expected)")
-            if sent % 100 < window, let stats = ProcessStats(session.pid) { samples.append((sent, stats)) }
+            if sent % 100 < window, var stats = ProcessStats(session.pid) {
+                let workers = try await runProgram(["pgrep", "-P", String(session.pid), "-f", "shutterpipe-camera-worker"]).text
+                    .split(separator: "\n").compactMap { pid_t($0) }.compactMap(ProcessStats.init)
+                #expect(workers.count == withWorkers, "camera workers at shot \(sent): \(workers.count)")
+                stats.residentKiB += workers.map(\.residentKiB).reduce(0, +)
+                stats.peakKiB += workers.map(\.peakKiB).reduce(0, +)
+                samples.append((sent, stats))
+            }
         }
         let elapsed = ContinuousClock.now - started
         let replies = await client.replies(shots)

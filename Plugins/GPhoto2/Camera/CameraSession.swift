@@ -146,7 +146,7 @@ final class CameraSession: @unchecked Sendable {
                 Glibc.close(descriptor)
             }
         } catch {
-            if error.lostConnection { _ = failed(error, while: "waiting for camera events") }
+            if error.lostConnection || !camera.responds() { _ = failed(error, while: "waiting for camera events") }
             else { WorkerLog.warning("a camera event could not be handled: \(error)") }
         }
     }

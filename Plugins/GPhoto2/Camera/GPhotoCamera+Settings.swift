@@ -55,7 +55,8 @@ extension GPhotoCamera {
             break
         }
         var choices: [String] = []
-        for index in 0..<max(0, gp_widget_count_choices(widget)) {
+        let menu = type == GP_WIDGET_RADIO || type == GP_WIDGET_MENU  // only these have choices
+        for index in 0..<(menu ? max(0, gp_widget_count_choices(widget)) : 0) {
             var choice: UnsafePointer<CChar>?
             if gp_widget_get_choice(widget, index, &choice) == GP_OK, let choice { choices.append(String(cString: choice)) }
         }

@@ -51,10 +51,7 @@ final class GPhotoCamera {
         try check(gp_camera_new(&camera), "creating a camera")
         self.camera = camera
         do {
-            var abilitiesList: OpaquePointer?
-            try check(gp_abilities_list_new(&abilitiesList), "loading camera drivers")
-            defer { gp_abilities_list_free(abilitiesList) }
-            try check(gp_abilities_list_load(abilitiesList, context), "loading camera drivers")
+            let abilitiesList = try CameraDrivers.shared.list(context)
             let modelIndex = gp_abilities_list_lookup_model(abilitiesList, model)
             try check(modelIndex, "looking up the driver for '\(model)'")
             var abilities = CameraAbilities()
@@ -198,4 +195,33 @@ final class ContextMessages: @unchecked Sendable {
     }
 
     func clear() { lines.removeAll() }
+}
+
+/// libgphoto2's camera drivers (camlibs), loaded once per worker: loading them dlopens
+/// some sixty libraries, which on a loaded two-core machine took seconds, and a camera
+/// opened again after an outage or a restarted worker should not wait for that. The
+/// worker loads them as soon as it starts (``preload()``), before its first request.
+/// Confined to the camera queue, like everything of libgphoto2's.
+final class CameraDrivers: @unchecked Sendable {
+    static let shared = CameraDrivers()
+    private var loaded: OpaquePointer?
+
+    /// The loaded list of drivers.
+    func list(_ context: OpaquePointer?) throws(GPhotoFailure) -> OpaquePointer {
+        if let loaded { return loaded }
+        var list: OpaquePointer?
+        guard gp_abilities_list_new(&list) == GP_OK, let list else { throw GPhotoFailure(code: GP_ERROR_NO_MEMORY, operation: "loading camera drivers") }
+        let result = gp_abilities_list_load(list, context)
+        guard result >= GP_OK else {
+            gp_abilities_list_free(list)
+            throw GPhotoFailure(code: result, operation: "loading camera drivers")
+        }
+        loaded = list
+        return list
+    }
+
+    /// Loads the drivers now, so the first open does not wait for them.
+    func preload() {
+        _ = try? list(nil)
+    }
 }

@@ -23,6 +23,7 @@ public enum WorkerServer {
         let session = CameraSession { message, descriptors in
             try? WorkerProtocol.send(message, over: channel, descriptors: descriptors)
         }
+        queue.async { CameraDrivers.shared.preload() }  // while the backend is still sending its first request
         let ticker = Ticker(queue: queue, session: session)
         let abandoned = Mutex<Set<UInt64>>([])
         while true {

@@ -31,6 +31,7 @@ final class CameraWorker: Sendable {
         let generation: Int
     }
     private let state = Mutex<(running: Running?, generation: Int, stopping: Bool, killedBecause: String?)>((nil, 0, false, nil))
+    private let starting = NSLock()
 
     /// A worker for the camera `name`, whose settings folder is `settingsFolder/name`.
     /// Nothing starts until the first request.
@@ -102,21 +103,33 @@ final class CameraWorker: Sendable {
     // MARK: The process
 
     /// The running worker, started if there is none (then the restart listener runs
-    /// first when it replaces one).
+    /// first when it replaces one). One start at a time: a request and the reader of a
+    /// worker that died can both find none, and two workers on one camera would fight
+    /// over its session.
     private func ensureRunning() throws(ShutterError) -> Running {
-        let decision = state.withLock { state -> (Running?, Int?, Bool) in
-            if let running = state.running { return (running, nil, false) }
-            state.generation += 1
-            return (nil, state.generation, state.generation > 1 && !state.stopping)
+        if let running = state.withLock({ $0.running }) { return running }
+        starting.lock()
+        let decision: (Running, Bool)
+        do {
+            defer { starting.unlock() }
+            if let running = state.withLock({ $0.running }) { return running }
+            let generation = state.withLock { state -> Int in
+                state.generation += 1
+                return state.generation
+            }
+            let running = try spawn(generation)
+            let replaces = state.withLock { state -> Bool in
+                state.running = running
+                defer { state.stopping = false }
+                return generation > 1 && !state.stopping
+            }
+            let reader = Thread { [self] in self.read(running) }
+            reader.name = "shutterpipe worker \(name)"
+            reader.start()
+            decision = (running, replaces)
         }
-        if let running = decision.0 { return running }
-        let running = try spawn(decision.1!)
-        state.withLock { $0.running = running; $0.stopping = false }
-        let reader = Thread { [self] in self.read(running) }
-        reader.name = "shutterpipe worker \(name)"
-        reader.start()
-        if decision.2 { listeners.withLock { $0.restart }() }
-        return running
+        if decision.1 { listeners.withLock { $0.restart }() }
+        return decision.0
     }
 
     private func spawn(_ generation: Int) throws(ShutterError) -> Running {
@@ -126,13 +139,19 @@ final class CameraWorker: Sendable {
             let (ours, theirs) = try MessageChannel.pair()
             var environment = ProcessInfo.processInfo.environment
             environment["HOME"] = home
+            // A crash is to end the worker at once and be answered: not seconds of the
+            // Swift runtime's backtrace first (which also catches a SIGSEGV sent by kill).
+            environment["SWIFT_BACKTRACE"] = "enable=no"
             let child = try ChildProcess([executable], environment: environment, input: .null, output: .null, error: .pipe,
                                          passing: [theirs.descriptor])
             if let errors = child.errorOutput {
                 let name = self.name, log = self.log
                 let drain = Thread {
                     LineReader.forEachLine(in: errors) { line in
-                        log.warning("camera worker '\(name)': \(String(decoding: line, as: UTF8.self))", [("camera", name), ("source", "worker")])
+                        // libgphoto2 prints its own complaints there ("connect cmd: Connection
+                        // refused" on every reconnection attempt): detail, at debug level;
+                        // what matters reaches the answers and the outage messages.
+                        log.debug("camera worker '\(name)': \(String(decoding: line, as: UTF8.self))", [("camera", name), ("source", "worker")])
                         return true
                     }
                 }
@@ -196,13 +215,16 @@ final class CameraWorker: Sendable {
     }
 
     /// Kills the worker (a hung libgphoto2 call); what it was asked fails with `reason`,
-    /// and a new worker starts.
+    /// and a new worker starts at once, so that the next request never goes to the one
+    /// being killed.
     func kill(because reason: String) {
-        let child = state.withLock { state -> ChildProcess? in
+        let running = state.withLock { state -> Running? in
             if state.killedBecause == nil { state.killedBecause = reason }
-            return state.running?.child
+            return state.running
         }
-        child?.signal(SIGKILL)
+        guard let running else { return }
+        running.child.signal(SIGKILL)
+        retire(running, waitingForItsEnd: false)
     }
 
     /// Ends the worker for good: it closes the camera when its socket closes; one that

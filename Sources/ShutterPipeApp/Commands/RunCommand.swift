@@ -58,18 +58,20 @@ struct RunCommand: ParsableCommand {
         }
         log.info("session '\(pipeline.config.session)': backend \(pipeline.config.backend.name), triggers \(pipeline.triggers.map(\.name).joined(separator: ", ")), sinks \(pipeline.sinks.map(\.name).joined(separator: ", "))")
 
-        let statusUpdates = StatusUpdater(output: output, sinks: pipeline.sinks, backend: pipeline.backend)
+        // Only with a status line to show: its refreshes ask every camera for its battery,
+        // which a script's session should not spend camera time on.
+        let statusUpdates = output.showsStatus ? StatusUpdater(output: output, sinks: pipeline.sinks, backend: pipeline.backend) : nil
         let coordinator = pipeline.makeCoordinator(log: output.logger(source: "coordinator")) { status in
-            statusUpdates.update(status)
+            statusUpdates?.update(status)
         }
-        statusUpdates.update(CoordinatorStatus())
+        statusUpdates?.update(CoordinatorStatus())
         let signals = SignalHandler { signal in
             log.info("\(signal == SIGINT ? "SIGINT" : "SIGTERM"): finishing what is queued, then stopping (again to stop now)")
             coordinator.shutdown()
         }
         let status = await coordinator.run()
         signals.cancel()
-        statusUpdates.stop()
+        statusUpdates?.stop()
         output.clearStatus()
         return status.triggerFailures.isEmpty ? ShutterPipeCLI.success : ShutterPipeCLI.runFailed
     }

@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+import Testing
+import TestSupport
+
+/// The workers of a running session (its children running shutterpipe-camera-worker).
+func workerPIDs(of session: RunningProcess) async throws -> [pid_t] {
+    let listing = try await runProgram(["pgrep", "-P", String(session.pid), "-f", "shutterpipe-camera-worker"]).text
+    return listing.split(separator: "\n").compactMap { pid_t($0) }
+}
+
+/// Sends one line and waits for the answer that makes `count` answers, as a photographer
+/// pressing the remote after seeing the last result.
+func shoot(_ session: RunningProcess, _ line: String = "capture", answers count: Int) async -> [String] {
+    session.send(line + "\n")
+    _ = await eventually(timeout: .seconds(40)) { answerLines(session).count >= count }
+    return answerLines(session)
+}
+
+func answerLines(_ session: RunningProcess) -> [String] {
+    session.stdoutSoFar.split(separator: "\n").map(String.init).filter { $0.hasPrefix("photo") || $0.hasPrefix("entered") || $0.hasPrefix("exited") }
+}
+
+@Suite("camera workers: crashes, hangs, reconnects, RAW+JPEG (real libgphoto2, line by line)", .timeLimit(.minutes(3)))
+struct CameraWorkerTests {
+    @Test("a worker killed with SIGSEGV mid-capture, and one stopped with SIGSTOP: one shot fails each, the session reads on, the next shot works")
+    func workerFaults() async throws {
+        let folder = TemporaryDirectory("worker-faults")
+        let camera = try await FakeCamera(["--capture-delay", "400ms"])
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 10s", with: "captureTimeout: 6s"),
+                                     in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
+        #expect(await shoot(session, answers: 2).last?.hasPrefix("photoSuccess") == true)
+
+        // SIGSEGV while the camera exposes: that shot answers what happened.
+        let first = try #require(try await workerPIDs(of: session).first)
+        session.send("capture\n")
+        try await Task.sleep(for: .milliseconds(150))
+        kill(first, SIGSEGV)
+        _ = await eventually(timeout: .seconds(30)) { answerLines(session).count >= 3 }
+        let crashed = answerLines(session)[2]
+        #expect(crashed.hasPrefix("photoFailed cameraFailure: the camera worker for 'camera' crashed with SIGSEGV; restarted"), "\(crashed)")
+        #expect(await shoot(session, answers: 4).last?.hasPrefix("photoSuccess") == true, "\(answerLines(session))\n\(session.stderrSoFar.suffix(3000))")
+        let second = try #require(try await workerPIDs(of: session).first)
+        #expect(second != first)
+
+        // SIGSTOP: the worker hangs; at the deadline it is killed and replaced.
+        session.send("capture\n")
+        try await Task.sleep(for: .milliseconds(150))
+        kill(second, SIGSTOP)
+        _ = await eventually(timeout: .seconds(30)) { answerLines(session).count >= 5 }
+        #expect(answerLines(session)[4].hasPrefix("photoFailed timeout"), "\(answerLines(session))")
+        #expect(await shoot(session, answers: 6).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar.suffix(3000))")
+        #expect(await shoot(session, answers: 7).last?.hasPrefix("photoSuccess") == true)
+        let third = try #require(try await workerPIDs(of: session).first)
+        #expect(third != second)
+
+        session.closeInput()
+        let outcome = await session.wait(timeout: .seconds(30))
+        #expect(outcome.status == 0)
+        let answers = outcome.lines.filter { $0.hasPrefix("photo") }
+        #expect(answers.count == 7 && answers.filter { $0.hasPrefix("photoFailed") }.count == 2, "\(answers)")
+        #expect(outcome.stderr.contains("did not answer in time; killed and restarted"), "\(outcome.stderr.suffix(2000))")
+        #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == 5)
+    }
+
+    @Test("a PTP/IP camera dropped and reconnected while stdin is fed line by line: the session reads every line (libgphoto2's close(0) stays in the worker)")
+    func reconnectLineByLine() async throws {
+        let folder = TemporaryDirectory("worker-close0")
+        let camera = try await FakeCamera(["--drop-after", "2"])
+        let session = try RunningProcess(["run", "--config", try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)],
+                                         in: folder.path, environment: ["HOME": camera.home.path])
+        var answers: [String] = []
+        for count in 1...8 {
+            answers = await shoot(session, answers: count)
+            #expect(answers.count == count, "line \(count) got no answer: \(answers)\n\(session.stderrSoFar.suffix(2000))")
+            #expect(session.isRunning, "the session ended by itself after line \(count)")
+            if !session.isRunning { break }
+        }
+        #expect(answers.prefix(2).allSatisfy { $0.hasPrefix("photoSuccess") }, "\(answers)")
+        #expect(answers.contains { $0.hasPrefix("photoFailed cameraFailure") }, "the dropped connection fails its shot: \(answers)")
+        #expect(answers.last?.hasPrefix("photoSuccess") == true, "and the camera is back: \(answers)")
+        #expect(!answers.contains { $0.hasPrefix("exited") }, "nobody sent exit: \(answers)")
+        session.closeInput()
+        let outcome = await session.wait(timeout: .seconds(30))
+        #expect(outcome.status == 0)
+        #expect(outcome.lines.last?.hasPrefix("exitedOrUnableToEnter") == true)  // the end of input, only now
+    }
+
+    @Test("RAW+JPEG: 10 shots across two photo-mode sessions store 10 RAW and 10 JPEG files, and leave the card empty")
+    func rawPlusJPEGEveryShot() async throws {
+        let folder = TemporaryDirectory("worker-raw")
+        let camera = try await FakeCamera(["--raw-plus-jpeg"])
+        let session = try RunningProcess(["run", "--config", try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)],
+                                         in: folder.path, environment: ["HOME": camera.home.path])
+        var count = 0
+        for _ in 1...2 {
+            for _ in 1...5 {
+                count += 1
+                let answer = await shoot(session, answers: count).last ?? ""
+                #expect(answer.hasPrefix("photoSuccess") && answer.contains(".cr2") && answer.contains(".jpg"), "shot \(count): \(answer)")
+            }
+            count += 1
+            #expect(await shoot(session, "exit", answers: count).last == "exitedOrUnableToEnter")
+        }
+        session.closeInput()
+        #expect(await session.wait(timeout: .seconds(30)).status == 0)
+        let names = folder.names("out")
+        #expect(names.filter { $0.hasSuffix(".cr2") }.count == 10 && names.filter { $0.hasSuffix(".jpg") }.count == 10, "\(names)")
+        #expect(try await camera.filesOnCard().isEmpty)
+    }
+}
