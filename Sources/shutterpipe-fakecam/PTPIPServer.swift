@@ -113,6 +113,16 @@ final class PTPIPServer: Sendable {
                     if dataType == PTP.Packet.endData.rawValue { break }
                 }
             }
+            if code == PTP.Operation.initiateCapture.rawValue, let path = camera.options.captureLog {
+                var now = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &now)
+                let line = "\(UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec))\n"
+                let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+                if descriptor >= 0 {
+                    try? DescriptorIO.writeAll(Array(line.utf8), to: descriptor)
+                    close(descriptor)
+                }
+            }
             if camera.options.verbose { log(String(format: "op 0x%04x params %@", code, parameters.description)) }
             if code == PTP.Operation.initiateCapture.rawValue && camera.shouldDropBeforeCapture() {
                 log("dropping the connection mid-shoot (--drop-after)")

@@ -23,6 +23,9 @@ struct CameraOptions: Sendable {
     var malformedPercent = 0
     var loseEventsOf: Int?
     var seed: UInt64 = 1
+    /// A file that gets one line per InitiateCapture: when it arrived, in CLOCK_MONOTONIC
+    /// nanoseconds (comparable across the cameras of a rig on one machine).
+    var captureLog: String?
 }
 
 /// One object on the virtual card: a folder or an image.

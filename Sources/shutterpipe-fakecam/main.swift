@@ -29,6 +29,8 @@ Options:
   --serial TEXT         serial number (default SP-0001)
   --battery PERCENT     battery level reported (default 87)
   --verbose             log every operation to stderr
+  --capture-log FILE    append when each InitiateCapture arrived (CLOCK_MONOTONIC ns), a line
+                        each: for measuring how far apart a rig's cameras fire
   --malformed PERCENT   damage that share of the packets sent, for fuzzing PTP/IP clients
                         (lying lengths, cut payloads, unknown types, flipped bytes, garbage)
   --seed N              the seed of --malformed's choices (default 1), to replay a run
@@ -72,6 +74,7 @@ while !arguments.isEmpty {
     case "--serial": options.serial = value(argument)
     case "--battery": options.battery = min(100, number(argument))
     case "--verbose": options.verbose = true
+    case "--capture-log": options.captureLog = value(argument)
     case "--malformed": options.malformedPercent = min(100, number(argument))
     case "--seed": options.seed = UInt64(number(argument))
     case "-h", "--help": Console.standardOutput.printLine(usage); exit(0)
