@@ -23,6 +23,33 @@ struct PTPWriter {
     mutating func array32(_ values: [UInt32]) { u32(UInt32(values.count)); values.forEach { u32($0) } }
 }
 
+/// The bytes of a data phase, in parts that share their storage (an image on the card is
+/// its own header and the source file's mapped bytes): sent without joining them.
+struct Payload: Sendable {
+    private(set) var parts: [Data]
+
+    init(_ parts: [Data] = []) { self.parts = parts.filter { !$0.isEmpty } }
+    init(_ data: Data) { self.init([data]) }
+
+    var count: Int { parts.reduce(0) { $0 + $1.count } }
+
+    /// The bytes in `range`, joined (for GetPartialObject, and fuzzing).
+    func bytes(in range: Range<Int>) -> Data {
+        var result = Data(capacity: range.count)
+        var offset = 0
+        for part in parts {
+            let here = offset..<(offset + part.count)
+            let overlap = here.clamped(to: range)
+            if !overlap.isEmpty {
+                let start = part.startIndex + (overlap.lowerBound - offset)
+                result.append(part[start..<(start + overlap.count)])
+            }
+            offset += part.count
+        }
+        return result
+    }
+}
+
 /// Reads little-endian values from a payload, with bounds checks.
 struct PTPReader {
     let data: Data

@@ -158,7 +158,7 @@ final class PTPIPServer: Sendable {
     private let lastCapture = Mutex<Result<[UInt32], PTP.Response>>(.success([]))
 
     private func execute(_ code: UInt16, _ parameters: [UInt32], _ incoming: Data, transaction: UInt32)
-        -> (PTP.Response, Data?, [UInt32]) {
+        -> (PTP.Response, Payload?, [UInt32]) {
         func parameter(_ index: Int) -> UInt32 { index < parameters.count ? parameters[index] : 0 }
         switch PTP.Operation(rawValue: code) {
         case .openSession:
@@ -171,20 +171,20 @@ final class PTPIPServer: Sendable {
             camera.state.withLock { $0.sessionOpen = false }
             return (.ok, nil, [])
         case .getDeviceInfo:
-            return (.ok, camera.deviceInfo(), [])
+            return (.ok, Payload(camera.deviceInfo()), [])
         case .getStorageIDs:
             var w = PTPWriter(); w.array32([PTP.storageID])
-            return (.ok, w.data, [])
+            return (.ok, Payload(w.data), [])
         case .getStorageInfo:
-            return (.ok, camera.storageInfo(), [])
+            return (.ok, Payload(camera.storageInfo()), [])
         case .getNumObjects:
             return (.ok, nil, [UInt32(camera.handles(parent: parameter(2)).count)])
         case .getObjectHandles:
             var w = PTPWriter(); w.array32(camera.handles(parent: parameter(2)))
-            return (.ok, w.data, [])
+            return (.ok, Payload(w.data), [])
         case .getObjectInfo:
             guard let info = camera.objectInfo(parameter(0)) else { return (.invalidObjectHandle, nil, []) }
-            return (.ok, info, [])
+            return (.ok, Payload(info), [])
         case .getObject:
             guard let object = camera.object(parameter(0)) else { return (.invalidObjectHandle, nil, []) }
             return (.ok, object.data, [])
@@ -192,8 +192,8 @@ final class PTPIPServer: Sendable {
             guard let object = camera.object(parameter(0)) else { return (.invalidObjectHandle, nil, []) }
             let start = min(Int(parameter(1)), object.data.count)
             let end = min(object.data.count, start + Int(parameter(2)))
-            let slice = object.data.subdata(in: start..<end)
-            return (.ok, slice, [UInt32(slice.count)])
+            let slice = object.data.bytes(in: start..<end)
+            return (.ok, Payload(slice), [UInt32(slice.count)])
         case .deleteObject:
             return (camera.delete(parameter(0)) ? .ok : .invalidObjectHandle, nil, [])
         case .initiateCapture:
@@ -205,10 +205,10 @@ final class PTPIPServer: Sendable {
             }
         case .getDevicePropDesc:
             guard let description = camera.propertyDescription(UInt16(parameter(0))) else { return (.devicePropNotSupported, nil, []) }
-            return (.ok, description, [])
+            return (.ok, Payload(description), [])
         case .getDevicePropValue:
             guard let value = camera.propertyValue(UInt16(parameter(0))) else { return (.devicePropNotSupported, nil, []) }
-            return (.ok, value, [])
+            return (.ok, Payload(value), [])
         case .setDevicePropValue:
             return (camera.setProperty(UInt16(parameter(0)), incoming), nil, [])
         default:
@@ -246,11 +246,19 @@ final class PTPIPServer: Sendable {
 
     // MARK: Framing
 
-    private func sendData(_ client: Int32, transaction: UInt32, _ data: Data) {
+    private func sendData(_ client: Int32, transaction: UInt32, _ data: Payload) {
         var start = PTPWriter(); start.u32(transaction); start.u64(UInt64(data.count))
         sendPacket(client, .startData, start.data)
-        var end = PTPWriter(); end.u32(transaction); end.bytes(data)
-        sendPacket(client, .endData, end.data)
+        var end = PTPWriter(); end.u32(transaction)
+        if corruptor != nil {  // damage is decided over the whole packet
+            end.bytes(data.bytes(in: 0..<data.count))
+            sendPacket(client, .endData, end.data)
+            return
+        }
+        var header = PTPWriter()
+        header.u32(UInt32(8 + end.data.count + data.count)); header.u32(PTP.Packet.endData.rawValue)
+        try? DescriptorIO.writeAll(header.data + end.data, to: client)
+        for part in data.parts { try? DescriptorIO.writeAll(part, to: client) }  // straight from the card's storage
     }
 
     private func sendPacket(_ client: Int32, _ type: PTP.Packet, _ payload: Data) {

@@ -151,6 +151,29 @@ struct SocketAndDeadlineTests {
     }
 }
 
+@Suite("Support: blocking queues")
+struct BlockingQueueTests {
+    private static func niceOfThisThread() -> Int32 {
+        errno = 0
+        return getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+    }
+
+    @Test("a background queue's thread runs 10 nice levels lower; the caller's thread and a normal queue keep theirs")
+    func backgroundPriority() async throws {
+        let before = Self.niceOfThisThread()
+        let background = BlockingQueue(label: "test background", priority: .background)
+        let normal = BlockingQueue(label: "test normal")
+        let lowered = await background.run { Self.niceOfThisThread() }
+        let kept = await normal.run { Self.niceOfThisThread() }
+        #expect(lowered == min(19, before + 10))
+        #expect(kept == before)
+        #expect(Self.niceOfThisThread() == before)
+        // A program started from the background thread inherits its priority.
+        let child = try await background.run { try ChildProcess.run(["/bin/sh", "-c", "cut -d' ' -f19 /proc/self/stat"]) }
+        #expect(String(decoding: child.output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == String(min(19, before + 10)))
+    }
+}
+
 @Suite("Test helpers fail a test, never the test process")
 struct TestHelperTests {
     @Test("writing to a program that has exited records a failure naming the program, and the test process carries on")

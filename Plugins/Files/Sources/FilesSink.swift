@@ -64,7 +64,8 @@ public final class FilesSink: PhotoSink {
     private let options: Options
     private let log: Logger
     private let state = Mutex(State())
-    private let io = BlockingQueue(label: "shutterpipe.sink.files")
+    /// Storing is throughput work: it yields the CPU to firing cameras and triggers.
+    private let io = BlockingQueue(label: "shutterpipe.sink.files", priority: .background)
 
     /// The files sink keeps every file of every photo.
     public var role: SinkRole { .archival }

@@ -98,7 +98,7 @@ final class CameraSession: @unchecked Sendable {
     // MARK: Capture
 
     private func capture() -> (WorkerReply, [Int32]) {
-        let fired = monotonicNanoseconds()
+        let fired = WorkerProtocol.monotonicNanoseconds()
         if camera == nil, selection != nil { reconnect() }  // during an outage: one attempt now
         guard let camera else {
             return (.failed(WorkerFailure(ShutterError(.cameraFailure, "the camera is not connected; shutterpipe keeps trying to reconnect",
@@ -112,7 +112,7 @@ final class CameraSession: @unchecked Sendable {
                 files.append(file)
                 descriptors.append(descriptor)
             }
-            return (.captured(files, firedAt: fired, tookNanoseconds: monotonicNanoseconds() - fired), descriptors)
+            return (.captured(files, firedAt: fired, tookNanoseconds: WorkerProtocol.monotonicNanoseconds() - fired), descriptors)
         } catch {
             descriptors.forEach { _ = Glibc.close($0) }
             return (.failed(WorkerFailure(failed(error, while: "capture"))), [])
@@ -215,11 +215,4 @@ final class Reconnection: @unchecked Sendable {  // confined to the camera queue
         defer { outageStarted = nil }
         return outageStarted.map { ContinuousClock.now - $0 }
     }
-}
-
-/// CLOCK_MONOTONIC now, in nanoseconds: comparable across the processes of a rig.
-func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }

@@ -7,8 +7,10 @@ import ShutterPipeSupport
 import Synchronization
 
 /// The camera worker's main loop: requests from the backend on descriptor 3, answered on
-/// a queue of their own (every libgphoto2 call runs there); between requests the queue
-/// polls the camera for button shots and reconnects it when it went away.
+/// the camera thread (every libgphoto2 call runs there, ``CameraThread``); between
+/// requests the thread polls the camera for button shots and reconnects it when it went
+/// away.
+nonisolated(unsafe) var _unused = 0
 public enum WorkerServer {
     /// Serves until the backend closes its end, then releases the camera and returns.
     public static func run() -> Int32 {
@@ -19,12 +21,11 @@ public enum WorkerServer {
         gp_log_add_func(GP_LOG_ERROR, { _, domain, text, _ in
             WorkerLog.debug("libgphoto2 \(domain.map { String(cString: $0) } ?? ""): \(text.map { String(cString: $0) } ?? "")")
         }, nil)
-        let queue = DispatchQueue(label: "shutterpipe camera")
         let session = CameraSession { message, descriptors in
             try? WorkerProtocol.send(message, over: channel, descriptors: descriptors)
         }
-        queue.async { CameraDrivers.shared.preload() }  // while the backend is still sending its first request
-        let ticker = Ticker(queue: queue, session: session)
+        let camera = CameraThread(name: "shutterpipe camera", interval: { session.pollInterval }, tick: { session.tick() })
+        camera.submit { CameraDrivers.shared.preload() }  // while the backend is still sending its first request
         let abandoned = Mutex<Set<UInt64>>([])
         while true {
             let received: (message: Data, descriptors: [Int32])?
@@ -39,7 +40,7 @@ public enum WorkerServer {
                 abandoned.withLock { _ = $0.insert(id) }
                 continue
             }
-            queue.async {
+            camera.submit(envelope.request) {
                 if abandoned.withLock({ $0.remove(envelope.id) }) != nil {
                     try? WorkerProtocol.send(WorkerMessage.reply(id: envelope.id, .failed(WorkerFailure(ShutterError(.timeout, "abandoned before it started")))), over: channel)
                     return
@@ -52,37 +53,9 @@ public enum WorkerServer {
                     WorkerLog.warning("could not send a reply: \(error)")
                 }
                 attached.forEach { _ = close($0) }
-                ticker.reschedule()
             }
         }
-        ticker.stop()
-        queue.sync { session.close() }
+        camera.finish { session.close() }
         return 0
     }
-}
-
-/// Runs the session's tick on the camera queue at its poll interval.
-private final class Ticker: @unchecked Sendable {  // touched on the camera queue
-    private let timer: any DispatchSourceTimer
-    private let session: CameraSession
-    private var interval: Duration = .milliseconds(250)
-
-    init(queue: DispatchQueue, session: CameraSession) {
-        self.session = session
-        timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.setEventHandler { [session] in session.tick() }
-        timer.schedule(deadline: .now() + .milliseconds(250), repeating: .milliseconds(250))
-        timer.resume()
-    }
-
-    /// Takes a new poll interval from the session (after an open).
-    func reschedule() {
-        let wanted = session.pollInterval
-        guard wanted != interval else { return }
-        interval = wanted
-        let milliseconds = Int(wanted.components.seconds) * 1000 + Int(wanted.components.attoseconds / 1_000_000_000_000_000)
-        timer.schedule(deadline: .now() + .milliseconds(milliseconds), repeating: .milliseconds(milliseconds))
-    }
-
-    func stop() { timer.cancel() }
 }

@@ -94,7 +94,7 @@ final class CameraWorker: Sendable {
 
     /// ``send(_:)`` and ``reply(to:)`` in one; a failed reply is thrown.
     func request(_ request: WorkerRequest) async throws -> WorkerReply {
-        let (reply, descriptors) = try await reply(to: send(request))
+        let (reply, descriptors, _) = try await reply(to: send(request))
         descriptors.forEach { _ = close($0) }
         if case .failed(let failure) = reply { throw failure.error }
         return reply
@@ -178,7 +178,7 @@ final class CameraWorker: Sendable {
                 // nobody to wait for it, so the worker goes.
                 if !pending.markStarted(id) { kill(because: "the camera worker for '\(name)' did not answer in time; killed and restarted") }
             case .reply(let id, let reply):
-                pending.deliver(id, (reply, descriptors))
+                pending.deliver(id, (reply, descriptors, WorkerProtocol.monotonicNanoseconds()))
             case .event(let event):
                 listeners.withLock { $0.event }(event, descriptors)
             }

@@ -53,8 +53,10 @@ public final class GPhoto2Backend: CaptureBackend {
         }
     }
 
-    /// Whether this backend drives several cameras (file names then carry `{camera}`).
-    private var isRig: Bool { selections.count > 1 }
+    /// Whether the cameras are named in a `cameras:` list (even a list of one): each file,
+    /// status and failure then carries its camera's name (and `{camera}` is that name,
+    /// not the model).
+    private var isRig: Bool { !options.cameras.isEmpty }
 
     /// The camera's model once opened; with several cameras, their names.
     public var cameraName: String {
@@ -73,7 +75,7 @@ public final class GPhoto2Backend: CaptureBackend {
         var failures: [(String, ShutterError)] = []
         for (worker, selection, id) in ids {
             do {
-                let (reply, descriptors) = try await worker.reply(to: id)
+                let (reply, descriptors, _) = try await worker.reply(to: id)
                 descriptors.forEach { _ = close($0) }
                 switch reply {
                 case .opened(let identity): opened(identity, as: selection.name)
@@ -93,21 +95,23 @@ public final class GPhoto2Backend: CaptureBackend {
 
     /// Fires every camera at once and downloads every file of every exposure.
     public func capture() async throws -> CapturedPhoto {
-        let fired = workers.map { ($0, $0.send(.capture)) }  // every worker gets the order before any answer is awaited
+        // Every worker gets the order before any answer is awaited.
+        let fired = workers.map { worker in (worker, sentAt: WorkerProtocol.monotonicNanoseconds(), id: worker.send(.capture)) }
         var files: [CapturedFile] = []
         var taken: [(String, CardPath)] = []
         var failures: [(String, ShutterError)] = []
         var model = selections[0].name
-        for (worker, id) in fired {
+        for (worker, sentAt, id) in fired {
             do {
-                let (reply, descriptors) = try await worker.reply(to: id)
+                let (reply, descriptors, arrivedAt) = try await worker.reply(to: id)
                 defer { descriptors.forEach { _ = close($0) } }
                 switch reply {
-                case .captured(let captured, _, _):
+                case .captured(let captured, let firedAt, let took):
                     for (file, descriptor) in zip(captured, descriptors) {
                         files.append(CapturedFile(name: file.path.name, data: try SharedBytes.map(descriptor), camera: isRig ? worker.name : nil))
                         taken.append((worker.name, file.path))
                     }
+                    log.debug("captured", Self.timing(sentAt: sentAt, firedAt: firedAt, took: took, arrivedAt: arrivedAt, camera: worker.name))
                     model = state.withLock { $0.identities[worker.name]?.model } ?? model
                 case .failed(let failure): failures.append((worker.name, failure.error))
                 default: failures.append((worker.name, ShutterError(.cameraFailure, "unexpected answer to a capture: \(reply)")))
@@ -122,6 +126,17 @@ public final class GPhoto2Backend: CaptureBackend {
         return CapturedPhoto(files: files, camera: isRig ? selections.map(\.name).joined(separator: ", ") : model,
                              backendReference: Self.reference(taken),
                              missing: failures.isEmpty ? nil : Self.combined(failures, rig: true))
+    }
+
+    /// What a capture cost, for the debug log (`scripts/bench-rig` reads it): `workerMs`
+    /// the worker's capture and download, `boundaryMs` the rest of the round trip (the
+    /// order to the worker, the reply back), `firedAt` when the worker began (monotonic
+    /// ns, to compare a rig's cameras).
+    private static func timing(sentAt: UInt64, firedAt: UInt64, took: UInt64, arrivedAt: UInt64, camera: String) -> [(String, String)] {
+        let roundTrip = arrivedAt &- sentAt
+        let milliseconds = { (nanoseconds: UInt64) in String(format: "%.3f", Double(nanoseconds) / 1e6) }
+        return [("camera", camera), ("workerMs", milliseconds(took)), ("boundaryMs", milliseconds(roundTrip > took ? roundTrip - took : 0)),
+                ("firedAt", String(firedAt))]
     }
 
     /// Deletes the photo's files from the cards once it is archived, unless
@@ -185,7 +200,7 @@ public final class GPhoto2Backend: CaptureBackend {
         guard state.withLock({ $0.inPhotoMode }), let worker = workers.first(where: { $0.name == selection.name }) else { return }
         let id = worker.send(openRequest(selection, keepTrying: true))
         Task {
-            guard let (reply, descriptors) = try? await worker.reply(to: id) else { return }
+            guard let (reply, descriptors, _) = try? await worker.reply(to: id) else { return }
             descriptors.forEach { _ = close($0) }
             if case .opened(let identity) = reply { self.opened(identity, as: selection.name) }
         }

@@ -8,7 +8,8 @@ import Synchronization
 /// (its generation) it went to: answers are matched to their callers, a caller that gave
 /// up is told at once, and a worker that dies fails only what it was asked.
 final class PendingRequests: Sendable {
-    typealias Answer = (reply: WorkerReply, descriptors: [Int32])
+    /// A reply, the descriptors of its files, and when the reader got it (monotonic ns).
+    typealias Answer = (reply: WorkerReply, descriptors: [Int32], arrivedAt: UInt64)
     private typealias Waiter = CheckedContinuation<Answer, any Error>
 
     private enum Slot {

@@ -16,6 +16,15 @@ public enum WorkerProtocol {
     /// The descriptor the worker finds its end of the socket pair on.
     public static let socketDescriptor: Int32 = 3
 
+    /// `CLOCK_MONOTONIC` now, in nanoseconds: the clock of every time in the protocol,
+    /// comparable across the processes of a rig (and with `shutterpipe-fakecam
+    /// --capture-log`).
+    public static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
@@ -136,6 +145,18 @@ public enum WorkerRequest: Codable, Sendable, Equatable {
     /// Skip request `id` if it has not started (its caller gave up waiting); answered
     /// at once, not in turn.
     case abandon(UInt64)
+}
+
+extension WorkerRequest {
+    /// Whether a capture that comes while this request still waits its turn runs first:
+    /// the last shot's delete and a status read can wait a shot; an open, a close or a
+    /// listing cannot (the capture needs what they do).
+    public var yieldsToCapture: Bool {
+        switch self {
+        case .delete, .status: true
+        case .open, .capture, .close, .list, .abandon: false
+        }
+    }
 }
 
 /// A request with its id: the reply carries the id back.

@@ -13,11 +13,36 @@ import Synchronization
 public final class BlockingQueue: Sendable {
     private let worker: Worker
 
+    /// How the thread competes for the CPU with the rest of the session.
+    public enum Priority: Sendable {
+        /// Like every other thread.
+        case normal
+        /// Throughput work that can wait a few milliseconds for latency-bound work: a
+        /// sink storing the last photo while a rig's cameras are fired for the next one.
+        /// The thread runs 10 nice levels below the process (Linux keeps a nice value per
+        /// thread): it still gets every idle cycle, but a woken camera worker or trigger
+        /// thread takes the CPU from it at once. Programs it starts inherit it.
+        case background
+    }
+
+    /// Lowers the calling thread's priority by `levels` nice levels (at most to 19). On
+    /// Linux, PRIO_PROCESS with 0 is the calling thread, not the whole process.
+    static func lowerThreadPriority(by levels: Int32) {
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        errno = 0
+        let current = getpriority(which, 0)
+        guard errno == 0 else { return }
+        _ = setpriority(which, 0, min(19, current + levels))
+    }
+
     /// Starts the thread; `label` names it in debuggers and `top -H`.
-    public init(label: String) {
+    public init(label: String, priority: Priority = .normal) {
         worker = Worker()
         let worker = self.worker
-        let thread = Thread { worker.loop() }
+        let thread = Thread {
+            if priority == .background { Self.lowerThreadPriority(by: 10) }
+            worker.loop()
+        }
         thread.name = label
         thread.start()
     }

@@ -20,7 +20,8 @@ public final class ManifestSink: PhotoSink {
 
     private let path: String
     private let session: String
-    private let io = BlockingQueue(label: "shutterpipe.manifest")
+    /// Storing is throughput work: it yields the CPU to firing cameras and triggers.
+    private let io = BlockingQueue(label: "shutterpipe.manifest", priority: .background)
 
     /// It records photos but keeps no copy of them: it never lets a camera delete a shot.
     public var role: SinkRole { .processing }
