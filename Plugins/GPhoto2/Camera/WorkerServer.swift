@@ -16,11 +16,14 @@ public enum WorkerServer {
     public static func run() -> Int32 {
         let channel = MessageChannel(descriptor: WorkerProtocol.socketDescriptor)
         WorkerLog.attach(channel)
-        // libgphoto2's own errors, at debug level: most are noise of its internals, and what
-        // matters reaches the answer through the call that failed.
-        gp_log_add_func(GP_LOG_ERROR, { _, domain, text, _ in
-            WorkerLog.debug("libgphoto2 \(domain.map { String(cString: $0) } ?? ""): \(text.map { String(cString: $0) } ?? "")")
-        }, nil)
+        // libgphoto2's own errors, at debug level, when asked for (they cost every download
+        // a hexdump: WorkerProtocol.libraryLogVariable): most are noise of its internals,
+        // and what matters reaches the answer through the call that failed.
+        if ProcessInfo.processInfo.environment[WorkerProtocol.libraryLogVariable] == "1" {
+            gp_log_add_func(GP_LOG_ERROR, { _, domain, text, _ in
+                WorkerLog.debug("libgphoto2 \(domain.map { String(cString: $0) } ?? ""): \(text.map { String(cString: $0) } ?? "")")
+            }, nil)
+        }
         let session = CameraSession { message, descriptors in
             try? WorkerProtocol.send(message, over: channel, descriptors: descriptors)
         }

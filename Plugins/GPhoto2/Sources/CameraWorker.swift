@@ -32,12 +32,15 @@ final class CameraWorker: Sendable {
     }
     private let state = Mutex<(running: Running?, generation: Int, stopping: Bool, killedBecause: String?)>((nil, 0, false, nil))
     private let starting = NSLock()
+    private let forwardsLibraryLog: Bool
 
     /// A worker for the camera `name`, whose settings folder is `settingsFolder/name`.
-    /// Nothing starts until the first request.
-    init(name: String, settingsFolder: String, log: Logger) {
+    /// Nothing starts until the first request. `forwardingLibraryLog`: libgphoto2's own
+    /// error messages go into the log, at debug level (``GPhoto2Backend/Options/libgphoto2Log``).
+    init(name: String, settingsFolder: String, log: Logger, forwardingLibraryLog: Bool = false) {
         self.name = name
         self.log = log
+        self.forwardsLibraryLog = forwardingLibraryLog
         self.home = "\(settingsFolder)/\(name)"
     }
 
@@ -142,6 +145,7 @@ final class CameraWorker: Sendable {
             // A crash is to end the worker at once and be answered: not seconds of the
             // Swift runtime's backtrace first (which also catches a SIGSEGV sent by kill).
             environment["SWIFT_BACKTRACE"] = "enable=no"
+            environment[WorkerProtocol.libraryLogVariable] = forwardsLibraryLog ? "1" : nil
             let child = try ChildProcess([executable], environment: environment, input: .null, output: .null, error: .pipe,
                                          passing: [theirs.descriptor])
             if let errors = child.errorOutput {

@@ -113,4 +113,26 @@ struct CameraWorkerTests {
         #expect(names.filter { $0.hasSuffix(".cr2") }.count == 10 && names.filter { $0.hasSuffix(".jpg") }.count == 10, "\(names)")
         #expect(try await camera.filesOnCard().isEmpty)
     }
+
+    @Test("libgphoto2's own messages reach the session's log, naming the camera, only with libgphoto2Log: true (they cost every download a hexdump)")
+    func libraryLogOnRequest() async throws {
+        for forwarded in [true, false] {
+            let folder = TemporaryDirectory("worker-library-log")
+            let camera = try await FakeCamera(["--store-full-after", "1"])
+            let config = try writeConfig(tetherConfig(camera, output: folder.file("out"), backend: "  libgphoto2Log: \(forwarded)"), in: folder)
+            let session = try RunningProcess(["run", "--config", config, "--verbose", "--log-format", "json"],
+                                             in: folder.path, environment: ["HOME": camera.home.path])
+            #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true)
+            #expect(await shoot(session, answers: 2).last?.hasPrefix("photoFailed storageUnavailable") == true, "\(answerLines(session))")
+            session.closeInput()
+            let outcome = await session.wait(timeout: .seconds(30))
+            let records = outcome.stderr.split(separator: "\n").filter { $0.contains("\"message\":\"libgphoto2 ") }
+            if forwarded {
+                #expect(records.contains { $0.contains("Store Full") && $0.contains("\"camera\":\"camera\"") && $0.contains("\"level\":\"debug\"") },
+                        "\(outcome.stderr.suffix(3000))")
+            } else {
+                #expect(records.isEmpty, "\(records)")
+            }
+        }
+    }
 }

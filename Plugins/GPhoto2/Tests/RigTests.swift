@@ -54,6 +54,11 @@ struct RigTests {
         let failed = await shoot(session, answers: 21).last ?? ""
         #expect(failed.hasPrefix("photoFailed cameraFailure: camera 'C': "), "\(failed)\n\(session.stderrSoFar.suffix(3000))")
         #expect(folder.names("out").filter { $0.hasPrefix("rig-0021-") }.sorted() == ["rig-0021-A.jpg", "rig-0021-B.jpg", "rig-0021-D.jpg"])
+        // The log says which photos of that event are safe all the same.
+        #expect(session.stderrSoFar.split(separator: "\n").contains { line in
+            line.contains("photoFailed") && line.contains("camera 'C'") && line.contains("stored all the same:")
+                && ["A", "B", "D"].allSatisfy { line.contains("rig-0021-\($0).jpg") }
+        }, "\(session.stderrSoFar.suffix(3000))")
         // Plugged in again: it comes back by itself, and the rig is whole again.
         cameras[2] = try await FakeCamera(port: port, home: cameras[2].home)
         var back = false

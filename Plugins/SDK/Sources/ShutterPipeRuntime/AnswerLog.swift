@@ -44,12 +44,18 @@ struct AnswerLog: Sendable {
         return fields
     }
 
-    /// ": cause: message", or ": the stored locations", then any warnings.
+    /// ": cause: message" (and what was stored all the same: the other cameras' photos
+    /// of a rig), or ": the stored locations", then any warnings.
     private static func outcome(_ answer: ShutterAnswer, into fields: inout [(String, String)]) -> String {
         var text = ""
         if let failure = answer.failure {
             fields += [("cause", failure.cause.rawValue), ("message", failure.description)]
             text += ": \(failure.cause.rawValue): \(failure)"
+            if !answer.stored.isEmpty {
+                let locations = answer.stored.map(\.location).joined(separator: " ")
+                fields.append(("files", locations))
+                text += "; stored all the same: \(locations)"
+            }
         } else if !answer.stored.isEmpty {
             let locations = answer.stored.map(\.location).joined(separator: " ")
             fields.append(("files", locations))
