@@ -255,7 +255,13 @@ final class CameraWorker: Sendable {
     /// The worker executable: `$SHUTTERPIPE_CAMERA_WORKER`, else
     /// `shutterpipe-camera-worker` next to the running executable.
     static func executable() throws(ShutterError) -> String {
-        if let path = ProcessInfo.processInfo.environment["SHUTTERPIPE_CAMERA_WORKER"], !path.isEmpty { return path }
+        if let path = ProcessInfo.processInfo.environment["SHUTTERPIPE_CAMERA_WORKER"], !path.isEmpty {
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                throw ShutterError(.cameraFailure, "SHUTTERPIPE_CAMERA_WORKER is '\(path)', which is not an executable file",
+                                   fix: "point it at shutterpipe-camera-worker, or unset it to use the one next to shutterpipe")
+            }
+            return path
+        }
         let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let candidate = URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent("shutterpipe-camera-worker").path
         guard FileManager.default.isExecutableFile(atPath: candidate) else {

@@ -135,4 +135,20 @@ struct CameraWorkerTests {
             }
         }
     }
+
+    @Test("a camera worker that cannot be found fails enter and capture with where it was looked for and how to fix it; the session reads on")
+    func workerMissing() async throws {
+        let folder = TemporaryDirectory("worker-missing")
+        let camera = try await FakeCamera()
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path,
+                                         environment: ["HOME": camera.home.path, "SHUTTERPIPE_CAMERA_WORKER": folder.file("no-such-worker")])
+        let entered = await shoot(session, "enter", answers: 1).last ?? ""
+        #expect(entered.hasPrefix("exitedOrUnableToEnter cameraFailure: SHUTTERPIPE_CAMERA_WORKER is '\(folder.file("no-such-worker"))', which is not an executable file"),
+                "\(entered)")
+        #expect(entered.contains("unset it to use the one next to shutterpipe"), "\(entered)")
+        #expect(await shoot(session, answers: 2).last?.hasPrefix("photoFailed cameraFailure: SHUTTERPIPE_CAMERA_WORKER") == true)
+        session.closeInput()
+        #expect(await session.wait(timeout: .seconds(30)).status == 0)
+    }
 }

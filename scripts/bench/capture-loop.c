@@ -1,0 +1,77 @@
+/* The floor for one tethered camera: a plain C loop on libgphoto2's API, as an
+ * application written against it would do it, with nothing of shutterpipe's.
+ * Per shot: gp_camera_capture, gp_camera_file_get into memory, a durable write (temporary
+ * file, fsync, rename, fsync of the folder), then the shot is deleted from the card.
+ *
+ *   capture-loop PORT SHOTS OUTDIR      prints the milliseconds per shot, wall time over all
+ *
+ * scripts/bench-rig compiles and runs it beside shutterpipe against the same virtual camera.
+ */
+#include <fcntl.h>
+#include <gphoto2/gphoto2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000.0 + t.tv_nsec / 1e6;
+}
+
+#define CHECK(call) do { int r = (call); if (r < GP_OK) { fprintf(stderr, "%s: %s\n", #call, gp_result_as_string(r)); return 1; } } while (0)
+
+int main(int argc, char **argv) {
+    if (argc != 4) { fprintf(stderr, "usage: capture-loop PORT SHOTS OUTDIR\n"); return 2; }
+    const char *port = argv[1], *out = argv[3];
+    int shots = atoi(argv[2]);
+    GPContext *context = gp_context_new();
+    Camera *camera;
+    CameraAbilitiesList *abilities;
+    GPPortInfoList *ports;
+    CameraAbilities ability;
+    GPPortInfo info;
+    CHECK(gp_camera_new(&camera));
+    CHECK(gp_abilities_list_new(&abilities));
+    CHECK(gp_abilities_list_load(abilities, context));
+    CHECK(gp_abilities_list_get_abilities(abilities, gp_abilities_list_lookup_model(abilities, "PTP/IP Camera"), &ability));
+    CHECK(gp_camera_set_abilities(camera, ability));
+    CHECK(gp_port_info_list_new(&ports));
+    CHECK(gp_port_info_list_load(ports));
+    CHECK(gp_port_info_list_get_info(ports, gp_port_info_list_lookup_path(ports, port), &info));
+    CHECK(gp_camera_set_port_info(camera, info));
+    double start = now_ms();
+    CHECK(gp_camera_init(camera, context));
+    int folder = open(out, O_RDONLY | O_DIRECTORY);
+    for (int shot = 0; shot < shots; shot++) {
+        CameraFilePath path;
+        CameraFile *file;
+        const char *data;
+        unsigned long size;
+        char temporary[4096], final[4096];
+        CHECK(gp_camera_capture(camera, GP_CAPTURE_IMAGE, &path, context));
+        CHECK(gp_file_new(&file));
+        CHECK(gp_camera_file_get(camera, path.folder, path.name, GP_FILE_TYPE_NORMAL, file, context));
+        CHECK(gp_file_get_data_and_size(file, &data, &size));
+        snprintf(temporary, sizeof temporary, "%s/.tmp-%d", out, shot);
+        snprintf(final, sizeof final, "%s/shot-%04d.jpg", out, shot);
+        int fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        for (unsigned long done = 0; done < size;) {
+            ssize_t written = write(fd, data + done, size - done);
+            if (written <= 0) { perror("write"); return 1; }
+            done += (unsigned long)written;
+        }
+        fsync(fd);
+        close(fd);
+        rename(temporary, final);
+        fsync(folder);
+        gp_file_unref(file);
+        CHECK(gp_camera_file_delete(camera, path.folder, path.name, context));
+    }
+    printf("%.3f\n", (now_ms() - start) / shots);
+    close(folder);
+    gp_camera_exit(camera, context);
+    return 0;
+}
