@@ -56,8 +56,8 @@ extension GPhotoCamera {
     }
 
     /// One event from the camera, or `nil` when there was none. (On PTP/IP this polls
-    /// once and returns at once whatever the timeout; callers loop against their own
-    /// deadline.)
+    /// once, about a millisecond whatever the timeout, measured with libgphoto2 2.5.30;
+    /// callers loop against their own deadline.)
     func nextEvent(timeoutMilliseconds: Int32) throws(GPhotoFailure) -> Event? {
         var type = GP_EVENT_UNKNOWN
         var data: UnsafeMutableRawPointer?

@@ -130,13 +130,13 @@ public final class GPhoto2Backend: CaptureBackend {
 
     /// What a capture cost, for the debug log (`scripts/bench-rig` reads it): `workerMs`
     /// the worker's capture and download, `boundaryMs` the rest of the round trip (the
-    /// order to the worker, the reply back), `firedAt` when the worker began (monotonic
-    /// ns, to compare a rig's cameras).
+    /// order to the worker, the reply back), `sentAt` when the order went out and
+    /// `firedAt` when the worker began (monotonic ns, to compare a rig's cameras).
     private static func timing(sentAt: UInt64, firedAt: UInt64, took: UInt64, arrivedAt: UInt64, camera: String) -> [(String, String)] {
         let roundTrip = arrivedAt &- sentAt
         let milliseconds = { (nanoseconds: UInt64) in String(format: "%.3f", Double(nanoseconds) / 1e6) }
         return [("camera", camera), ("workerMs", milliseconds(took)), ("boundaryMs", milliseconds(roundTrip > took ? roundTrip - took : 0)),
-                ("firedAt", String(firedAt))]
+                ("sentAt", String(sentAt)), ("firedAt", String(firedAt))]
     }
 
     /// Deletes the photo's files from the cards once it is archived, unless
