@@ -24,10 +24,11 @@ struct LockedTemporaryFile {
     /// The open descriptor (write-only), holding the lock.
     let descriptor: Int32
 
-    /// Creates a new temporary file in `directory`, locked.
-    static func create(in directory: String) throws(SystemError) -> LockedTemporaryFile {
+    /// Creates a new temporary file in `directory`, locked. `tag` goes before the suffix,
+    /// so that what a leftover was for can be told from its name (`-seq`: the sequence file).
+    static func create(in directory: String, tag: String = "") throws(SystemError) -> LockedTemporaryFile {
         for _ in 0..<16 {
-            let path = "\(directory)/\(prefix)\(String(UInt64.random(in: 0...UInt64.max), radix: 36))\(suffix)"
+            let path = "\(directory)/\(prefix)\(String(UInt64.random(in: 0...UInt64.max), radix: 36))\(tag)\(suffix)"
             let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             if descriptor < 0 {
                 if errno == EEXIST { continue }

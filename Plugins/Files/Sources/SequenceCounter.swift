@@ -46,7 +46,7 @@ struct SequenceCounter {
         let next = last + 1
         let path = "\(directory)/\(Self.fileName)"
         let temporary: LockedTemporaryFile
-        do { temporary = try LockedTemporaryFile.create(in: directory) } catch {
+        do { temporary = try LockedTemporaryFile.create(in: directory, tag: "-seq") } catch {
             throw DurableWriter.storageError("cannot create a file in", directory, error.code)
         }
         var failure = temporary.write([Data("\(next)\n".utf8)])
