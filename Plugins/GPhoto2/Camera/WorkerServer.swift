@@ -6,11 +6,10 @@ import ShutterPipeKit
 import ShutterPipeSupport
 import Synchronization
 
-/// The camera worker's main loop: requests from the backend on descriptor 3, answered on
-/// the camera thread (every libgphoto2 call runs there, ``CameraThread``); between
-/// requests the thread polls the camera for button shots and reconnects it when it went
-/// away.
-nonisolated(unsafe) var _unused = 0
+/// The camera worker's main loop: requests from the backend on descriptor 3, read and
+/// answered on the camera thread (every libgphoto2 call runs there, ``CameraThread``);
+/// between requests the thread polls the camera for button shots and reconnects it when
+/// it went away.
 public enum WorkerServer {
     /// Serves until the backend closes its end, then releases the camera and returns.
     public static func run() -> Int32 {
@@ -27,21 +26,29 @@ public enum WorkerServer {
         let session = CameraSession { message, descriptors in
             try? WorkerProtocol.send(message, over: channel, descriptors: descriptors)
         }
-        let camera = CameraThread(name: "shutterpipe camera", interval: { session.pollInterval }, tick: { session.tick() })
-        camera.submit { CameraDrivers.shared.preload() }  // while the backend is still sending its first request
         let abandoned = Mutex<Set<UInt64>>([])
-        while true {
+        let sourceEnded = DispatchSemaphore(value: 0)
+        // Read on the camera thread itself (CameraThread.Source): one request per call.
+        let read: (CameraThread) -> Bool = { camera in
             let received: (message: Data, descriptors: [Int32])?
-            do { received = try channel.receive() } catch { WorkerLog.warning("\(error)"); continue }
-            guard let (data, descriptors) = received else { break }
+            do throws(SystemError) { received = try channel.receive() } catch {
+                WorkerLog.warning("\(error)")
+                if error.code == EMSGSIZE { return true }  // that one message is lost, not the channel
+                sourceEnded.signal()
+                return false
+            }
+            guard let (data, descriptors) = received else {
+                sourceEnded.signal()
+                return false
+            }
             descriptors.forEach { _ = close($0) }
             guard let envelope = try? WorkerProtocol.decode(WorkerEnvelope.self, from: data) else {
                 WorkerLog.warning("ignored a malformed request")
-                continue
+                return true
             }
             if case .abandon(let id) = envelope.request {
                 abandoned.withLock { _ = $0.insert(id) }
-                continue
+                return true
             }
             camera.submit(envelope.request) {
                 if abandoned.withLock({ $0.remove(envelope.id) }) != nil {
@@ -57,7 +64,13 @@ public enum WorkerServer {
                 }
                 attached.forEach { _ = close($0) }
             }
+            return true
         }
+        // The drivers load first, while the backend is still sending its first request.
+        let camera = CameraThread(name: "shutterpipe camera", interval: { session.pollInterval }, tick: { session.tick() },
+                                  source: CameraThread.Source(descriptor: channel.descriptor, read: read),
+                                  first: { CameraDrivers.shared.preload() })
+        sourceEnded.wait()
         camera.finish { session.close() }
         return 0
     }

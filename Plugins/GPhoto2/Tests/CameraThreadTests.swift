@@ -42,4 +42,55 @@ struct CameraThreadTests {
         idle.finish {}
         #expect(ticks.withLock { $0 } - before >= 5)
     }
+
+    @Test("requests read from the socket by the camera thread itself: the first job runs before any is read, all that arrived during a job are read before the next, the end of the source is not read again")
+    func readsItsOwnSource() throws {
+        var ends: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &ends) == 0)
+        defer { close(ends[0]) }
+        let order = Mutex<[String]>([])
+        let reads = Mutex(0)
+        let release = DispatchSemaphore(value: 0)
+        let readable = CameraThread.Source(descriptor: ends[1]) { thread in
+            reads.withLock { $0 += 1 }
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let count = read(ends[1], &buffer, buffer.count)
+            guard count > 0 else { return false }
+            let name = String(decoding: buffer.prefix(count), as: UTF8.self)
+            let request: WorkerRequest = name.hasPrefix("capture") ? .capture : .delete([CardPath(folder: "/DCIM", name: name)])
+            thread.submit(request) { order.withLock { $0.append(name) } }
+            return true
+        }
+        let thread = CameraThread(name: "test camera", interval: { .seconds(2) }, tick: {}, source: readable,
+                                  first: { release.wait(); order.withLock { $0.append("first") } })
+        // Sent while the first job runs: nothing may be read before it ends.
+        for name in ["delete 1", "capture 2"] { _ = name.withCString { write(ends[0], $0, strlen($0)) } }
+        usleep(50_000)
+        #expect(reads.withLock { $0 } == 0, "a request was read before the first job ended")
+        release.signal()
+        #expect(eventually { order.withLock { $0.count } == 3 })
+        #expect(order.withLock { $0 } == ["first", "capture 2", "delete 1"])
+        // One sent while idle wakes the thread at once, well before its next tick.
+        let sent = ContinuousClock.now
+        _ = "capture 3".withCString { write(ends[0], $0, strlen($0)) }
+        #expect(eventually { order.withLock { $0.count } == 4 })
+        #expect(ContinuousClock.now - sent < .milliseconds(1_000), "an idle thread woke only with its tick")
+        // The end of the source is read once, and the thread still serves and finishes.
+        shutdown(ends[0], Int32(SHUT_WR))
+        usleep(100_000)
+        let afterEnd = reads.withLock { $0 }
+        usleep(100_000)
+        #expect(reads.withLock { $0 } == afterEnd, "the ended source is read again and again")
+        thread.finish { order.withLock { $0.append("end") } }
+        #expect(order.withLock { $0 } == ["first", "capture 2", "delete 1", "capture 3", "end"])
+    }
+
+    private func eventually(_ condition: () -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            usleep(1_000)
+        }
+        return condition()
+    }
 }

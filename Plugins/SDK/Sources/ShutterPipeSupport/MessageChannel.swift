@@ -3,6 +3,7 @@
 #endif
 import CShutterPipeSupport
 import Foundation
+import Synchronization
 
 /// One end of a connection between two processes that keeps each message whole
 /// (`SOCK_SEQPACKET`) and can carry open file descriptors with a message (`SCM_RIGHTS`):
@@ -17,6 +18,9 @@ public final class MessageChannel: Sendable {
 
     /// The socket.
     public let descriptor: Int32
+    /// Where ``receive()`` reads into, made once: a fresh 256 KiB buffer per message was
+    /// a page-faulting allocation and a memset on every fire order.
+    private let buffer = Mutex<[UInt8]>([UInt8](repeating: 0, count: MessageChannel.maximumMessage))
 
     /// Wraps a connected `SOCK_SEQPACKET` socket; the channel closes it.
     public init(descriptor: Int32) {
@@ -47,13 +51,15 @@ public final class MessageChannel: Sendable {
     /// The next message and the descriptors that came with it (the caller owns them), or
     /// `nil` when the peer closed its end.
     public func receive() throws(SystemError) -> (message: Data, descriptors: [Int32])? {
-        var buffer = [UInt8](repeating: 0, count: Self.maximumMessage)
         var descriptors = [Int32](repeating: -1, count: 64)
         var received: Int32 = 0, truncated: Int32 = 0
-        let count = buffer.withUnsafeMutableBytes { raw in
-            descriptors.withUnsafeMutableBufferPointer { fds in
-                shutterpipe_receive_message(descriptor, raw.baseAddress, UInt(raw.count), fds.baseAddress, 64, &received, &truncated)
+        let (count, message): (Int, Data) = buffer.withLock { buffer in
+            let count = buffer.withUnsafeMutableBytes { raw in
+                descriptors.withUnsafeMutableBufferPointer { fds in
+                    shutterpipe_receive_message(descriptor, raw.baseAddress, UInt(raw.count), fds.baseAddress, 64, &received, &truncated)
+                }
             }
+            return (count, count > 0 ? Data(buffer.prefix(count)) : Data())
         }
         let incoming = Array(descriptors.prefix(Int(received)))
         if count < 0 { throw SystemError("receive") }
@@ -62,7 +68,7 @@ public final class MessageChannel: Sendable {
             incoming.forEach { _ = close($0) }
             throw SystemError("receive: a message longer than \(Self.maximumMessage) bytes", code: EMSGSIZE)
         }
-        return (Data(buffer.prefix(count)), incoming)
+        return (message, incoming)
     }
 
     /// Shuts the connection down both ways: a thread blocked in ``receive()`` returns.
