@@ -63,19 +63,29 @@ public final class ScriptedTrigger: TriggerSource {
     }
 }
 
-/// Shared by a backend and a sink: records captures that started while a store ran.
+/// Tells whether captures ran while photos were being stored: a capture counts when a
+/// store was running at any moment of it (at its start, at its end, or one began in
+/// between). Judged over the whole capture, not at its first instant: the coordinator
+/// starts a store as a task, which may reach the sink just after the next capture began.
 public final class OverlapProbe: Sendable {
-    private let state = Mutex<(storing: Int, overlapped: Int)>((0, 0))
+    private let state = Mutex<(storing: Int, storesBegun: Int, capture: (storing: Bool, begun: Int)?, overlapped: Int)>((0, 0, nil, 0))
 
     /// Creates a probe.
     public init() {}
 
-    /// Captures that began while a photo was being stored.
+    /// Captures that ran while a photo was being stored.
     public var capturesDuringStores: Int { state.withLock { $0.overlapped } }
 
-    func storeBegan() { state.withLock { $0.storing += 1 } }
+    func storeBegan() { state.withLock { $0.storing += 1; $0.storesBegun += 1 } }
     func storeEnded() { state.withLock { $0.storing -= 1 } }
-    func captureBegan() { state.withLock { if $0.storing > 0 { $0.overlapped += 1 } } }
+    func captureBegan() { state.withLock { $0.capture = ($0.storing > 0, $0.storesBegun) } }
+    func captureEnded() {
+        state.withLock { state in
+            guard let capture = state.capture else { return }
+            if capture.storing || state.storing > 0 || state.storesBegun > capture.begun { state.overlapped += 1 }
+            state.capture = nil
+        }
+    }
 }
 
 /// A backend whose behaviour a test scripts, recording every call.
@@ -146,7 +156,7 @@ public final class ScriptedBackend: CaptureBackend {
         let number = state.withLock { state -> Int in state.captures += 1; return state.captures }
         enter(.capture)
         probe?.captureBegan()
-        defer { leave(.capture) }
+        defer { leave(.capture); probe?.captureEnded() }
         try await wait(captureDelay)
         if let failure = captureFailures[number] { throw failure }
         var photo = Self.photo(number, extensions: files)
