@@ -8,7 +8,7 @@ import Testing
 /// Runs a coordinator to the end under a deadline, so a broken rule fails instead of
 /// hanging the suite.
 @discardableResult
-func runToEnd(_ triggers: [ScriptedTrigger], backend: ScriptedBackend, sinks: [any PhotoSink] = [RecordingSink()],
+func runToEnd(_ triggers: [ScriptedTrigger], backend: any CaptureBackend, sinks: [any PhotoSink] = [RecordingSink()],
               settings: CoordinatorSettings = CoordinatorSettings(), log: Logger = .discarding,
               afterStart: (@Sendable (ShutterCoordinator) async -> Void)? = nil) async throws -> CoordinatorStatus {
     let coordinator = ShutterCoordinator(
@@ -281,6 +281,26 @@ struct CoordinatorTests {
         #expect(ContinuousClock.now - started < .seconds(15))  // two 60 s finishes were not waited for
         #expect(trigger.answers.map(\.state) == [.enteredPhotoMode, .photoSuccess, .photoSuccess])
         #expect(log.messages.contains { $0.contains("the backend finishing with the photo did not finish within 200 ms") })
+    }
+
+    @Test("rule 12: deleting the camera's copy never delays the answer; the next shot's store and the exit still wait for it")
+    func finishAfterAnswer() async throws {
+        let backend = GatedFinishBackend()
+        let trigger = ScriptedTrigger([.send(.capture), .awaitAnswers(1), .send(.capture), .awaitAnswers(2)])
+        let run = Task { try await runToEnd([trigger], backend: backend) }
+        // The first finish is held: the answer comes all the same.
+        let answered = await waitFor(.seconds(15)) { trigger.answers.count == 1 }
+        #expect(answered, "the answer waited for the backend's finish")
+        #expect(await waitFor(.seconds(15)) { backend.events.contains("finish 1 began") })
+        #expect(!backend.events.contains("finish 1 ended"))
+        // The second shot is taken meanwhile, but not stored until the first finish ended.
+        #expect(await waitFor(.seconds(15)) { backend.events.count == 3 })
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(trigger.answers.count == 1, "the next shot was stored while the last one's finish ran")
+        backend.releaseFinish()
+        _ = try await run.value
+        #expect(trigger.answers.map(\.state) == [.photoSuccess, .photoSuccess])
+        #expect(backend.events == ["capture 1", "finish 1 began", "capture 2", "finish 1 ended", "finish 2 began", "finish 2 ended", "stop"])
     }
 
     @Test("rule 12: with only processing sinks (a hook, a manifest) every shot stays on the camera")

@@ -46,7 +46,9 @@ import Synchronization
 ///     `CaptureBackend.finish(_:stored:)` whether the photo is archived: no sink failed,
 ///     and every archival sink (`SinkRole.archival`; there must be at least one) listed
 ///     every file of the photo in its receipt. Only then may it delete the camera's copy.
-///     An archival sink whose receipt misses a file has failed.
+///     An archival sink whose receipt misses a file has failed. The backend learns it
+///     after the answer, so deleting never delays the answer; the next photo's storing
+///     and the exit still wait for it.
 public actor ShutterCoordinator {
     private let backend: any CaptureBackend
     private let triggers: [NamedTrigger]
@@ -243,6 +245,7 @@ public actor ShutterCoordinator {
             stored.storeDuration = ContinuousClock.now - storeStarted
             stored.duration = ContinuousClock.now - started
             await self.deliver(stored, to: trigger)
+            await self.chain.finish(photo, archived: outcome.archived)
         })
     }
 
@@ -261,6 +264,7 @@ public actor ShutterCoordinator {
         status.record(answer, fromCamera: true)
         answerLog.cameraShot(answer)
         observer?(status)
+        await chain.finish(photo, archived: outcome.archived)
     }
 
     /// Waits until the photo being stored has been answered.

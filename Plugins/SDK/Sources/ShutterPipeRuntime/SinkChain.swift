@@ -16,7 +16,8 @@ struct StoreOutcome: Sendable {
 
 /// The sinks of a pipeline, in config order, and how a photo goes through them (rules 5
 /// and 12): every sink gets it, even after one failed; an archival sink's receipt must
-/// list every file of the photo; then the backend learns whether the photo is archived.
+/// list every file of the photo; then, once the answer is out, the backend learns whether
+/// the photo is archived (``finish(_:archived:)``).
 struct SinkChain: Sendable {
     let sinks: [NamedSink]
     let backend: any CaptureBackend
@@ -27,7 +28,7 @@ struct SinkChain: Sendable {
     /// camera's card.
     var archives: Bool { sinks.contains { $0.sink.role == .archival } }
 
-    /// Hands `photo` to every sink, then tells the backend whether it is archived.
+    /// Hands `photo` to every sink; the outcome says whether it is archived.
     func store(_ photo: CapturedPhoto, context: ShotContext) async -> StoreOutcome {
         var outcome = StoreOutcome()
         var context = context
@@ -57,7 +58,14 @@ struct SinkChain: Sendable {
             }
         }
         outcome.archived = archivedByAll && outcome.failure == nil
-        let (backend, archived) = (self.backend, outcome.archived)
+        return outcome
+    }
+
+    /// Tells the backend whether `photo` is archived, so it may delete the camera's copy.
+    /// Called after the answer: deleting never delays it (in a burst, a camera runs the
+    /// delete after the next capture, which can take seconds).
+    func finish(_ photo: CapturedPhoto, archived: Bool) async {
+        let backend = self.backend
         do {
             try await withDeadline(settings.finishTimeout, "the backend finishing with the photo") {
                 await backend.finish(photo, stored: archived)
@@ -65,6 +73,5 @@ struct SinkChain: Sendable {
         } catch {
             log.warning("\(ShutterError.wrapping(error)); the photo stays on the camera")
         }
-        return outcome
     }
 }

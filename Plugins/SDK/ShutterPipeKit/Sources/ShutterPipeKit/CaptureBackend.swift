@@ -19,7 +19,8 @@
 ///   …). The coordinator puts a deadline on it and cancels the task when it passes, so
 ///   honour cancellation. Blocking C calls run on a thread of their own, never on the
 ///   cooperative pool.
-/// - ``finish(_:stored:)`` comes after every sink has seen the photo: `stored` is true
+/// - ``finish(_:stored:)`` comes after every sink has seen the photo, and after its
+///   answer went out (a slow delete never delays the answer): `stored` is true
 ///   only when the photo is archived, that is no sink failed and every archival sink
 ///   (``SinkRole/archival``; there is at least one) stored every file of it durably.
 ///   Delete from the card only then: a pipeline with only processing sinks (a hook, a
