@@ -9,9 +9,11 @@ import Synchronization
 /// A trigger on a Unix socket: programs, scripts and Stream Deck buttons send
 /// `{"event":"capture"}` lines and get back the state that answered each, as JSON.
 ///
-/// The socket is created with mode 0600 (only this user). Each client has a thread of
-/// its own; a malformed line gets an error reply and the session carries on. The trigger
-/// runs until the pipeline stops, and removes its socket file then.
+/// The socket is created with mode 0600 (only this user). Each client has a thread that
+/// reads its lines and one that writes its replies (``SocketConnection``); a malformed
+/// line gets an error reply and the session carries on. A client that leaves its replies
+/// unread is disconnected, never waited for. The trigger runs until the pipeline stops,
+/// and removes its socket file then.
 public final class SocketTrigger: TriggerSource {
     /// The type name in configs.
     public static let typeName = "socket"
@@ -38,7 +40,7 @@ public final class SocketTrigger: TriggerSource {
     }
 
     private struct Client {
-        var descriptor: Int32
+        let connection: SocketConnection
         var pending: [UInt64: JSONValue?] = [:]  // request token → the client's "id"
     }
 
@@ -71,20 +73,28 @@ public final class SocketTrigger: TriggerSource {
             close(listener)
         }
         unlink(options.path)
-        let open = clients.withLock { state in state.byID.values.map(\.descriptor) }
-        for descriptor in open { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        let open = clients.withLock { state in state.byID.values.map(\.connection) }
+        for connection in open { connection.hangUp() }
     }
 
-    /// Writes the answer to the client that asked, if it is still connected.
+    /// Queues the answer for the client that asked, if it is still connected; never waits
+    /// for the client to read it.
     public func sync(_ answer: ShutterAnswer) async {
         let clientID = UInt32(answer.request.token >> 32)
-        let target = clients.withLock { state -> (Int32, JSONValue?)? in
+        let target = clients.withLock { state -> (SocketConnection, JSONValue?)? in
             guard var client = state.byID[clientID], let id = client.pending.removeValue(forKey: answer.request.token) else { return nil }
             state.byID[clientID] = client
-            return (client.descriptor, id)
+            return (client.connection, id)
         }
-        guard let (descriptor, id) = target else { return }  // the client left; its answer has nowhere to go
-        try? DescriptorIO.writeAll(SocketProtocol.line(SocketReply(answer, id: id)), to: descriptor)
+        guard let (connection, id) = target else { return }  // the client left; its answer has nowhere to go
+        reply(SocketProtocol.line(SocketReply(answer, id: id)), to: connection, client: clientID)
+    }
+
+    /// Queues `line` for a client; one that leaves too many replies unread is disconnected.
+    private func reply(_ line: Data, to connection: SocketConnection, client: UInt32) {
+        guard !connection.send(line) else { return }
+        log.warning("socket client \(client) left \(SocketConnection.limit) replies unread; disconnected it (a client must read the reply to each request)")
+        connection.hangUp()
     }
 
     private func accept(_ listener: Int32, _ events: EventChannel) {
@@ -94,32 +104,36 @@ public final class SocketTrigger: TriggerSource {
                 if errno == EINTR { continue }
                 return  // closed at shutdown
             }
-            let id = clients.withLock { state -> UInt32? in
+            let admitted = clients.withLock { state -> (UInt32, SocketConnection)? in
                 guard state.byID.count < options.maximumClients else { return nil }
                 let id = state.nextID
                 state.nextID &+= 1
-                state.byID[id] = Client(descriptor: descriptor)
-                return id
+                let connection = SocketConnection(descriptor: descriptor)
+                state.byID[id] = Client(connection: connection)
+                return (id, connection)
             }
-            guard let id else {
-                try? DescriptorIO.writeAll(SocketProtocol.line(SocketReply(error: "too many clients (\(options.maximumClients)); try again later")), to: descriptor)
+            guard let (id, connection) = admitted else {
+                // A short line into a fresh socket's empty buffer: it cannot block.
+                _ = SocketProtocol.line(SocketReply(error: "too many clients (\(options.maximumClients)); try again later")).withUnsafeBytes {
+                    Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                }
                 close(descriptor)
                 continue
             }
-            let thread = Thread { [self] in self.serve(id, descriptor, events) }
+            let thread = Thread { [self] in self.serve(id, connection, events) }
             thread.name = "shutterpipe socket client"
             thread.start()
         }
     }
 
-    private func serve(_ id: UInt32, _ descriptor: Int32, _ events: EventChannel) {
-        LineReader.forEachLine(in: descriptor) { line in
+    private func serve(_ id: UInt32, _ connection: SocketConnection, _ events: EventChannel) {
+        LineReader.forEachLine(in: connection.descriptor) { line in
             guard !line.allSatisfy({ $0 == 0x20 || (0x09...0x0D).contains($0) }) else { return true }
             let request: SocketRequest
             switch SocketRequest.parse(line) {
             case .request(let parsed): request = parsed
-            case .rejected(let reply):
-                try? DescriptorIO.writeAll(SocketProtocol.line(reply), to: descriptor)
+            case .rejected(let rejection):
+                reply(SocketProtocol.line(rejection), to: connection, client: id)
                 return true
             }
             let event = options.map.event(for: request.event) ?? .unknown
@@ -133,7 +147,7 @@ public final class SocketTrigger: TriggerSource {
             return true
         }
         clients.withLock { $0.byID[id] = nil }
-        close(descriptor)
+        connection.finishWriting()  // the descriptor closes when the last user lets go
     }
 }
 

@@ -1,0 +1,130 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterPipeSupport
+@testable import SocketTrigger
+import TestSupport
+import Testing
+
+@Suite("socket trigger: hostile clients", .timeLimit(.minutes(3)))
+struct HostileClientTests {
+    @Test("a connection's descriptor stays open until its last user lets go, so its number cannot be reused under a reply in flight")
+    func descriptorOutlivesHangUp() async throws {
+        var ends: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        defer { close(ends[1]) }
+        var before = stat()
+        #expect(fstat(ends[0], &before) == 0)
+        var connection: SocketConnection? = SocketConnection(descriptor: ends[0])
+        var inFlight = connection  // what a sync holds while it queues a reply
+        connection?.hangUp()       // the reader saw the client go
+        connection = nil           // and the client left the table
+        try await Task.sleep(for: .milliseconds(100))  // the writer thread has ended
+        #expect(isOpen(ends[0], inode: before.st_ino), "closed while a reply was in flight: the number could be reused")
+        #expect(inFlight?.send(Data("late\n".utf8)) == true)  // queued for nobody, harmlessly
+        // Once the last user let go, it is closed.
+        inFlight = nil
+        let (descriptor, inode) = (ends[0], before.st_ino)
+        #expect(await eventually(timeout: .seconds(5)) { !isOpen(descriptor, inode: inode) })
+    }
+
+    @Test("clients that hang up at once, among clients that read: every reply goes to the client that asked, and every stored photo is whole")
+    func hangUpsAmongReaders() async throws {
+        let folder = TemporaryDirectory("socket-hangups")
+        let (session, path) = try await socketSession(folder, backend: "  width: 64\n  height: 48",
+                                                      coordinator: "coordinator: {queueLimit: 64}")
+        let connections = 1_200, workers = 6
+        let outcome: [Tally] = await onThreads(workers) { worker -> Tally in
+            var mismatched: [String] = [], answered = 0
+            for index in stride(from: worker, to: connections, by: workers) {
+                let descriptor = connectUnixSocket(path)
+                guard descriptor >= 0 else { continue }
+                defer { close(descriptor) }
+                let id = "c\(index)"
+                _ = try? DescriptorIO.writeAll(Array("{\"event\":\"capture\",\"id\":\"\(id)\"}\n".utf8), to: descriptor)
+                if Bool.random() {
+                    usleep(UInt32.random(in: 0..<4_000))  // hangs up within 0–4 ms
+                    continue
+                }
+                var line: [UInt8] = []
+                var byte: UInt8 = 0
+                while read(descriptor, &byte, 1) == 1, byte != 0x0A { line.append(byte) }
+                let reply = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any]
+                if reply?["id"] as? String != id { mismatched.append("\(id) got \(String(decoding: line, as: UTF8.self).prefix(120))") }
+                answered += 1
+            }
+            return Tally(mismatched: mismatched, answered: answered)
+        }
+        let mismatched = outcome.flatMap(\.mismatched)
+        #expect(mismatched.isEmpty, "replies to the wrong client: \(mismatched.prefix(3))")
+        #expect(outcome.map(\.answered).reduce(0, +) > connections / 4)
+        session.signal(SIGTERM)
+        #expect(await session.wait().status == 0)
+        let photos = folder.names("out").filter { $0.hasSuffix(".jpg") }
+        #expect(!photos.isEmpty)
+        for photo in photos {
+            let data = try Data(contentsOf: URL(fileURLWithPath: folder.file("out/\(photo)")))
+            #expect(data.suffix(2) == Data([0xFF, 0xD9]), "\(photo) has \(data.count) bytes and does not end with its JPEG end marker")
+        }
+        let sequence = try String(contentsOfFile: folder.file("out/.shutterpipe-sequence"), encoding: .utf8)
+        let digitsOnly = sequence.trimmingCharacters(in: .whitespacesAndNewlines).allSatisfy { $0.isNumber }
+        #expect(digitsOnly, "sequence file: \(sequence.prefix(80))")
+    }
+
+    @Test("a client that sends captures and never reads its replies is disconnected; another client is answered at once and SIGTERM ends the session")
+    func clientThatNeverReads() async throws {
+        let folder = TemporaryDirectory("socket-unread")
+        let (session, path) = try await socketSession(folder, backend: "  width: 64\n  height: 48")
+        let rude = connectUnixSocket(path)
+        #expect(rude >= 0)
+        defer { close(rude) }
+        let flood = Array((0..<3_000).map { "{\"event\":\"capture\",\"id\":\($0)}\n" }.joined().utf8)
+        let sent = await onThreads(1) { _ in (try? DescriptorIO.writeAll(flood, to: rude)) != nil }
+        #expect(sent == [true])
+        #expect(await eventually(timeout: .seconds(30)) { session.stderrSoFar.contains("replies unread; disconnected it") },
+                "\(session.stderrSoFar.suffix(1500))")
+        // Another client, a line at a time: each answered promptly.
+        let polite = try await SocketLines(path: path)
+        for index in 1...5 {
+            let asked = ContinuousClock.now
+            await polite.send("{\"event\":\"capture\",\"id\":\"p\(index)\"}\n")
+            let replies = await polite.replies(index, timeout: .seconds(10))
+            #expect(replies.count == index, "request \(index) unanswered")
+            #expect(ContinuousClock.now - asked < .seconds(5))
+        }
+        let stopping = ContinuousClock.now
+        session.signal(SIGTERM)
+        #expect(await session.wait(timeout: .seconds(20)).status == 0)
+        #expect(ContinuousClock.now - stopping < .seconds(10), "SIGTERM waited for the client that does not read")
+    }
+}
+
+/// What one thread of hanging-up and reading clients saw.
+private struct Tally: Sendable {
+    var mismatched: [String]
+    var answered: Int
+}
+
+/// Whether `descriptor` is open and still the file with `inode`.
+private func isOpen(_ descriptor: Int32, inode: ino_t) -> Bool {
+    var info = stat()
+    return fstat(descriptor, &info) == 0 && info.st_ino == inode
+}
+
+/// Runs `body` on `count` threads of their own (blocking calls stay off the cooperative
+/// pool) and returns what each returned, in order.
+private func onThreads<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) -> T) async -> [T] {
+    await withTaskGroup(of: (Int, T).self) { group in
+        for index in 0..<count {
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    Thread { continuation.resume(returning: (index, body(index))) }.start()
+                }
+            }
+        }
+        var results: [(Int, T)] = []
+        for await result in group { results.append(result) }
+        return results.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+}
