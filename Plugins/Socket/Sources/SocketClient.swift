@@ -22,6 +22,11 @@ public enum SocketClient {
             throw SocketClientError(description: "no shutterpipe session listens on \(path) (\(error.reason)); start `shutterpipe run` with a socket trigger, or pass --socket")
         }
         defer { close(descriptor) }
+        // Only this user's session, or root's, is trusted with a request and believed.
+        guard let server = try? UnixSocket.peerUser(of: descriptor), server == getuid() || server == 0 else {
+            let owner = (try? UnixSocket.peerUser(of: descriptor)).map(UnixSocket.userName) ?? "an unknown user"
+            throw SocketClientError(description: "the socket \(path) is served by \(owner), not by you; nothing was sent. Check who runs that session, or pass --socket with your own")
+        }
         var seconds = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &seconds, socklen_t(MemoryLayout<timeval>.size))
         do { try DescriptorIO.writeAll(SocketProtocol.line(request), to: descriptor) } catch {

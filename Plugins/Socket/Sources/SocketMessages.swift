@@ -9,12 +9,38 @@ import ShutterPipeSupport
 /// client (`shutterpipe trigger`) share these types, so the two cannot drift apart.
 public enum SocketProtocol {
     /// The default socket path: `$XDG_RUNTIME_DIR/shutterpipe.sock`, else
-    /// `/tmp/shutterpipe-UID.sock`.
+    /// `/tmp/shutterpipe-UID/shutterpipe.sock` (``fallbackFolder``).
     public static var defaultPath: String {
         if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
             return "\(runtime)/shutterpipe.sock"
         }
-        return "/tmp/shutterpipe-\(getuid()).sock"
+        return "\(fallbackFolder)/shutterpipe.sock"
+    }
+
+    /// Where the socket goes without `XDG_RUNTIME_DIR` (cron, system units, `su`): a
+    /// folder of this user's alone, mode 0700, so no other user can put a socket of theirs
+    /// at the path this user's clients will try.
+    public static var fallbackFolder: String { "/tmp/shutterpipe-\(getuid())" }
+
+    /// Makes ``fallbackFolder`` if it is missing, and checks that it is a folder (not a
+    /// link) of this user's that nobody else can enter; throws with the fix otherwise.
+    public static func preparePrivateFolder(_ folder: String) throws(ShutterError) {
+        if mkdir(folder, 0o700) != 0 && errno != EEXIST {
+            throw ShutterError(.permissionDenied, "socket trigger: cannot create '\(folder)': \(String(cString: strerror(errno)))",
+                               fix: "set 'path' to a socket in a folder of your own")
+        }
+        var info = stat()
+        guard lstat(folder, &info) == 0 else {
+            throw ShutterError(.permissionDenied, "socket trigger: cannot check '\(folder)': \(String(cString: strerror(errno)))",
+                               fix: "set 'path' to a socket in a folder of your own")
+        }
+        let isFolder = info.st_mode & S_IFMT == S_IFDIR
+        guard isFolder, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
+            let what = !isFolder ? "is not a folder" : info.st_uid != geteuid() ? "belongs to \(UnixSocket.userName(info.st_uid))"
+                : "can be entered by other users (mode \(String(info.st_mode & 0o777, radix: 8)))"
+            throw ShutterError(.permissionDenied, "socket trigger: '\(folder)' \(what); another user could catch this session's clients there",
+                               fix: "remove '\(folder)' (as its owner or root), or set XDG_RUNTIME_DIR or 'path' to a folder of your own")
+        }
     }
 
     /// One line of JSON: sorted keys, slashes unescaped, a newline at the end.

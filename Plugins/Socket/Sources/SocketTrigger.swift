@@ -57,7 +57,13 @@ public final class SocketTrigger: TriggerSource {
     /// Listens until cancelled.
     public func run(delivering events: EventChannel) async throws {
         let listener: Int32
+        let folder = (options.path as NSString).deletingLastPathComponent
+        if folder == SocketProtocol.fallbackFolder { try SocketProtocol.preparePrivateFolder(folder) }
         do { listener = try UnixSocket.listen(at: options.path) } catch {
+            if error.code == EPERM {
+                throw ShutterError(.permissionDenied, "socket trigger: \(error.operation); it is not replaced",
+                                   fix: "choose another 'path', or have its owner (or root) remove it")
+            }
             throw ShutterError(.permissionDenied, "socket trigger: \(error.code == EADDRINUSE || error.code == ENAMETOOLONG ? error.operation : error.description)",
                                fix: "choose another 'path', or stop the other shutterpipe using it")
         }

@@ -76,3 +76,11 @@ long shutterpipe_receive_message(int socket, void *buffer, unsigned long length,
     }
     return count;
 }
+
+int shutterpipe_peer_uid(int socket, unsigned int *uid) {
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    *uid = credentials.uid;
+    return 0;
+}

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
+import CShutterPipeSupport
 import Foundation
 
 /// Unix-domain stream sockets: addresses with the length guard, connecting, listening.
@@ -41,10 +42,29 @@ public enum UnixSocket {
         return descriptor
     }
 
+    /// The user ID of the process at the other end of `descriptor` (`SO_PEERCRED`).
+    public static func peerUser(of descriptor: Int32) throws(SystemError) -> uid_t {
+        var uid: UInt32 = 0
+        guard shutterpipe_peer_uid(descriptor, &uid) == 0 else { throw SystemError("read the peer's credentials") }
+        return uid_t(uid)
+    }
+
+    /// The name of user `uid`, or its number.
+    public static func userName(_ uid: uid_t) -> String {
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "uid \(uid)" }
+        return String(cString: name)
+    }
+
     /// A listening socket at `path` whose file has mode 0600 (this user only). A stale
-    /// socket file, one nobody listens on, is replaced; a live one is an error.
+    /// socket file, one nobody listens on, is replaced; a live one is an error. A file
+    /// there that belongs to another user is never touched (`EPERM`): that user may be
+    /// squatting the path to catch this session's clients.
     public static func listen(at path: String, backlog: Int32 = 64) throws(SystemError) -> Int32 {
         var address = try address(path)
+        var existing = stat()
+        if lstat(path, &existing) == 0 && existing.st_uid != geteuid() {
+            throw SystemError("'\(path)' belongs to \(userName(existing.st_uid)), not to this user", code: EPERM)
+        }
         if FileManager.default.fileExists(atPath: path) {
             if let probe = try? connect(to: path) {
                 close(probe)

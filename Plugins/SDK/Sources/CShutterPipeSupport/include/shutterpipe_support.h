@@ -33,4 +33,7 @@ long shutterpipe_send_message(int socket, const void *bytes, unsigned long lengt
 /// number of descriptors that came; `truncated` is set when the message did not fit.
 long shutterpipe_receive_message(int socket, void *buffer, unsigned long length, int *descriptors, int capacity, int *received, int *truncated);
 
+/// The user ID of the process at the other end of a Unix socket (SO_PEERCRED); 0 or -1.
+int shutterpipe_peer_uid(int socket, unsigned int *uid);
+
 #endif

@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterPipeSupport
+import SocketTrigger
+import TestSupport
+import Testing
+
+/// Another user of this machine, made for these tests with `useradd` (CI runs as root).
+private func otherUser() async throws -> (uid: uid_t, gid: gid_t) {
+    let name = "shutterpipe-other"
+    if getpwnam(name) == nil {
+        let made = try await runProgram(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name])
+        guard made.status == 0 || getpwnam(name) != nil else {
+            throw TestSupportError("cannot create the user '\(name)' (useradd: \(made.status)): the socket ownership cases need a second user and root, as CI has")
+        }
+    }
+    guard let entry = getpwnam(name) else { throw TestSupportError("no user '\(name)'") }
+    return (entry.pointee.pw_uid, entry.pointee.pw_gid)
+}
+
+@Suite("socket trigger: who owns the socket", .serialized, .timeLimit(.minutes(2)))
+struct SocketOwnershipTests {
+    @Test("without XDG_RUNTIME_DIR the socket goes in a 0700 folder of this user's; a folder of that name that another user owns is refused")
+    func fallbackFolder() async throws {
+        let other = try await otherUser()
+        let folder = TemporaryDirectory("socket-fallback")
+        let fallback = SocketProtocol.fallbackFolder
+        let noRuntime = ["XDG_RUNTIME_DIR": ""]
+        let config = try writeConfig("""
+        version: 1
+        backend: {type: file-stub, width: 64, height: 48}
+        triggers: [{type: socket}]
+        sinks: [{type: files, directory: \(folder.file("out"))}]
+        """, in: folder)
+        // A leftover of an earlier run goes first, so the folder is made by the session.
+        _ = try? FileManager.default.removeItem(atPath: fallback)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: noRuntime)
+        #expect(await eventually { FileManager.default.fileExists(atPath: "\(fallback)/shutterpipe.sock") }, "\(session.stderrSoFar.suffix(800))")
+        var info = stat()
+        #expect(lstat(fallback, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o700 && info.st_uid == geteuid())
+        let shot = try await shutterpipe(["trigger", "capture"], in: folder.path, environment: noRuntime)
+        #expect(shot.status == 0, "\(shot.stdout) \(shot.stderr)")
+        session.signal(SIGTERM)
+        #expect(await session.wait().status == 0)
+
+        // Another user made the folder first: the session refuses to listen in it.
+        #expect(chown(fallback, other.uid, other.gid) == 0)
+        defer { _ = try? FileManager.default.removeItem(atPath: fallback) }
+        let refused = try await shutterpipe(["run", "--config", config], in: folder.path, environment: noRuntime)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("'\(fallback)' belongs to shutterpipe-other"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("remove '\(fallback)'"))
+        // Open to others is refused as well.
+        #expect(chown(fallback, geteuid(), getegid()) == 0 && chmod(fallback, 0o777) == 0)
+        let open = try await shutterpipe(["run", "--config", config], in: folder.path, environment: noRuntime)
+        #expect(open.status == 1 && open.stderr.contains("can be entered by other users"), "\(open.stderr)")
+    }
+
+    @Test("another user's session on the path: run does not take the socket over, and the client sends it nothing")
+    func anotherUsersSocket() async throws {
+        let other = try await otherUser()
+        let folder = TemporaryDirectory("socket-squat")
+        #expect(chmod(folder.path, 0o1777) == 0)  // a shared folder, as /tmp is
+        let path = folder.file("shared.sock")
+        let config = try writeConfig("""
+        version: 1
+        backend: {type: file-stub, width: 64, height: 48}
+        triggers: [{type: socket, path: \(path)}]
+        sinks: [{type: files, directory: \(folder.file("theirs"))}]
+        """, in: folder)
+        #expect(chmod(config, 0o644) == 0)
+        // The other user's session, started as that user.
+        let squatter = try RunningProcess(program: "/usr/bin/setpriv",
+                                          ["--reuid=\(other.uid)", "--regid=\(other.gid)", "--clear-groups", try shutterpipeBinary(), "run", "--config", config],
+                                          in: folder.path, environment: ["HOME": folder.path])
+        #expect(await eventually {
+            let probe = connectUnixSocket(path)
+            if probe >= 0 { close(probe) }
+            return probe >= 0
+        }, "the other user's session did not start: \(squatter.stderrSoFar.suffix(800))")
+        var info = stat()
+        #expect(stat(path, &info) == 0 && info.st_uid == other.uid)
+
+        let ours = try await shutterpipe(["run", "--config", config], in: folder.path)
+        #expect(ours.status == 1)
+        #expect(ours.stderr.contains("'\(path)' belongs to shutterpipe-other, not to this user; it is not replaced"), "\(ours.stderr)")
+
+        let asked = try await shutterpipe(["trigger", "capture", "--socket", path], in: folder.path)
+        #expect(asked.status == 1)
+        #expect(asked.stderr.contains("is served by shutterpipe-other, not by you; nothing was sent"), "\(asked.stderr)")
+        squatter.signal(SIGTERM)
+        #expect(await squatter.wait().status == 0)
+        #expect(!FileManager.default.fileExists(atPath: folder.file("theirs")) || folder.names("theirs").filter { $0.hasSuffix(".jpg") }.isEmpty,
+                "the other user's session took a photo for us")
+    }
+}
