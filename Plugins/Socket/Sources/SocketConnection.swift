@@ -24,6 +24,7 @@ final class SocketConnection: @unchecked Sendable {  // the queue is guarded by 
     private let condition = NSCondition()
     private var queue: [Data] = []
     private var ended = false
+    private var writing = false
 
     /// Takes `descriptor` (closed with this object) and starts the writer thread.
     init(descriptor: Int32) {
@@ -58,6 +59,9 @@ final class SocketConnection: @unchecked Sendable {  // the queue is guarded by 
         shutdown(descriptor, Int32(SHUT_RDWR))
     }
 
+    /// Whether replies are still queued or being written.
+    var isWriting: Bool { condition.withLock { !queue.isEmpty || writing } }
+
     /// The client closed its end: what is queued is still written, then the writer ends.
     func finishWriting() {
         condition.withLock {
@@ -75,8 +79,11 @@ final class SocketConnection: @unchecked Sendable {  // the queue is guarded by 
                 return
             }
             let line = queue.removeFirst()
+            writing = true
             condition.unlock()
-            do { try DescriptorIO.writeAll(line, to: descriptor) } catch {
+            let written = (try? DescriptorIO.writeAll(line, to: descriptor)) != nil
+            condition.withLock { writing = false }
+            if !written {
                 hangUp()  // the client went away
                 return
             }

@@ -46,7 +46,7 @@ public final class SocketTrigger: TriggerSource {
 
     private let options: Options
     private let log: Logger
-    private let clients = Mutex<(byID: [UInt32: Client], nextID: UInt32, nextRequest: UInt32)>(([:], 1, 1))
+    private let clients = Mutex<(byID: [UInt32: Client], nextID: UInt32, nextRequest: UInt32, stopping: Bool)>(([:], 1, 1, false))
 
     /// Creates a trigger.
     public init(options: Options, log: Logger = .discarding) {
@@ -67,6 +67,7 @@ public final class SocketTrigger: TriggerSource {
             throw ShutterError(.permissionDenied, "socket trigger: \(error.code == EADDRINUSE || error.code == ENAMETOOLONG ? error.operation : error.description)",
                                fix: "choose another 'path', or stop the other shutterpipe using it")
         }
+        ExitCleanup.register(options.path)
         log.info("listening on \(options.path)")
         let acceptor = Thread { [self] in self.accept(listener, events) }
         acceptor.name = "shutterpipe socket accept"
@@ -79,26 +80,56 @@ public final class SocketTrigger: TriggerSource {
             close(listener)
         }
         unlink(options.path)
+        ExitCleanup.unregister(options.path)
+        await answerWhatIsPending()
         let open = clients.withLock { state in state.byID.values.map(\.connection) }
         for connection in open { connection.hangUp() }
     }
+
+    /// At shutdown: new requests are refused, and a client still connected gets the
+    /// answer to every event it sent before (the coordinator still handles what is
+    /// queued). Bounded by ``drainLimit``, in case an answer never comes.
+    private func answerWhatIsPending() async {
+        let waiting = clients.withLock { state -> Int in
+            state.stopping = true
+            return state.byID.values.reduce(0) { $0 + $1.pending.count }
+        }
+        guard waiting > 0 else { return }
+        log.info("stopping: answering the \(waiting) request(s) socket clients sent before")
+        let deadline = ContinuousClock.now + Self.drainLimit
+        while ContinuousClock.now < deadline, clients.withLock({ state in state.byID.values.contains { !$0.pending.isEmpty } }) {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        // What was queued is written before the connections close.
+        let open = clients.withLock { state in state.byID.values.map(\.connection) }
+        for connection in open { connection.finishWriting() }
+        let flushed = ContinuousClock.now + .seconds(2)
+        while ContinuousClock.now < flushed, open.contains(where: { $0.isWriting }) { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    /// The longest a stopping trigger waits for the answers its clients are owed.
+    static let drainLimit: Duration = .seconds(120)
 
     /// Queues the answer for the client that asked, if it is still connected; never waits
     /// for the client to read it.
     public func sync(_ answer: ShutterAnswer) async {
         let clientID = UInt32(answer.request.token >> 32)
-        let target = clients.withLock { state -> (SocketConnection, JSONValue?)? in
+        // Queued while the answer still counts as pending, so a stopping trigger that sees
+        // nothing pending knows every answer is queued.
+        let refused = clients.withLock { state -> SocketConnection? in
             guard var client = state.byID[clientID], let id = client.pending.removeValue(forKey: answer.request.token) else { return nil }
             state.byID[clientID] = client
-            return (client.connection, id)
+            return client.connection.send(SocketProtocol.line(SocketReply(answer, id: id))) ? nil : client.connection
         }
-        guard let (connection, id) = target else { return }  // the client left; its answer has nowhere to go
-        reply(SocketProtocol.line(SocketReply(answer, id: id)), to: connection, client: clientID)
+        if let refused { disconnect(refused, client: clientID) }  // the client left or reads nothing
     }
 
     /// Queues `line` for a client; one that leaves too many replies unread is disconnected.
     private func reply(_ line: Data, to connection: SocketConnection, client: UInt32) {
-        guard !connection.send(line) else { return }
+        if !connection.send(line) { disconnect(connection, client: client) }
+    }
+
+    private func disconnect(_ connection: SocketConnection, client: UInt32) {
         log.warning("socket client \(client) left \(SocketConnection.limit) replies unread; disconnected it (a client must read the reply to each request)")
         connection.hangUp()
     }
@@ -143,11 +174,16 @@ public final class SocketTrigger: TriggerSource {
                 return true
             }
             let event = options.map.event(for: request.event) ?? .unknown
-            let token = clients.withLock { state -> UInt64 in
+            let token = clients.withLock { state -> UInt64? in
+                guard !state.stopping else { return nil }
                 let token = UInt64(id) << 32 | UInt64(state.nextRequest)
                 state.nextRequest &+= 1
                 state.byID[id]?.pending[token] = .some(request.id)
                 return token
+            }
+            guard let token else {
+                reply(SocketProtocol.line(SocketReply(error: "the session is stopping; the request was not taken")), to: connection, client: id)
+                return true
             }
             events.send(event, origin: "client \(id): \(request.event.prefix(40))", token: token)
             return true

@@ -89,9 +89,11 @@ struct HostileClientTests {
         for index in 1...5 {
             let asked = ContinuousClock.now
             await polite.send("{\"event\":\"capture\",\"id\":\"p\(index)\"}\n")
-            let replies = await polite.replies(index, timeout: .seconds(10))
+            let replies = await polite.replies(index, timeout: .seconds(15))
             #expect(replies.count == index, "request \(index) unanswered")
-            #expect(ContinuousClock.now - asked < .seconds(5))
+            // Before, the session froze for good: every pool thread sat in a write to the
+            // rude client. The bound is loose for a loaded CI machine.
+            #expect(ContinuousClock.now - asked < .seconds(10))
         }
         let stopping = ContinuousClock.now
         session.signal(SIGTERM)

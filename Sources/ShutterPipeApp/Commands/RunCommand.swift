@@ -16,8 +16,8 @@ struct RunCommand: ParsableCommand {
         commandName: "run", abstract: "run a pipeline (default config: \(defaultConfig))",
         discussion: """
         Runs the pipeline a config describes until every trigger has finished (for the stdin
-        trigger: end of input), or until SIGINT/SIGTERM. Queued events are still answered
-        before it exits; a second Ctrl-C stops at once. Exits 0, or 1 when a trigger could
+        trigger: end of input), or until SIGINT, SIGTERM or SIGHUP. Queued events are still
+        answered before it exits; a second signal stops at once. Exits 0, or 1 when a trigger could
         not start, 3 for an invalid config.
         """)
 
@@ -66,7 +66,7 @@ struct RunCommand: ParsableCommand {
         }
         statusUpdates?.update(CoordinatorStatus())
         let signals = SignalHandler { signal in
-            log.info("\(signal == SIGINT ? "SIGINT" : "SIGTERM"): finishing what is queued, then stopping (again to stop now)")
+            log.info("\(ChildProcess.ExitStatus.name(ofSignal: signal)): finishing what is queued, then stopping (again to stop now)")
             coordinator.shutdown()
         }
         let status = await coordinator.run()

@@ -3,8 +3,8 @@
 /// ## What the ABI covers
 /// The plugin ABI is this module, ShutterPipeKit, and nothing else: the types a plugin
 /// and the host hand each other (the three protocols, events, states, answers, causes,
-/// errors, photos, receipts, config nodes, options, the registry, commands, logging and
-/// the console). ``abi`` changes whenever one of them changes its layout or a protocol
+/// errors, photos, receipts, config nodes, options, the registry, commands, logging,
+/// the console and the exit clean-up list). ``abi`` changes whenever one of them changes its layout or a protocol
 /// its requirements: a new requirement, even with a default, changes the witness tables
 /// a plugin was compiled against. A runtime-loaded plugin built against another ``abi``
 /// is refused before any of its code runs.
