@@ -16,10 +16,12 @@ final class PTPIPServer: Sendable {
     private let commandSockets = Mutex<[Int32]>([])
     private let log: @Sendable (String) -> Void
     private let corruptor: Corruptor?
+    private let shortTransfersLeft: Mutex<Int>
 
     init(camera: VirtualCamera, log: @escaping @Sendable (String) -> Void) throws {
         self.camera = camera
         self.log = log
+        shortTransfersLeft = Mutex(camera.options.shortTransfers)
         corruptor = camera.options.malformedPercent > 0 ? Corruptor(percent: camera.options.malformedPercent, seed: camera.options.seed) : nil
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.listener = listener
@@ -187,6 +189,15 @@ final class PTPIPServer: Sendable {
             return (.ok, Payload(info), [])
         case .getObject:
             guard let object = camera.object(parameter(0)) else { return (.invalidObjectHandle, nil, []) }
+            let cutShort = shortTransfersLeft.withLock { left -> Bool in
+                guard left > 0 else { return false }
+                left -= 1
+                return true
+            }
+            if cutShort && object.data.count > 1 {
+                log("sent \(object.name) cut short: \(object.data.count / 2) of \(object.data.count) bytes")
+                return (.ok, Payload([object.data.bytes(in: 0..<object.data.count / 2)]), [])
+            }
             return (.ok, object.data, [])
         case .getPartialObject:
             guard let object = camera.object(parameter(0)) else { return (.invalidObjectHandle, nil, []) }

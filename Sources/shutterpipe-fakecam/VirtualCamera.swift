@@ -22,6 +22,7 @@ struct CameraOptions: Sendable {
     var verbose = false
     var malformedPercent = 0
     var loseEventsOf: Int?
+    var shortTransfers = 0
     var seed: UInt64 = 1
     /// A file that gets one line per InitiateCapture: when it arrived, in CLOCK_MONOTONIC
     /// nanoseconds (comparable across the cameras of a rig on one machine).

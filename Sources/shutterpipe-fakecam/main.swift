@@ -25,6 +25,8 @@ Options:
   --refuse              refuse every connection
   --store-full-after N  answer captures after the Nth with Store Full (0: at once)
   --lose-events-of N    never send the events of capture N (libgphoto2 then waits for good)
+  --short-transfers N   the first N object downloads send half the object, while its
+                        ObjectInfo still announces all of it (a transfer cut short)
   --model NAME          model name (default "Virtual Camera")
   --serial TEXT         serial number (default SP-0001)
   --battery PERCENT     battery level reported (default 87)
@@ -70,6 +72,7 @@ while !arguments.isEmpty {
     case "--refuse": options.refuse = true
     case "--store-full-after": options.storeFullAfter = number(argument)
     case "--lose-events-of": options.loseEventsOf = number(argument)
+    case "--short-transfers": options.shortTransfers = number(argument)
     case "--model": options.model = value(argument)
     case "--serial": options.serial = value(argument)
     case "--battery": options.battery = min(100, number(argument))

@@ -119,19 +119,29 @@ final class CameraSession: @unchecked Sendable {
         }
     }
 
-    /// Downloads one file into an in-memory file the backend maps.
+    /// Downloads one file into an in-memory file the backend maps, and checks it is as
+    /// long as the camera announced: a transfer cut short is tried once more, and then
+    /// fails the shot, which stays on the card (nothing deletes what was not stored).
     private func download(_ path: CardPath, from camera: GPhotoCamera) throws(GPhotoFailure) -> (WorkerFile, Int32) {
-        let descriptor: Int32
-        do { descriptor = try SharedBytes.create(named: path.name) } catch {
-            throw GPhotoFailure(code: GP_ERROR_NO_MEMORY, operation: "downloading \(path.name)", detail: "\(error)")
-        }
-        do throws(GPhotoFailure) {
-            let size = try camera.download(path, into: descriptor)
-            return (WorkerFile(path: path, size: size), descriptor)
-        } catch {
+        let announced = camera.announcedSize(path)
+        var sizes: [Int] = []
+        for _ in 1...2 {
+            let descriptor: Int32
+            do { descriptor = try SharedBytes.create(named: path.name) } catch {
+                throw GPhotoFailure(code: GP_ERROR_NO_MEMORY, operation: "downloading \(path.name)", detail: "\(error)")
+            }
+            let size: Int
+            do { size = try camera.download(path, into: descriptor) } catch {
+                Glibc.close(descriptor)
+                throw error
+            }
+            if announced == nil || size == announced { return (WorkerFile(path: path, size: size), descriptor) }
             Glibc.close(descriptor)
-            throw error
+            sizes.append(size)
+            WorkerLog.warning("\(path.name): the camera sent \(size) of the \(announced ?? 0) bytes it announced\(sizes.count == 1 ? "; downloading it again" : "")")
         }
+        throw GPhotoFailure(code: GP_ERROR_CORRUPTED_DATA, operation: "downloading \(path.name)",
+                            detail: "the camera sent \(sizes.map(String.init).joined(separator: " and then ")) bytes of the \(announced ?? 0) it announced; the shot stays on the card")
     }
 
     private func pollButtonShots(_ camera: GPhotoCamera) {

@@ -87,6 +87,14 @@ extension GPhotoCamera {
         return Int(info.st_size)
     }
 
+    /// The size the camera announced for a file (its ObjectInfo), if it says.
+    func announcedSize(_ path: CameraPath) -> Int? {
+        var info = CameraFileInfo()
+        guard gp_camera_file_get_info(camera, path.folder, path.name, &info, context) == GP_OK,
+              info.file.fields.rawValue & GP_FILE_INFO_SIZE.rawValue != 0 else { return nil }
+        return Int(info.file.size)
+    }
+
     /// Deletes a file from the card.
     func delete(_ path: CameraPath) throws(GPhotoFailure) {
         try check(gp_camera_file_delete(camera, path.folder, path.name, context), "deleting \(path.name) from the card")

@@ -114,6 +114,42 @@ struct CameraWorkerTests {
         #expect(try await camera.filesOnCard().isEmpty)
     }
 
+    @Test("a transfer cut short is downloaded again; cut short twice, the shot answers photoFailed with both sizes and stays on the card")
+    func shortTransfers() async throws {
+        let folder = TemporaryDirectory("worker-short")
+        // The first download is cut short: shot 1 is saved by its second try.
+        var camera = try await FakeCamera(["--short-transfers", "1"])
+        var session = try RunningProcess(["run", "--config", try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)],
+                                         in: folder.path, environment: ["HOME": camera.home.path])
+        for count in 1...3 {
+            let answer = await shoot(session, answers: count).last ?? ""
+            #expect(answer.hasPrefix("photoSuccess"), "shot \(count): \(answer)")
+        }
+        session.closeInput()
+        var outcome = await session.wait(timeout: .seconds(30))
+        #expect(outcome.status == 0)
+        #expect(outcome.stderr.contains("downloading it again"))
+        for name in folder.names("out") where name.hasSuffix(".jpg") {
+            let data = try Data(contentsOf: URL(fileURLWithPath: folder.file("out/\(name)")))
+            #expect(data.suffix(2) == Data([0xFF, 0xD9]), "\(name) was stored cut short (\(data.count) bytes)")
+        }
+        #expect(try await camera.filesOnCard().isEmpty)
+
+        // Both tries of the first shot cut short: it fails, naming the sizes, and stays on the card.
+        camera.stop()
+        camera = try await FakeCamera(["--short-transfers", "2"], port: camera.port, home: camera.home)
+        let second = TemporaryDirectory("worker-short-twice")
+        session = try RunningProcess(["run", "--config", try writeConfig(tetherConfig(camera, output: second.file("out")), in: second)],
+                                     in: second.path, environment: ["HOME": camera.home.path])
+        let answer = await shoot(session, answers: 1).last ?? ""
+        #expect(answer.hasPrefix("photoFailed cameraFailure"), "\(answer)")
+        #expect(answer.contains("bytes of the") && answer.contains("the shot stays on the card"), "\(answer)")
+        session.closeInput()
+        outcome = await session.wait(timeout: .seconds(30))
+        #expect(second.names("out").filter { $0.hasSuffix(".jpg") }.isEmpty)
+        #expect(try await camera.filesOnCard().count == 1, "the shot that could not be downloaded whole must stay on the card")
+    }
+
     @Test("libgphoto2's own messages reach the session's log, naming the camera, only with libgphoto2Log: true (they cost every download a hexdump)")
     func libraryLogOnRequest() async throws {
         for forwarded in [true, false] {
