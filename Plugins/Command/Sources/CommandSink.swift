@@ -56,9 +56,20 @@ public final class CommandSink: PhotoSink {
     }
 
     public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
-        let files = context.storedSoFar.filter { $0.location.hasPrefix("/") || $0.location.hasPrefix(".") }
-        if files.isEmpty { log.warning("no stored file to hand to \(options.command[0]); list a files sink before the command sink") }
+        // What earlier sinks stored that is a file here: the files sink's receipts are paths,
+        // relative to the session's folder when its `directory` is (`captures`, with no
+        // `./`); other sinks may report other kinds of locations.
+        let files = context.storedSoFar.filter { Self.isFile($0.location) }
         var warnings: [String] = []
+        if files.isEmpty && options.actions.contains("download") {
+            let reason = context.storedSoFar.isEmpty ? "no earlier sink stored the photo"
+                : "no earlier sink stored it as a file here (\(context.storedSoFar.map(\.location).prefix(3).joined(separator: ", ")))"
+            if options.failPhoto {
+                throw ShutterError(.unexpected, "hook \(options.command[0]) has no file to run for: \(reason)", fix: "list a files sink before the command sink")
+            }
+            log.warning("hook \(options.command[0]) has no file to run for: \(reason); list a files sink before the command sink")
+            warnings.append("hook \(options.command[0]) did not run: \(reason)")
+        }
         for file in files {
             let outcome = await run("download", ["ARGUMENT": file.location, "SHUTTERPIPE_SHOT": String(context.shotNumber),
                                                  "SHUTTERPIPE_SEQUENCE": file.sequence.map(String.init) ?? ""])
@@ -68,6 +79,12 @@ public final class CommandSink: PhotoSink {
             }
         }
         return SinkReceipt(files: [], warnings: warnings)
+    }
+
+    /// Whether `location` names a regular file (absolute, or relative to the working folder).
+    private static func isFile(_ location: String) -> Bool {
+        var info = stat()
+        return !location.isEmpty && stat(location, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
     }
 
     public func observe(_ answer: ShutterAnswer) async {

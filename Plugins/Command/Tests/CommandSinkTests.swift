@@ -80,6 +80,38 @@ struct CommandSinkTests {
         #expect(strict.lines.first?.hasPrefix("photoFailed unexpected: hook \(hook) exited with 3") == true, "\(strict.stdout)")
     }
 
+    @Test("a files sink with a relative directory (captures, no ./) hands its files to the hook; with no file to run for, failPhoto fails the photo")
+    func relativeDirectory() async throws {
+        let folder = TemporaryDirectory("hook-relative")
+        let log = folder.file("hook.log")
+        let hook = try script("echo \"$ARGUMENT $(wc -c < \"$ARGUMENT\")\" >> \(log)", in: folder)
+        let config = try writeConfig("""
+        version: 1
+        session: hooks
+        backend: {type: file-stub}
+        triggers: [{type: stdin}]
+        sinks:
+          - {type: files, directory: captures}
+          - {type: command, command: [\(hook)], actions: [download], failPhoto: true}
+        """, in: folder)
+        let outcome = try await shutterpipe(["run", "--config", config], input: "capture\ncapture\n", in: folder.path)
+        #expect(outcome.lines.filter { $0.hasPrefix("photoSuccess") }.count == 2, "\(outcome.stdout) \(outcome.stderr)")
+        let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        let sizes = try [1, 2].map { try FileManager.default.attributesOfItem(atPath: folder.file("captures/hooks-000\($0).jpg"))[.size] as! Int }
+        #expect(lines == ["captures/hooks-0001.jpg \(sizes[0])", "captures/hooks-0002.jpg \(sizes[1])"], "\(outcome.stderr)")
+
+        // Nothing stored the photo as a file: with failPhoto, the photo fails and says why.
+        let alone = try writeConfig("""
+        version: 1
+        backend: {type: file-stub}
+        triggers: [{type: stdin}]
+        sinks: [{type: command, command: [\(hook)], actions: [download], failPhoto: true}]
+        """, in: folder, name: "alone.yaml")
+        let failed = try await shutterpipe(["run", "--config", alone], input: "capture\n", in: folder.path)
+        #expect(failed.lines.first?.hasPrefix("photoFailed unexpected: hook \(hook) has no file to run for: no earlier sink stored the photo") == true,
+                "\(failed.stdout)")
+    }
+
     @Test("a hook that hangs is killed at its timeout")
     func timeout() async throws {
         let folder = TemporaryDirectory("hook-timeout")
