@@ -7,13 +7,17 @@ import ShutterPipeSupport
 /// One camera in a worker: opening it, capturing and downloading, deleting, its status,
 /// the shots taken with its own button, and reconnecting by itself when it goes away.
 ///
-/// Confined to the worker's camera queue (libgphoto2 is not thread-safe): every method
+/// Confined to the worker's camera thread (libgphoto2 is not thread-safe): every method
 /// runs there, one at a time.
 final class CameraSession: @unchecked Sendable {
     private var camera: GPhotoCamera?
     private var selection: CameraSelection?
     private var identity: CameraIdentity?
     private let reconnection = Reconnection()
+    /// Whether this worker has had the camera open: a fresh one (started again after a
+    /// crash) may find the camera still closing the dead worker's connection.
+    private var hadCamera = false
+    private let started = ContinuousClock.now
     private let send: @Sendable (WorkerMessage, [Int32]) -> Void
 
     init(send: @escaping @Sendable (WorkerMessage, [Int32]) -> Void) {
@@ -62,6 +66,7 @@ final class CameraSession: @unchecked Sendable {
         do throws(ShutterError) {
             let opened = try CameraOpening.open(selection, known: identity)
             camera = opened
+            hadCamera = true
             let known = CameraIdentity(model: opened.model, port: opened.port, serial: opened.serialNumber())
             identity = known
             reconnection.connected()
@@ -86,6 +91,7 @@ final class CameraSession: @unchecked Sendable {
         do throws(ShutterError) {
             let opened = try CameraOpening.open(selection, known: identity)
             camera = opened
+            hadCamera = true
             let known = CameraIdentity(model: opened.model, port: opened.port, serial: opened.serialNumber() ?? identity?.serial)
             identity = known
             let outage = reconnection.connected()
@@ -97,9 +103,18 @@ final class CameraSession: @unchecked Sendable {
 
     // MARK: Capture
 
+    /// How long a fresh worker's first capture waits for the camera to be opened.
+    static let freshWorkerPatience: Duration = .seconds(3)
+
     private func capture() -> (WorkerReply, [Int32]) {
         let fired = WorkerProtocol.monotonicNanoseconds()
         if camera == nil, selection != nil { reconnect() }  // during an outage: one attempt now
+        // A worker started again moments ago (after a crash): the camera may still be
+        // letting go of the dead worker's session. Keep trying for a little while.
+        while camera == nil, selection != nil, !hadCamera, ContinuousClock.now - started < Self.freshWorkerPatience {
+            Thread.sleep(forTimeInterval: 0.1)
+            reconnect()
+        }
         guard let camera else {
             return (.failed(WorkerFailure(ShutterError(.cameraFailure, "the camera is not connected; shutterpipe keeps trying to reconnect",
                                                        fix: "check the cable and that the camera is on and awake"))), [])
