@@ -22,8 +22,14 @@ final class CameraWorker: Sendable {
     private let log: Logger
     private let home: String
     private let pending = PendingRequests()
-    private let listeners = Mutex<(event: @Sendable (WorkerEvent, [Int32]) -> Void, restart: @Sendable () -> Void)>(
-        ({ _, descriptors in descriptors.forEach { _ = close($0) } }, {}))
+    private let listeners = Mutex<(event: @Sendable (WorkerEvent, [Int32]) -> Void, restart: @Sendable () -> FirstRequest?)>(
+        ({ _, descriptors in descriptors.forEach { _ = close($0) } }, { nil }))
+
+    /// What a replacement worker gets first, and who hears its id.
+    struct FirstRequest: Sendable {
+        let request: WorkerRequest
+        let sent: @Sendable (UInt64) -> Void
+    }
 
     private struct Running: Sendable {
         let child: ChildProcess
@@ -46,9 +52,9 @@ final class CameraWorker: Sendable {
 
     /// - Parameters:
     ///   - onEvent: what the worker says unasked; the callee owns the descriptors.
-    ///   - onRestart: after a new worker replaced one that ended, to open the camera again
-    ///     (its open is then the first thing the new worker gets).
-    func connect(onEvent: @escaping @Sendable (WorkerEvent, [Int32]) -> Void, onRestart: @escaping @Sendable () -> Void) {
+    ///   - onRestart: when a new worker replaces one that ended: the request that opens
+    ///     the camera again, sent before the new worker is handed to anyone else.
+    func connect(onEvent: @escaping @Sendable (WorkerEvent, [Int32]) -> Void, onRestart: @escaping @Sendable () -> FirstRequest?) {
         listeners.withLock { $0 = (onEvent, onRestart) }
     }
 
@@ -105,34 +111,37 @@ final class CameraWorker: Sendable {
 
     // MARK: The process
 
-    /// The running worker, started if there is none (then the restart listener runs
-    /// first when it replaces one). One start at a time: a request and the reader of a
-    /// worker that died can both find none, and two workers on one camera would fight
-    /// over its session.
+    /// The running worker, started if there is none; one start at a time (two workers on
+    /// one camera would fight over its session). A replacement gets the restart request
+    /// before it is published, so no capture reaches it before its camera is open.
     private func ensureRunning() throws(ShutterError) -> Running {
         if let running = state.withLock({ $0.running }) { return running }
         starting.lock()
-        let decision: (Running, Bool)
+        let first: (FirstRequest, UInt64)?
+        let running: Running
         do {
             defer { starting.unlock() }
-            if let running = state.withLock({ $0.running }) { return running }
+            if let current = state.withLock({ $0.running }) { return current }
             let generation = state.withLock { state -> Int in
                 state.generation += 1
                 return state.generation
             }
-            let running = try spawn(generation)
-            let replaces = state.withLock { state -> Bool in
-                state.running = running
-                defer { state.stopping = false }
-                return generation > 1 && !state.stopping
-            }
-            let reader = Thread { [self] in self.read(running) }
+            running = try spawn(generation)
+            let replaces = state.withLock { generation > 1 && !$0.stopping }
+            let reader = Thread { [self, running] in self.read(running) }
             reader.name = "shutterpipe worker \(name)"
             reader.start()
-            decision = (running, replaces)
+            if replaces, let request = listeners.withLock({ $0.restart })() {
+                let id = pending.register(generation: generation)
+                do { try WorkerProtocol.send(WorkerEnvelope(id: id, request: request.request), over: running.channel) } catch {
+                    pending.fail(id, with: ShutterError(.cameraFailure, "the camera worker for '\(name)' could not be reached: \(error)"))
+                }
+                first = (request, id)
+            } else { first = nil }
+            state.withLock { $0.running = running; $0.stopping = false }
         }
-        if decision.1 { listeners.withLock { $0.restart }() }
-        return decision.0
+        if let (request, id) = first { request.sent(id) }
+        return running
     }
 
     private func spawn(_ generation: Int) throws(ShutterError) -> Running {

@@ -196,13 +196,14 @@ public final class GPhoto2Backend: CaptureBackend {
     /// After a worker was restarted: opens its camera again if photo mode is on, as the
     /// first request the new worker gets; if the camera is not there yet, the worker keeps
     /// trying by itself.
-    private func reopen(_ selection: CameraSelection) {
-        guard state.withLock({ $0.inPhotoMode }), let worker = workers.first(where: { $0.name == selection.name }) else { return }
-        let id = worker.send(openRequest(selection, keepTrying: true))
-        Task {
-            guard let (reply, descriptors, _) = try? await worker.reply(to: id) else { return }
-            descriptors.forEach { _ = close($0) }
-            if case .opened(let identity) = reply { self.opened(identity, as: selection.name) }
+    private func reopen(_ selection: CameraSelection) -> CameraWorker.FirstRequest? {
+        guard state.withLock({ $0.inPhotoMode }), let worker = workers.first(where: { $0.name == selection.name }) else { return nil }
+        return CameraWorker.FirstRequest(request: openRequest(selection, keepTrying: true)) { [weak self] id in
+            Task {
+                guard let (reply, descriptors, _) = try? await worker.reply(to: id) else { return }
+                descriptors.forEach { _ = close($0) }
+                if case .opened(let identity) = reply { self?.opened(identity, as: selection.name) }
+            }
         }
     }
 
