@@ -10,17 +10,18 @@ struct SocketShutdownTests {
     @Test("SIGTERM with socket events queued: the client gets every answer, a later request is refused, the socket file goes")
     func termAnswersWhatIsQueued() async throws {
         let folder = TemporaryDirectory("socket-term")
-        let (session, path) = try await socketSession(folder, backend: "  width: 64\n  height: 48\n  latency: 150ms")
+        // Each capture takes a second, so the signal surely comes while most are queued.
+        let (session, path) = try await socketSession(folder, backend: "  width: 64\n  height: 48\n  latency: 1s")
         let client = try await SocketLines(path: path)
         for index in 1...6 {  // a line at a time, all before the signal
             await client.send("{\"event\":\"capture\",\"id\":\(index)}\n")
             try await Task.sleep(for: .milliseconds(5))
         }
-        _ = await client.replies(1)
+        try await Task.sleep(for: .milliseconds(300))  // every line read; the first shot still exposing
         session.signal(SIGTERM)
         #expect(await eventually(timeout: .seconds(10)) { session.stderrSoFar.contains("stopping: answering the") }, "\(session.stderrSoFar.suffix(1000))")
         await client.send("{\"event\":\"capture\",\"id\":99}\n")
-        let replies = await client.replies(7, timeout: .seconds(20))
+        let replies = await client.replies(7, timeout: .seconds(40))
         let answers = replies.filter { $0["state"] != nil }
         #expect(answers.count == 6 && answers.allSatisfy { $0["state"] as? String == "photoSuccess" }, "\(replies)")
         let late = replies.first { $0["error"] != nil }
