@@ -48,7 +48,7 @@ struct CoordinatorTests {
     func burstOverlap() async throws {
         let probe = OverlapProbe()
         let backend = ScriptedBackend(captureDelay: .milliseconds(30), probe: probe)
-        let sink = RecordingSink(delay: .milliseconds(60), probe: probe)
+        let sink = RecordingSink(delay: .milliseconds(300), probe: probe)  // ten times a capture: a loaded machine cannot reorder them
         let trigger = ScriptedTrigger(events: [.enter] + Array(repeating: .capture, count: 6) + [.exit])
         try await runToEnd([trigger], backend: backend, sinks: [sink])
         // Each store takes longer than a capture: captures 2 to 6 start while one is stored.
