@@ -76,8 +76,7 @@ public final class SocketTrigger: TriggerSource {
             // Wait until the pipeline stops.
             for await _ in AsyncStream<Void>(unfolding: { try? await Task.sleep(for: .seconds(3600)); return Task.isCancelled ? nil : () }) {}
         } onCancel: {
-            shutdown(listener, Int32(SHUT_RDWR))
-            close(listener)
+            shutdown(listener, Int32(SHUT_RDWR))  // wakes the acceptor, which closes it
         }
         unlink(options.path)
         ExitCleanup.unregister(options.path)
@@ -139,7 +138,10 @@ public final class SocketTrigger: TriggerSource {
             let descriptor = Glibc.accept(listener, nil, nil)
             if descriptor < 0 {
                 if errno == EINTR { continue }
-                return  // closed at shutdown
+                // Shut down at stop. Closed here, by the only thread that uses it: closed
+                // under a blocked accept, its number could be reused and accepted on.
+                close(listener)
+                return
             }
             let admitted = clients.withLock { state -> (UInt32, SocketConnection)? in
                 guard state.byID.count < options.maximumClients else { return nil }
