@@ -201,7 +201,7 @@ final class ContextMessages: @unchecked Sendable {
 /// some sixty libraries, which on a loaded two-core machine took seconds, and a camera
 /// opened again after an outage or a restarted worker should not wait for that. The
 /// worker loads them as soon as it starts (``preload()``), before its first request.
-/// Confined to the camera queue, like everything of libgphoto2's.
+/// Confined to the camera thread, like everything of libgphoto2's.
 final class CameraDrivers: @unchecked Sendable {
     static let shared = CameraDrivers()
     private var loaded: OpaquePointer?
@@ -220,7 +220,8 @@ final class CameraDrivers: @unchecked Sendable {
         return list
     }
 
-    /// Loads the drivers now, so the first open does not wait for them.
+    /// Loads the drivers now, so the first open does not wait for them. A failure here is
+    /// not lost: the first open loads them again and reports it.
     func preload() {
         _ = try? list(nil)
     }

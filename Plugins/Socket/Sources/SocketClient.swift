@@ -23,8 +23,9 @@ public enum SocketClient {
         }
         defer { close(descriptor) }
         // Only this user's session, or root's, is trusted with a request and believed.
-        guard let server = try? UnixSocket.peerUser(of: descriptor), server == getuid() || server == 0 else {
-            let owner = (try? UnixSocket.peerUser(of: descriptor)).map(UnixSocket.userName) ?? "an unknown user"
+        let server = try? UnixSocket.peerUser(of: descriptor)
+        guard let server, server == getuid() || server == 0 else {
+            let owner = server.map(UnixSocket.userName) ?? "an unknown user"
             throw SocketClientError(description: "the socket \(path) is served by \(owner), not by you; nothing was sent. Check who runs that session, or pass --socket with your own")
         }
         var seconds = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
