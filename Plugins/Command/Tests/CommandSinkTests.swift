@@ -131,6 +131,49 @@ struct CommandSinkTests {
         #expect(outcome.lines.first?.contains("(warning: hook \(hook) timed out after 300 ms)") == true, "\(outcome.stdout)")
     }
 
+    @Test("a hook that leaves a background job costs nothing per photo and leaks nothing; its own output still reaches the log")
+    func backgroundJob() async throws {
+        let folder = TemporaryDirectory("hook-daemon")
+        let pids = folder.file("daemons")
+        // The daemon keeps the hook's stdout and stderr open for a minute.
+        let hook = try script("sleep 60 &\necho $! >> \(pids)\necho \"stored $ARGUMENT\"", in: folder)
+        let config = try hookPipeline(folder, command: "[\(hook)]", extra: "    actions: [download]")
+        let session = try RunningProcess(["run", "--config", config, "--log-format", "json"], in: folder.path)
+        defer {
+            let daemons = ((try? String(contentsOfFile: pids, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { pid_t($0) }
+            daemons.forEach { kill($0, SIGKILL) }
+        }
+        func resources() -> (threads: Int, descriptors: Int) {
+            let status = (try? String(contentsOfFile: "/proc/\(session.pid)/status", encoding: .utf8)) ?? ""
+            let threads = status.split(separator: "\n").first { $0.hasPrefix("Threads:") }.flatMap { Int($0.split(separator: "\t").last ?? "") } ?? -1
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(session.pid)/fd").count) ?? -1
+            return (threads, descriptors)
+        }
+        var afterThird = (threads: 0, descriptors: 0)
+        for shot in 1...20 {
+            session.send("capture\n")
+            let answered = await eventually(timeout: .seconds(30)) { session.stdoutSoFar.split(separator: "\n").count >= shot }
+            #expect(answered, "shot \(shot): \(session.stderrSoFar.suffix(2000))")
+            if shot == 3 { afterThird = resources() }
+        }
+        let afterTwentieth = resources()
+        session.closeInput()
+        let outcome = await session.wait(timeout: .seconds(60))
+        // End of input ends the session: 20 photos, then the exit's answer.
+        #expect(outcome.lines.count == 21 && outcome.lines.prefix(20).allSatisfy { $0.hasPrefix("photoSuccess") && !$0.contains("warning") },
+                "\(outcome.stdout)")
+        // The sinks' time per shot, from the session's own log. Waiting for the daemon to
+        // close the pipes would cost two seconds or more per photo.
+        let storeMs = outcome.stderr.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .filter { $0["event"] as? String == "capture" && $0["trigger"] != nil }
+            .compactMap { ($0["storeMs"] as? String).flatMap(Double.init) }.sorted()
+        #expect(storeMs.count == 20 && storeMs[10] < 1_000, "storeMs \(storeMs)")
+        #expect(afterTwentieth.descriptors <= afterThird.descriptors, "descriptors \(afterThird.descriptors) after shot 3, \(afterTwentieth.descriptors) after shot 20")
+        #expect(afterTwentieth.threads <= afterThird.threads + 2, "threads \(afterThird.threads) after shot 3, \(afterTwentieth.threads) after shot 20")
+        // What the hook itself printed before it exited is in the log, for every photo.
+        #expect(outcome.stderr.components(separatedBy: "stored \(folder.file("out"))/hooks-").count == 21, "\(outcome.stderr.suffix(3000))")
+    }
+
     @Test("config mistakes are errors with the fix")
     func configErrors() async throws {
         let folder = TemporaryDirectory("hook-config")

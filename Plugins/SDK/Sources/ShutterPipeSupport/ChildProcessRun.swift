@@ -20,8 +20,9 @@ extension ChildProcess {
     /// your own (a ``BlockingQueue``), or use the `async` form.
     ///
     /// Past `timeout` the program is killed with SIGKILL, and with `processGroup`
-    /// everything it started with it. Output still open two seconds after the program
-    /// ended (a background child holding the pipe) is not waited for.
+    /// everything it started with it. Output is read until the program itself exits,
+    /// then whatever it left in the pipes: a background child that keeps them open (a
+    /// hook's `… &`) is not waited for, and what it writes later is not collected.
     ///
     /// - Parameters:
     ///   - input: written to its standard input, which is then closed; `nil` for /dev/null.
@@ -44,19 +45,25 @@ extension ChildProcess {
         var open = [child.output, child.errorOutput].compactMap { $0 }
         let deadline = timeout.map { ContinuousClock.now + $0 }
         var timedOut = false
-        var drainUntil: ContinuousClock.Instant?
         var buffer = [UInt8](repeating: 0, count: 65_536)
+        var passesAfterExit = 0
         while !open.isEmpty {
-            let now = ContinuousClock.now
-            if drainUntil == nil, !child.isRunning { drainUntil = now + .seconds(2) }
-            if let drainUntil, now >= drainUntil { break }
-            if let deadline, now >= deadline, !timedOut {
+            // Once the program has exited, everything it wrote is in the pipes: passes that
+            // do not wait (timeout 0) read it, and the loop ends at the first that finds
+            // nothing, or after 16 (a megabyte) if a background child keeps writing.
+            let exited = !child.isRunning
+            if exited {
+                passesAfterExit += 1
+                if passesAfterExit > 16 { break }
+            }
+            if let deadline, ContinuousClock.now >= deadline, !timedOut {
                 timedOut = true
                 if processGroup { child.signalGroup(SIGKILL) } else { child.signal(SIGKILL) }
             }
             var polled = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            let ready = poll(&polled, nfds_t(polled.count), 50)
+            let ready = poll(&polled, nfds_t(polled.count), exited ? 0 : 20)
             if ready < 0 && errno != EINTR { break }
+            if exited && ready == 0 { break }
             for entry in polled where entry.revents != 0 {
                 let count = buffer.withUnsafeMutableBytes { read(entry.fd, $0.baseAddress, $0.count) }
                 if count > 0 {
