@@ -26,58 +26,29 @@ enum DurableWriter {
     /// Writes `chunks` one after the other as a new file at `path`; see ``writeNew(_:to:)``.
     /// `unnamed: false` takes the named fallback even where unnamed files exist (tests).
     static func writeNew(_ chunks: [Data], to path: String, unnamed: Bool = true) throws(ShutterError) -> Bool {
-        let directory = (path as NSString).deletingLastPathComponent
-        if unnamed, let linked = try writeUnnamed(chunks, to: path, in: directory) { return linked }
-        let temporary: LockedTemporaryFile
-        do { temporary = try LockedTemporaryFile.create(in: directory) } catch { throw storageError("cannot create a file in", directory, error.code) }
-        var failure = temporary.write(chunks)
-        if failure == 0 && fsync(temporary.descriptor) != 0 { failure = errno }
-        if failure != 0 {
-            temporary.discard()
-            throw storageError("cannot write", path, failure)
-        }
-        defer { close(temporary.descriptor) }  // the lock is held until the name is final
-        if sp_rename_noreplace(temporary.path, path) != 0 {
-            let error = errno
-            unlink(temporary.path)
-            if error == EEXIST { return false }
-            throw storageError("cannot move the photo into place at", path, error)
-        }
-        return true
+        try prepare(chunks, for: path, unnamed: unnamed).place(at: path)
     }
 
-    /// The unnamed-file way; `nil` when the file system has none (or /proc is missing),
-    /// so the named way is taken.
-    private static func writeUnnamed(_ chunks: [Data], to path: String, in directory: String) throws(ShutterError) -> Bool? {
-        let descriptor = sp_open_unnamed(directory, 0o644)
-        if descriptor < 0 {
-            if [EOPNOTSUPP, EISDIR, EINVAL, ENOTSUP].contains(errno) { return nil }
-            throw storageError("cannot create a file in", directory, errno)
-        }
-        defer { close(descriptor) }
-        var failure: Int32 = 0
-        for chunk in chunks where failure == 0 {
-            chunk.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        failure = errno
-                        return
-                    }
-                    offset += written
-                }
+    /// Writes `chunks` and fsyncs them into a file in `path`'s folder that has no final
+    /// name yet. Naming it (``PreparedFile/place(at:)``) is the only step that a taken name
+    /// repeats.
+    static func prepare(_ chunks: [Data], for path: String, unnamed: Bool = true) throws(ShutterError) -> PreparedFile {
+        let directory = (path as NSString).deletingLastPathComponent
+        if unnamed, FileManager.default.fileExists(atPath: "/proc/self/fd") {
+            let descriptor = sp_open_unnamed(directory, 0o644)
+            if descriptor >= 0 {
+                let prepared = PreparedFile(folder: directory, descriptor: descriptor, temporaryPath: nil)
+                try prepared.write(chunks, for: path)
+                return prepared
             }
+            if ![EOPNOTSUPP, EISDIR, EINVAL, ENOTSUP].contains(errno) { throw storageError("cannot create a file in", directory, errno) }
         }
-        if failure == 0 && fsync(descriptor) != 0 { failure = errno }
-        if failure != 0 { throw storageError("cannot write", path, failure) }
-        if sp_link_unnamed(descriptor, path) != 0 {
-            if errno == EEXIST { return false }
-            if errno == ENOENT && !FileManager.default.fileExists(atPath: "/proc/self/fd") { return nil }
-            throw storageError("cannot move the photo into place at", path, errno)
-        }
-        return true
+        let temporary: LockedTemporaryFile
+        do { temporary = try LockedTemporaryFile.create(in: directory) } catch { throw storageError("cannot create a file in", directory, error.code) }
+        // The descriptor holds the lock until the name is final (or the file discarded).
+        let prepared = PreparedFile(folder: directory, descriptor: temporary.descriptor, temporaryPath: temporary.path)
+        try prepared.write(chunks, for: path)
+        return prepared
     }
 
     /// Makes the names in `directory` durable.
@@ -141,5 +112,65 @@ enum DurableWriter {
         default:
             return ShutterError(.storageUnavailable, "\(action) '\(path)': \(reason)")
         }
+    }
+}
+
+/// A file whose bytes are written and fsynced, waiting for its final name: an unnamed
+/// `O_TMPFILE`, or a named temporary file held under its lock. Dropped without a name, it
+/// leaves nothing behind.
+final class PreparedFile {
+    /// The folder it was made in; only names in this folder can be given to it.
+    let folder: String
+    private let descriptor: Int32
+    private var temporaryPath: String?
+
+    fileprivate init(folder: String, descriptor: Int32, temporaryPath: String?) {
+        self.folder = folder
+        self.descriptor = descriptor
+        self.temporaryPath = temporaryPath
+    }
+
+    deinit {
+        if let temporaryPath { unlink(temporaryPath) }
+        close(descriptor)
+    }
+
+    fileprivate func write(_ chunks: [Data], for path: String) throws(ShutterError) {
+        var failure: Int32 = 0
+        for chunk in chunks where failure == 0 {
+            failure = chunk.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        return errno
+                    }
+                    offset += written
+                }
+                return 0
+            }
+        }
+        if failure == 0 && fsync(descriptor) != 0 { failure = errno }
+        if failure != 0 { throw DurableWriter.storageError("cannot write", path, failure) }
+    }
+
+    /// Gives the file its final name, never replacing one: false when `path` is taken, and
+    /// the file is still ready for another name. After true, it is done.
+    func place(at path: String) throws(ShutterError) -> Bool {
+        precondition((path as NSString).deletingLastPathComponent == folder, "a prepared file is named in its own folder")
+        if let temporary = temporaryPath {
+            guard sp_rename_noreplace(temporary, path) == 0 else {
+                if errno == EEXIST { return false }
+                throw DurableWriter.storageError("cannot move the photo into place at", path, errno)
+            }
+            temporaryPath = nil
+            return true
+        }
+        guard sp_link_unnamed(descriptor, path) == 0 else {
+            if errno == EEXIST { return false }
+            throw DurableWriter.storageError("cannot move the photo into place at", path, errno)
+        }
+        return true
     }
 }

@@ -59,6 +59,7 @@ public final class FilesSink: PhotoSink {
     private struct State {
         var counters: [String: SequenceCounter] = [:]
         var lastDirectory: String?
+        var suffixes = CollisionSuffixes()
     }
 
     private let options: Options
@@ -149,15 +150,24 @@ public final class FilesSink: PhotoSink {
                     log.warning("\(file.name): metadata not written (\(tagged.method)); set 'sidecars: auto' to keep it in a sidecar")
                 }
             }
-            var attempt = 1
+            // Written and fsynced once; a taken name costs only another try at naming it.
+            var prepared: PreparedFile?
+            var suffix = 1  // 1: the template's own name
+            var firstChoice: String?
+            var taken = 0
             while true {
                 var relative = options.filename.render(values)
-                if attempt > 1 && !options.filename.usesSequence { relative = PlaceholderTemplate.fittingComponents(Self.numbered(relative, attempt)) }
+                if suffix > 1 { relative = PlaceholderTemplate.fittingComponents(CollisionSuffixes.numbered(relative, suffix)) }
                 let path = "\(directory)/\(relative)"
                 let folder = (path as NSString).deletingLastPathComponent
                 if folder != directory { try DurableWriter.createDirectory(folder) }
-                if try DurableWriter.writeNew(chunks, to: path) {
+                if prepared?.folder != folder { prepared = try DurableWriter.prepare(chunks, for: path) }
+                if try prepared!.place(at: path) {
                     folders.insert(folder)
+                    if let firstChoice {
+                        if suffix > 1 { state.withLock { $0.suffixes.used(suffix, for: firstChoice) } }
+                        log.warning("'\(firstChoice)' already exists; stored as '\(path)', not overwriting it")
+                    }
                     let sequence = options.filename.usesSequence ? values.sequence : nil
                     stored.append(StoredFile(location: path, sequence: sequence, byteCount: chunks.reduce(0) { $0 + $1.count }, cameraFile: file.name))
                     if let sidecar {
@@ -166,13 +176,19 @@ public final class FilesSink: PhotoSink {
                     break
                 }
                 // The name is taken: never overwrite. Take the next sequence number, or a suffix.
-                attempt += 1
-                guard attempt <= 10_000 else {
-                    throw ShutterError(.storageUnavailable, "no free file name for '\(relative)' in '\(directory)'",
-                                       fix: "add {seq} to the 'filename' template")
+                taken += 1
+                if firstChoice == nil { firstChoice = path }
+                guard taken < CollisionSuffixes.probesPerFile else {
+                    throw ShutterError(.storageUnavailable,
+                                       "no free file name for '\(firstChoice!)': it and the next \(taken - 1) names were all taken",
+                                       fix: options.filename.usesSequence ? "move the earlier photos out of '\(directory)'"
+                                           : "add {seq} to the 'filename' template, or move the earlier photos out of '\(directory)'")
                 }
-                if options.filename.usesSequence { values.sequence = try counter.reserve() }
-                log.warning("'\(path)' already exists; not overwriting it")
+                if options.filename.usesSequence {
+                    values.sequence = try counter.reserve()
+                } else {
+                    suffix = suffix == 1 ? state.withLock { $0.suffixes.first(for: path) } : suffix + 1
+                }
             }
         }
         for folder in folders { try DurableWriter.syncDirectory(folder) }
@@ -195,13 +211,6 @@ public final class FilesSink: PhotoSink {
         return try SequenceCounter(directory: directory, filename: options.filename)
     }
 
-    /// `name.jpg` → `name-2.jpg`.
-    static func numbered(_ relative: String, _ number: Int) -> String {
-        let ns = relative as NSString
-        let ext = ns.pathExtension
-        let base = ext.isEmpty ? relative : ns.deletingPathExtension
-        return ext.isEmpty ? "\(base)-\(number)" : "\(base)-\(number).\(ext)"
-    }
 }
 
 extension FilesSink.Options {

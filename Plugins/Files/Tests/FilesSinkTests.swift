@@ -138,6 +138,52 @@ struct FilesSinkTests {
         #expect(try String(contentsOfFile: folder.file("capt0000.jpg"), encoding: .utf8).hasSuffix("shot 1"))
     }
 
+    @Test("2,000 photos under one name, across a restart, are written once each: a taken name retries only the naming")
+    func twoThousandSameNamed() async throws {
+        let folder = TemporaryDirectory("same-name")
+        // A camera that names every shot capt0000.jpg, and a template without {seq}. Each
+        // photo is 256 KB: rewriting it for every taken name, as before, writes 512 GB by
+        // shot 2,000 and cannot finish within the suite's time limit.
+        let body = String(repeating: "x", count: 262_144)
+        var names: [String] = []
+        for session in 0..<2 {
+            let sink = try sink(folder, filename: "{name}.{ext}")  // a new session finds the names on disk
+            for index in 1...1_000 {
+                let number = session * 1_000 + index
+                let receipt = try await sink.store(photo(["capt0000.jpg"], bytes: "\(number) \(body)"), context: shot(number))
+                names += receipt.files.map { ($0.location as NSString).lastPathComponent }
+            }
+        }
+        #expect(names == ["capt0000.jpg"] + (2...2_000).map { "capt0000-\($0).jpg" })
+        // Every file holds its own shot, and nothing else is in the folder.
+        for (index, name) in names.enumerated() where index % 97 == 0 || index == 1_999 {
+            let text = try String(contentsOfFile: folder.file(name), encoding: .utf8)
+            #expect(text.hasPrefix("capt0000.jpg: \(index + 1) ") && text.count == "capt0000.jpg: \(index + 1) ".count + body.count, "\(name)")
+        }
+        #expect(folder.names().count == 2_000)
+    }
+
+    @Test("the limit on taken names fails the photo with the fix, and leaves no file behind")
+    func takenNamesLimit() async throws {
+        let folder = TemporaryDirectory("taken-limit")
+        let sink = try sink(folder, filename: "{name}.{ext}")
+        _ = try await sink.store(photo(["a.jpg"]), context: shot(1))
+        _ = try await sink.store(photo(["a.jpg"]), context: shot(2))  // a-2.jpg; the next try starts at a-3
+        // Another program fills the folder with the next 10,000 names meanwhile.
+        for number in 3...(CollisionSuffixes.probesPerFile + 2) {
+            close(open(folder.file("a-\(number).jpg"), O_CREAT | O_WRONLY | O_CLOEXEC, 0o644))
+        }
+        do {
+            _ = try await sink.store(photo(["a.jpg"]), context: shot(3))
+            Issue.record("stored past the limit")
+        } catch let error as ShutterError {
+            #expect(error.cause == .storageUnavailable)
+            #expect(error.message == "no free file name for '\(folder.path)/a.jpg': it and the next 9999 names were all taken", "\(error.message)")
+            #expect(error.fix == "add {seq} to the 'filename' template, or move the earlier photos out of '\(folder.path)'")
+        }
+        #expect(folder.names().count == CollisionSuffixes.probesPerFile + 2)  // a.jpg … a-10002.jpg, no temporary file
+    }
+
     @Test("temporary files nobody holds are removed whatever PID their name carries; one a live writer holds locked is kept")
     func staleTemporaryFiles() async throws {
         let folder = TemporaryDirectory("stale")
