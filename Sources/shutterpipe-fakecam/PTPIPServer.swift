@@ -57,7 +57,19 @@ final class PTPIPServer: Sendable {
     func pressButton() {
         let handles = camera.pressButton()
         log("button pressed: objects \(handles)")
-        for handle in handles { sendEvent(.objectAdded, transaction: 0xFFFF_FFFF, parameter: handle) }
+        announce(handles, transaction: 0xFFFF_FFFF)
+    }
+
+    /// ObjectAdded for each handle, with the faults the options ask for.
+    private func announce(_ handles: [UInt32], transaction: UInt32) {
+        for handle in handles {
+            if camera.options.bogusEvents {
+                sendEvent(.objectAdded, transaction: transaction, parameter: 0xDEAD_0000 | handle)
+                sendEvent(code: 0xC999, transaction: transaction, parameter: handle)
+            }
+            sendEvent(.objectAdded, transaction: transaction, parameter: handle)
+            if camera.options.duplicateEvents { sendEvent(.objectAdded, transaction: transaction, parameter: handle) }
+        }
     }
 
     private func handle(_ client: Int32) {
@@ -157,13 +169,25 @@ final class PTPIPServer: Sendable {
         }
     }
 
+    /// Operations still to slow down after a slow OpenSession (`--open-delay`).
+    private let slowSteps = Mutex(0)
     private let lastCapture = Mutex<Result<[UInt32], PTP.Response>>(.success([]))
 
     private func execute(_ code: UInt16, _ parameters: [UInt32], _ incoming: Data, transaction: UInt32)
         -> (PTP.Response, Payload?, [UInt32]) {
         func parameter(_ index: Int) -> UInt32 { index < parameters.count ? parameters[index] : 0 }
+        if code != PTP.Operation.openSession.rawValue, slowSteps.withLock({ left in defer { left = max(0, left - 1) }; return left > 0 }) {
+            usleep(UInt32(camera.options.openDelay.milliseconds * 500))
+        }
         switch PTP.Operation(rawValue: code) {
         case .openSession:
+            if camera.options.openDelay > .zero {
+                // Half now, half on the next operation: each step stays within libgphoto2's
+                // PTP/IP read timeout (2.5 s), as a camera waking up step by step does.
+                log("opening a session slowly (--open-delay)")
+                slowSteps.withLock { $0 = 1 }
+                usleep(UInt32(camera.options.openDelay.milliseconds * 500))
+            }
             return camera.state.withLock { state in
                 if state.sessionOpen { return (.sessionAlreadyOpen, nil, []) }
                 state.sessionOpen = true
@@ -233,16 +257,20 @@ final class PTPIPServer: Sendable {
         let delay = camera.options.captureDelay
         Thread { [self] in
             if delay > .zero { usleep(UInt32(delay.milliseconds * 1000)) }
-            for handle in handles { sendEvent(.objectAdded, transaction: transaction, parameter: handle) }
+            announce(handles, transaction: transaction)
             sendEvent(.captureComplete, transaction: transaction, parameter: nil)
         }.start()
     }
 
     private func sendEvent(_ event: PTP.Event, transaction: UInt32, parameter: UInt32?) {
+        sendEvent(code: event.rawValue, transaction: transaction, parameter: parameter)
+    }
+
+    private func sendEvent(code: UInt16, transaction: UInt32, parameter: UInt32?) {
         eventSocket.withLock { socket in
             guard let socket else { return }
             var w = PTPWriter()
-            w.u16(event.rawValue); w.u32(transaction)
+            w.u16(code); w.u32(transaction)
             if let parameter { w.u32(parameter) }
             sendPacket(socket, .event, w.data)
         }

@@ -12,6 +12,17 @@ struct CameraOptions: Sendable {
     var height = 480
     var detail = 0
     var captureDelay: Duration = .zero
+    /// How long OpenSession takes to answer: a camera slow to wake.
+    var openDelay: Duration = .zero
+    /// Exposures each InitiateCapture makes (bracketing, continuous drive).
+    var objectsPerCapture = 1
+    /// Name every exposure capt0000.jpg, as cameras that number from zero each session.
+    var reuseNames = false
+    /// Send every ObjectAdded twice.
+    var duplicateEvents = false
+    /// Send an ObjectAdded for an object that does not exist, and an unknown event,
+    /// before every real ObjectAdded.
+    var bogusEvents = false
     var dropAfter: Int?
     var refuse = false
     var storeFullAfter: Int?
@@ -101,7 +112,7 @@ final class VirtualCamera: Sendable {
         state.withLock { state in
             if let limit = options.storeFullAfter, state.captures >= limit { return .failure(.storeFull) }
             state.captures += 1
-            return .success(addShot(&state))
+            return .success((0..<max(1, options.objectsPerCapture)).flatMap { _ in addShot(&state) })
         }
     }
 
@@ -160,12 +171,27 @@ final class VirtualCamera: Sendable {
             let ext = url.pathExtension.isEmpty ? "JPG" : url.pathExtension.uppercased()
             files.append((String(format: "IMG_%04d.%@", number, ext), ext == "JPG" || ext == "JPEG" ? PTP.formatJPEG : PTP.formatRaw, data))
         }
+        if options.reuseNames {
+            // The same name for every exposure; the comment grows by a byte a shot, so
+            // that no two exposures are the same size.
+            files = files.map { name, format, data in
+                var payload = data
+                if format == PTP.formatJPEG { payload = Payload([Data(data.bytes(in: 0..<2)), Self.comment(String(repeating: ".", count: number)), Data(data.bytes(in: 2..<data.count))]) }
+                return (format == PTP.formatJPEG ? "capt0000.jpg" : "capt0000.cr2", format, payload)
+            }
+        }
         return files.map { name, format, data in
             let handle = state.nextHandle
             state.nextHandle += 1
             state.objects[handle] = CardObject(handle: handle, parent: Self.folder, name: name, format: format, data: data, captureDate: Date())
             return handle
         }
+    }
+
+    /// A JPEG COM segment holding `text`.
+    static func comment(_ text: String) -> Data {
+        let bytes = Array(text.utf8)
+        return Data([0xFF, 0xFE, UInt8((bytes.count + 2) >> 8), UInt8((bytes.count + 2) & 0xFF)] + bytes)
     }
 
     // MARK: Datasets

@@ -21,6 +21,12 @@ Options:
   --detail N            random detail per 8x8 block, 0-63 (9 at 6000x4000 gives ~10 MB)
   --raw-plus-jpeg       start in RAW+JPEG mode (image format can also be set through PTP)
   --capture-delay DUR   time between a capture and its events, as for a long exposure (e.g. 2s)
+  --open-delay DUR      OpenSession answers after DUR: a camera slow to wake (e.g. 3s)
+  --objects-per-capture N  exposures per capture, as bracketing or continuous drive
+  --reuse-names         name every exposure capt0000.jpg
+  --duplicate-events    send every ObjectAdded twice
+  --bogus-events        before each ObjectAdded, one for an object that does not exist and
+                        an unknown event
   --drop-after N        drop the connection when capture N+1 is asked for (once)
   --refuse              refuse every connection
   --store-full-after N  answer captures after the Nth with Store Full (0: at once)
@@ -68,6 +74,13 @@ while !arguments.isEmpty {
     case "--capture-delay":
         guard let delay = PluginOptions.parseDuration(value(argument)) else { fail("--capture-delay needs a duration such as 2s") }
         options.captureDelay = delay
+    case "--open-delay":
+        guard let delay = PluginOptions.parseDuration(value(argument)) else { fail("--open-delay needs a duration such as 3s") }
+        options.openDelay = delay
+    case "--objects-per-capture": options.objectsPerCapture = max(1, number(argument))
+    case "--reuse-names": options.reuseNames = true
+    case "--duplicate-events": options.duplicateEvents = true
+    case "--bogus-events": options.bogusEvents = true
     case "--drop-after": options.dropAfter = number(argument)
     case "--refuse": options.refuse = true
     case "--store-full-after": options.storeFullAfter = number(argument)

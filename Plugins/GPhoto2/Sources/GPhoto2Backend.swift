@@ -36,6 +36,7 @@ public final class GPhoto2Backend: CaptureBackend {
     private let log: Logger
     private let selections: [CameraSelection]
     private let state = Mutex(State())
+    private let openings = CameraOpenings()
     /// One per camera, made on first use, kept between photo-mode sessions.
     private let workers: [CameraWorker]
 
@@ -71,21 +72,22 @@ public final class GPhoto2Backend: CaptureBackend {
     /// Opens every camera (each in its worker), checks it can capture, applies settings.
     public func prepare(_ context: BackendContext) async throws {
         state.withLock { $0.context = context }
-        let ids = zip(workers, selections).map { worker, selection in (worker, selection, worker.send(openRequest(selection, keepTrying: false))) }
+        // Every camera's open starts before any is awaited; one still under way from an
+        // enter that gave up is waited for, not started again.
+        let opens = zip(workers, selections).map { worker, selection in
+            let request = openRequest(selection, keepTrying: false)
+            return (selection.name, Task { [openings, options] in await openings.open(worker, with: request, timeout: options.openTimeout) })
+        }
         var failures: [(String, ShutterError)] = []
-        for (worker, selection, id) in ids {
-            do {
-                let (reply, descriptors, _) = try await worker.reply(to: id)
-                descriptors.forEach { _ = close($0) }
-                switch reply {
-                case .opened(let identity): opened(identity, as: selection.name)
-                case .failed(let failure): failures.append((selection.name, failure.error))
-                default: failures.append((selection.name, ShutterError(.cameraFailure, "unexpected answer to opening: \(reply)")))
-                }
-            } catch {
-                failures.append((selection.name, ShutterError.wrapping(error, as: .cameraFailure)))
+        for (name, open) in opens {
+            // Cancelled (the enter's deadline), the opens go on for the next enter.
+            let result = await withTaskCancellationHandler { await open.value } onCancel: { open.cancel() }
+            switch result {
+            case .success(let identity): opened(identity, as: name)
+            case .failure(let failure): failures.append((name, failure))
             }
         }
+        if Task.isCancelled { return }
         guard failures.isEmpty else {
             for worker in workers { _ = try? await worker.request(.close) }
             throw Self.combined(failures, rig: isRig)
@@ -161,6 +163,7 @@ public final class GPhoto2Backend: CaptureBackend {
     /// Releases every camera; the workers stay, ready for the next enter.
     public func stop() async {
         state.withLock { $0.inPhotoMode = false; $0.context = nil; $0.statuses = nil }
+        openings.forget()
         for worker in workers { _ = try? await worker.request(.close) }
     }
 

@@ -21,6 +21,10 @@ extension GPhoto2Backend {
         public var eventPollInterval: Duration = .milliseconds(250)
         /// The longest wait between reconnection attempts.
         public var reconnectBackoffLimit: Duration = .seconds(5)
+        /// How long opening a camera may take before its worker is killed and started
+        /// again. An enter that gives up sooner (`coordinator.enterTimeout`) leaves the open
+        /// running, and the next enter waits for it.
+        public var openTimeout: Duration = .seconds(60)
         /// Where each camera's worker keeps libgphoto2's settings (a folder per camera
         /// inside); `nil`: `$XDG_STATE_HOME/shutterpipe/cameras`, else
         /// `~/.local/state/shutterpipe/cameras`.
@@ -51,6 +55,7 @@ extension GPhoto2Backend.Options {
         keepOnCamera = try options.bool("keepOnCamera", default: keepOnCamera)
         eventPollInterval = try options.duration("eventPollInterval", default: eventPollInterval)
         reconnectBackoffLimit = try options.duration("reconnectBackoffLimit", default: reconnectBackoffLimit)
+        openTimeout = try options.duration("openTimeout", default: openTimeout)
         settingsFolder = try options.path("settingsFolder")
         libgphoto2Log = try options.bool("libgphoto2Log", default: libgphoto2Log)
         guard let list = try options.node("cameras") else { return }

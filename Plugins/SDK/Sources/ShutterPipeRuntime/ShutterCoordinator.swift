@@ -62,6 +62,8 @@ public actor ShutterCoordinator {
 
     private var status = CoordinatorStatus()
     private var shotNumber = 0
+    /// The last enter gave up waiting for the backend's prepare, which may still run.
+    private var enterGaveUp = false
     private var ingress: Ingress?
     private var pending = PendingStore()
 
@@ -167,7 +169,7 @@ public actor ShutterCoordinator {
                 await answerInOrder(ShutterAnswer(request: request, state: failure == nil ? .enteredPhotoMode : .exitedOrUnableToEnter,
                                                   failure: failure), to: trigger, started: started)
             case .exit:
-                if status.inPhotoMode { await stopBackend() }
+                if status.inPhotoMode || enterGaveUp { await stopBackend() }
                 await answerInOrder(ShutterAnswer(request: request, state: .exitedOrUnableToEnter), to: trigger, started: started)
             case .unknown:
                 log.info("unknown command \(request.origin.map { "'\($0)' " } ?? "")from \(trigger.name): ignored")
@@ -176,7 +178,7 @@ public actor ShutterCoordinator {
         case .cameraShot(let photo):
             await storeCameraShot(photo)
         case .endOfInput:
-            if status.inPhotoMode { await stopBackend() }
+            if status.inPhotoMode || enterGaveUp { await stopBackend() }
             ingress?.close()
         }
     }
@@ -198,9 +200,14 @@ public actor ShutterCoordinator {
                 try await backend.prepare(context)
             }
             status.inPhotoMode = true
+            enterGaveUp = false
             return nil
         } catch {
-            return ShutterError.wrapping(error, as: .cameraFailure)
+            let failure = ShutterError.wrapping(error, as: .cameraFailure)
+            // The backend may still be preparing (a slow camera opening): an exit or the
+            // end of the session stops it even so, so that nothing is left held.
+            if failure.cause == .timeout { enterGaveUp = true }
+            return failure
         }
     }
 
@@ -280,6 +287,7 @@ public actor ShutterCoordinator {
             log.warning("backend did not stop cleanly: \(ShutterError.wrapping(error))")
         }
         status.inPhotoMode = false
+        enterGaveUp = false
     }
 
     // MARK: Answers
