@@ -151,11 +151,12 @@ final class PTPIPServer: Sendable {
             sendPacket(client, .commandResponse, w.data)
             if code == PTP.Operation.initiateCapture.rawValue {
                 switch lastCapture.withLock({ $0 }) {
-                case .success(let handles) where response == .ok:
+                case .success where response == .ok:
                     if camera.losesEventsOfLastCapture() {
                         log("losing the events of this capture (--lose-events-of)")
+                        _ = camera.expose()
                     } else {
-                        announceCapture(handles, transaction: transaction)
+                        announceCapture(transaction: transaction)
                     }
                 case .failure(.storeFull):
                     // As cameras do: the card's state on the event channel too. Without an
@@ -171,7 +172,7 @@ final class PTPIPServer: Sendable {
 
     /// Operations still to slow down after a slow OpenSession (`--open-delay`).
     private let slowSteps = Mutex(0)
-    private let lastCapture = Mutex<Result<[UInt32], PTP.Response>>(.success([]))
+    private let lastCapture = Mutex<Result<Void, PTP.Response>>(.success(()))
 
     private func execute(_ code: UInt16, _ parameters: [UInt32], _ incoming: Data, transaction: UInt32)
         -> (PTP.Response, Payload?, [UInt32]) {
@@ -251,11 +252,12 @@ final class PTPIPServer: Sendable {
         }
     }
 
-    /// ObjectAdded for each new object, then CaptureComplete, after the configured delay
-    /// (as for a long exposure), on a thread of their own.
-    private func announceCapture(_ handles: [UInt32], transaction: UInt32) {
+    /// The exposure's files, then ObjectAdded for each, then CaptureComplete, after the
+    /// configured delay (as for a long exposure), on a thread of their own.
+    private func announceCapture(transaction: UInt32) {
         let delay = camera.options.captureDelay
         Thread { [self] in
+            let handles = camera.expose()
             if delay > .zero { usleep(UInt32(delay.milliseconds * 1000)) }
             announce(handles, transaction: transaction)
             sendEvent(.captureComplete, transaction: transaction, parameter: nil)

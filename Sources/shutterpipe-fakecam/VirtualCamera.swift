@@ -106,14 +106,20 @@ final class VirtualCamera: Sendable {
         }
     }
 
-    /// Takes a picture: adds its object(s) to the card and returns their handles, or the
-    /// response code that refuses it.
-    func capture() -> Result<[UInt32], PTP.Response> {
+    /// Accepts a capture, or returns the response code that refuses it. The files come
+    /// with ``expose()``, after the answer, as a real camera answers InitiateCapture at once
+    /// and exposes afterwards (and libgphoto2 waits for the answer 2.5 s at most).
+    func capture() -> Result<Void, PTP.Response> {
         state.withLock { state in
             if let limit = options.storeFullAfter, state.captures >= limit { return .failure(.storeFull) }
             state.captures += 1
-            return .success((0..<max(1, options.objectsPerCapture)).flatMap { _ in addShot(&state) })
+            return .success(())
         }
+    }
+
+    /// Makes the files of the capture just accepted; returns their handles.
+    func expose() -> [UInt32] {
+        state.withLock { state in (0..<max(1, options.objectsPerCapture)).flatMap { _ in addShot(&state) } }
     }
 
     /// Whether the events of the capture just taken are to be lost (`--lose-events-of N`:

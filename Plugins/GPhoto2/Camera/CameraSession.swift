@@ -14,6 +14,10 @@ final class CameraSession: @unchecked Sendable {
     private var selection: CameraSelection?
     private var identity: CameraIdentity?
     private let reconnection = Reconnection()
+    /// The files this worker downloaded that are still on the card.
+    private var card = CardLedger()
+    /// Runs the deletes of a card file that are queued behind the request running now.
+    var runQueuedDeletes: (CardPath) -> Void = { _ in }
     /// Whether this worker has had the camera open: a fresh one (started again after a
     /// crash) may find the camera still closing the dead worker's connection.
     private var hadCamera = false
@@ -122,8 +126,26 @@ final class CameraSession: @unchecked Sendable {
         var files: [WorkerFile] = []
         var descriptors: [Int32] = []
         do throws(GPhotoFailure) {
-            for path in try camera.capture() {
-                let (file, descriptor) = try download(path, from: camera)
+            let exposure = try camera.capture()
+            for earlier in exposure.earlier { storeButtonShot(earlier, from: camera) }
+            var fresh: [GPhotoCamera.AddedFile] = []
+            for added in exposure.files {
+                // The earlier file of that name may be stored already, its delete queued
+                // behind this capture (which overtakes deletes): delete it first.
+                if card.classify(added) == .nameTakenByEarlier { runQueuedDeletes(added.path) }
+                switch card.classify(added) {
+                case .new: fresh.append(added)
+                case .announcedAgain: WorkerLog.debug("\(added.path.name) announced again: ignored")
+                case .nameTakenByEarlier:
+                    // Downloading would fetch the earlier file: keep everything on the card.
+                    return (.failed(WorkerFailure(ShutterError(.cameraFailure, CardLedger.reusedNameMessage(added.path),
+                                                               fix: CardLedger.reusedNameFix))), [])
+                }
+            }
+            if fresh.isEmpty { throw GPhotoFailure(code: GP_ERROR, operation: "capture", detail: "the camera announced no new file for this exposure") }
+            for added in fresh {
+                let (file, descriptor) = try download(added.path, from: camera)
+                card.downloaded(added)
                 files.append(file)
                 descriptors.append(descriptor)
             }
@@ -131,6 +153,26 @@ final class CameraSession: @unchecked Sendable {
         } catch {
             descriptors.forEach { _ = Glibc.close($0) }
             return (.failed(WorkerFailure(failed(error, while: "capture"))), [])
+        }
+    }
+
+    /// Downloads a file announced while no capture was asked for (the camera's own button)
+    /// and sends it at once; one that cannot be is logged and stays on the card.
+    private func storeButtonShot(_ added: GPhotoCamera.AddedFile, from camera: GPhotoCamera) {
+        switch card.classify(added) {
+        case .announcedAgain:
+            WorkerLog.debug("\(added.path.name) announced again: ignored")
+        case .nameTakenByEarlier:
+            WorkerLog.warning("a shot from the camera's button: \(CardLedger.reusedNameMessage(added.path)) (fix: \(CardLedger.reusedNameFix))")
+        case .new:
+            do throws(GPhotoFailure) {
+                let (file, descriptor) = try download(added.path, from: camera)
+                card.downloaded(added)
+                send(.event(.cameraShot([file])), [descriptor])
+                Glibc.close(descriptor)
+            } catch {
+                WorkerLog.warning("a shot from the camera's button could not be downloaded and stays on the card: \(error)")
+            }
         }
     }
 
@@ -159,20 +201,16 @@ final class CameraSession: @unchecked Sendable {
                             detail: "the camera sent \(sizes.map(String.init).joined(separator: " and then ")) bytes of the \(announced ?? 0) it announced; the shot stays on the card")
     }
 
+    /// Each event on its own: a shot goes out as soon as it is downloaded, and an event
+    /// that fails costs only itself.
     private func pollButtonShots(_ camera: GPhotoCamera) {
         do throws(GPhotoFailure) {
             for _ in 0..<8 {
-                guard let event = try camera.nextEvent(timeoutMilliseconds: 10) else { break }
-                guard case .fileAdded(let path) = event else { continue }
-                // Each shot goes out as soon as it is downloaded: a bad event later in the
-                // same poll cannot take it with it.
-                let (file, descriptor) = try download(path, from: camera)
-                send(.event(.cameraShot([file])), [descriptor])
-                Glibc.close(descriptor)
+                guard let event = try camera.nextEventLoggingFailures() else { break }
+                if case .fileAdded(let added) = event { storeButtonShot(added, from: camera) }
             }
         } catch {
-            if error.lostConnection || !camera.responds() { _ = failed(error, while: "waiting for camera events") }
-            else { WorkerLog.warning("a camera event could not be handled: \(error)") }
+            _ = failed(error, while: "waiting for camera events")
         }
     }
 
@@ -181,7 +219,10 @@ final class CameraSession: @unchecked Sendable {
             return .failed(WorkerFailure(ShutterError(.cameraFailure, "the camera is not connected; the shot stays on the card")))
         }
         do throws(GPhotoFailure) {
-            for path in paths { try camera.delete(path) }
+            for path in paths {
+                try camera.delete(path)
+                card.deleted(path)
+            }
             return .done
         } catch {
             return .failed(WorkerFailure(ShutterError(.cameraFailure, "could not delete the shot from the card: \(error)")))

@@ -29,6 +29,7 @@ final class CameraThread: @unchecked Sendable {  // `jobs` and `stopping` are gu
 
     private struct Job {
         let yieldsToCapture: Bool
+        var request: WorkerRequest?
         let run: () -> Void
     }
 
@@ -74,7 +75,7 @@ final class CameraThread: @unchecked Sendable {  // `jobs` and `stopping` are gu
     /// Queues `request`'s job: a capture goes before the jobs at the end of the queue
     /// that yield to it; anything else goes last.
     func submit(_ request: WorkerRequest, _ run: @escaping () -> Void) {
-        let job = Job(yieldsToCapture: request.yieldsToCapture, run: run)
+        let job = Job(yieldsToCapture: request.yieldsToCapture, request: request, run: run)
         lock.withLock {
             if case .capture = request {
                 let position = (jobs.lastIndex { !$0.yieldsToCapture }).map { $0 + 1 } ?? 0
@@ -90,6 +91,19 @@ final class CameraThread: @unchecked Sendable {  // `jobs` and `stopping` are gu
     func submit(_ run: @escaping () -> Void) {
         lock.withLock { jobs.append(Job(yieldsToCapture: false, run: run)) }
         signal()
+    }
+
+    /// From inside a job: reads what arrived, then runs at once the queued requests that
+    /// `matching` picks, out of their turn. (A capture that needs a delete still queued
+    /// behind it done first.)
+    func runQueuedNow(matching: (WorkerRequest) -> Bool) {
+        readWhatArrived()
+        let picked = lock.withLock { () -> [Job] in
+            let picked = jobs.filter { $0.request.map(matching) ?? false }
+            jobs.removeAll { $0.request.map(matching) ?? false }
+            return picked
+        }
+        picked.forEach { $0.run() }
     }
 
     /// Runs what is queued, then `last`, and ends the thread; returns when it has ended.

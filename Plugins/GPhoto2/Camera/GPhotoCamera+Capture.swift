@@ -4,54 +4,75 @@ import GPhoto2Backend
 
 /// Capture, the files of an exposure, events, download and delete.
 extension GPhotoCamera {
-    /// Takes a picture and returns every file of the exposure.
-    ///
-    /// libgphoto2's generic PTP capture reports only the last file the camera announced;
-    /// the others (the RAW of a RAW+JPEG pair) are in the same folder with the same stem,
-    /// or arrive as FILE_ADDED events.
-    func capture() throws(GPhotoFailure) -> [CameraPath] {
-        var path = CameraFilePath()
-        try check(gp_camera_capture(camera, GP_CAPTURE_IMAGE, &path, context), "capturing")
-        let reported = Self.cameraPath(&path)
-        // libgphoto2 added only the reported file to its cached listing of the folder: the
-        // other files of the exposure (the RAW of RAW+JPEG) are missing from the cache from
-        // the second shot of a session on, so the listing is made again.
-        if let camera { gp_filesystem_reset(camera.pointee.fs) }
-        var paths: [CameraPath] = []
-        let stem = Self.stem(reported.name)
-        for name in (try? files(in: reported.folder)) ?? [] where name != reported.name && Self.stem(name) == stem {
-            let sibling = CameraPath(folder: reported.folder, name: name)
-            if !seen.contains("\(sibling.folder)/\(name)") { paths.append(sibling) }
-        }
-        paths.append(reported)
-        for _ in 0..<16 {
-            guard let event = try nextEvent(timeoutMilliseconds: 10) else { break }
-            if case .fileAdded(let added) = event, !paths.contains(added) { paths.append(added) }
-        }
-        for path in paths { seen.insert("\(path.folder)/\(path.name)") }
-        return paths
+    /// A file the camera announced (ObjectAdded), with what its object info says, to tell
+    /// a second announcement of the same object from a new object given the same name.
+    struct AddedFile: Equatable {
+        var path: CameraPath
+        var size: Int?
+        var modified: Int?
     }
 
-    /// The file names in a camera folder.
-    func files(in folder: String) throws(GPhotoFailure) -> [String] {
-        var list: OpaquePointer?
-        try check(gp_list_new(&list), "listing \(folder)")
-        defer { gp_list_free(list) }
-        try check(gp_camera_folder_list_files(camera, folder, list, context), "listing \(folder)")
-        return (0..<max(0, gp_list_count(list))).compactMap { index in
-            var name: UnsafePointer<CChar>?
-            guard gp_list_get_name(list, index, &name) == GP_OK, let name else { return nil }
-            return String(cString: name)
-        }
+    /// What one exposure made, and the button shots announced before it fired.
+    struct Exposure {
+        var files: [AddedFile] = []
+        var earlier: [AddedFile] = []
     }
 
-    static func stem(_ name: String) -> String {
-        name.lastIndex(of: ".").map { String(name[..<$0]) } ?? name
+    /// After CaptureComplete, how long a late ObjectAdded is waited for (some cameras send
+    /// it after CaptureComplete); with no file yet, the longer wait.
+    static let lateFileWait: Duration = .milliseconds(100), firstFileWait: Duration = .seconds(3)
+    /// With files but no CaptureComplete, the silence after which the exposure is taken as
+    /// done (cameras that never send it).
+    static let quietAfterFiles: Duration = .seconds(1)
+
+    /// Takes a picture the standard way, as `gphoto2 --trigger-capture
+    /// --wait-event-and-download` does: InitiateCapture, then an ObjectAdded per file until
+    /// CaptureComplete. So every file of the exposure comes, whatever their number
+    /// (RAW+JPEG, bracketing, continuous drive); `gp_camera_capture` reports only the
+    /// last. An event that cannot be handled costs only itself, with a log line.
+    func capture() throws(GPhotoFailure) -> Exposure {
+        var exposure = Exposure()
+        // What was announced before the order is not this exposure's.
+        for _ in 0..<8 {
+            guard let event = try nextEventLoggingFailures() else { break }
+            if case .fileAdded(let file) = event { exposure.earlier.append(file) }
+        }
+        try check(gp_camera_trigger_capture(camera, context), "capturing")
+        var completed: ContinuousClock.Instant?
+        var lastFile: ContinuousClock.Instant?
+        while true {
+            let now = ContinuousClock.now
+            if let completed, now - completed > (exposure.files.isEmpty ? Self.firstFileWait : Self.lateFileWait) { break }
+            if completed == nil, let lastFile, now - lastFile > Self.quietAfterFiles { break }
+            switch try nextEventLoggingFailures(timeoutMilliseconds: 20) {
+            case .fileAdded(let file)?:
+                if !exposure.files.contains(where: { $0.path == file.path }) { exposure.files.append(file) }  // announced twice
+                lastFile = .now
+            case .captureComplete?:
+                if completed == nil { completed = .now }
+            case .other?, nil:
+                continue
+            }
+        }
+        return exposure
+    }
+
+    /// ``nextEvent(timeoutMilliseconds:)``, but an event that fails (an object that does not
+    /// exist, say) is logged and skipped, unless the camera stopped answering.
+    func nextEventLoggingFailures(timeoutMilliseconds: Int32 = 10) throws(GPhotoFailure) -> Event? {
+        do {
+            return try nextEvent(timeoutMilliseconds: timeoutMilliseconds)
+        } catch {
+            if error.lostConnection || !responds() { throw error }
+            WorkerLog.warning("a camera event could not be handled, skipped: \(error)")
+            return .other
+        }
     }
 
     /// What `wait_for_event` reported.
     enum Event: Equatable {
-        case fileAdded(CameraPath)
+        case fileAdded(AddedFile)
+        case captureComplete
         case other
     }
 
@@ -65,11 +86,13 @@ extension GPhotoCamera {
         defer { free(data) }
         switch type {
         case GP_EVENT_TIMEOUT: return nil
+        case GP_EVENT_CAPTURE_COMPLETE: return .captureComplete
         case GP_EVENT_FILE_ADDED:
             guard let data else { return .other }
             let path = Self.cameraPath(data.assumingMemoryBound(to: CameraFilePath.self))
-            seen.insert("\(path.folder)/\(path.name)")
-            return .fileAdded(path)
+            // libgphoto2 has just filled its cache with this object's info: no camera round trip.
+            let info = self.info(path)
+            return .fileAdded(AddedFile(path: path, size: info?.size, modified: info?.modified))
         default: return .other
         }
     }
@@ -89,10 +112,16 @@ extension GPhotoCamera {
 
     /// The size the camera announced for a file (its ObjectInfo), if it says.
     func announcedSize(_ path: CameraPath) -> Int? {
+        info(path)?.size
+    }
+
+    /// A file's size and modification time (seconds), as far as the camera says.
+    func info(_ path: CameraPath) -> (size: Int?, modified: Int?)? {
         var info = CameraFileInfo()
-        guard gp_camera_file_get_info(camera, path.folder, path.name, &info, context) == GP_OK,
-              info.file.fields.rawValue & GP_FILE_INFO_SIZE.rawValue != 0 else { return nil }
-        return Int(info.file.size)
+        guard gp_camera_file_get_info(camera, path.folder, path.name, &info, context) == GP_OK else { return nil }
+        let fields = info.file.fields.rawValue
+        return (fields & GP_FILE_INFO_SIZE.rawValue != 0 ? Int(info.file.size) : nil,
+                fields & GP_FILE_INFO_MTIME.rawValue != 0 ? Int(info.file.mtime) : nil)
     }
 
     /// Deletes a file from the card.

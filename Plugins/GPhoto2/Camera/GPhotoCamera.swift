@@ -37,8 +37,6 @@ final class GPhotoCamera {
     let context: OpaquePointer
     private(set) var camera: UnsafeMutablePointer<Camera>?
     let messages = ContextMessages()
-    /// Files already handed out, so a sibling left on the card is never taken twice.
-    var seen: Set<String> = []
 
     /// Opens the camera `model` on `port` (for PTP/IP: model "PTP/IP Camera", port
     /// `ptpip:127.0.0.1:PORT:PORT`).

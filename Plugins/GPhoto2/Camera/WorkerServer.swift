@@ -70,6 +70,12 @@ public enum WorkerServer {
         let camera = CameraThread(name: "shutterpipe camera", interval: { session.pollInterval }, tick: { session.tick() },
                                   source: CameraThread.Source(descriptor: channel.descriptor, read: read),
                                   first: { CameraDrivers.shared.preload() })
+        session.runQueuedDeletes = { path in
+            camera.runQueuedNow { request in
+                if case .delete(let paths) = request { return paths.contains(path) }
+                return false
+            }
+        }
         sourceEnded.wait()
         camera.finish { session.close() }
         return 0

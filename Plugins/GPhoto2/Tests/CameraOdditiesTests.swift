@@ -31,4 +31,117 @@ struct CameraOdditiesTests {
         // The camera was opened once: no enter abandoned an open and started another.
         #expect(camera.logText.components(separatedBy: "opening a session slowly").count - 1 == 1, "\(camera.logText)")
     }
+
+    /// The paths an answer line names.
+    static func paths(_ answer: String) -> [String] {
+        answer.split(separator: " ").map(String.init).filter { $0.hasPrefix("/") }
+    }
+
+    /// The photos stored in `folder`/out.
+    static func photos(_ folder: TemporaryDirectory) -> [String] {
+        folder.names("out").filter { $0.hasSuffix(".jpg") }
+    }
+
+    /// The shot number the virtual camera wrote into a stored JPEG's comment.
+    static func shotNumber(in path: String) -> Int? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let text = String(decoding: data.prefix(4096), as: UTF8.self)
+        guard let range = text.range(of: "shutterpipe-fakecam shot ") else { return nil }
+        return Int(text[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    @Test("bracketing: every exposure a capture makes is downloaded and stored, shot after shot, and the card is left empty")
+    func severalObjectsPerCapture() async throws {
+        let folder = TemporaryDirectory("bracketing")
+        let camera = try await FakeCamera(["--objects-per-capture", "3"])
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        for shot in 1...4 {
+            let answer = await shoot(session, answers: shot).last ?? ""
+            #expect(answer.hasPrefix("photoSuccess") && Self.paths(answer).count == 3, "shot \(shot): \(answer) \(session.stderrSoFar.suffix(2000))")
+            // The three exposures of this capture, in order.
+            #expect(Self.paths(answer).compactMap(Self.shotNumber) == [3 * shot - 2, 3 * shot - 1, 3 * shot], "shot \(shot): \(answer)")
+        }
+        session.closeInput()
+        #expect(await session.wait(timeout: .seconds(30)).status == 0)
+        #expect(Self.photos(folder).count == 12)
+        #expect(try await camera.filesOnCard().isEmpty)
+    }
+
+    @Test("every ObjectAdded twice: each shot, triggered or from the button, is stored once")
+    func duplicateEvents() async throws {
+        let folder = TemporaryDirectory("duplicate-events")
+        let camera = try await FakeCamera(["--duplicate-events"])
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        for shot in 1...3 {
+            let answer = await shoot(session, answers: shot).last ?? ""
+            #expect(answer.hasPrefix("photoSuccess") && Self.paths(answer).count == 1, "shot \(shot): \(answer) \(session.stderrSoFar.suffix(2000))")
+        }
+        camera.pressButton()
+        #expect(await eventually { Self.photos(folder).count >= 4 })
+        let answer = await shoot(session, answers: 4).last ?? ""
+        #expect(answer.hasPrefix("photoSuccess") && Self.paths(answer).count == 1, "\(answer)")
+        session.closeInput()
+        let outcome = await session.wait(timeout: .seconds(30))
+        #expect(outcome.stderr.components(separatedBy: "shot taken on the camera:").count - 1 == 1, "\(outcome.stderr)")
+        // Four triggered shots and one button shot, each once: shots 1 to 5.
+        let stored = Self.photos(folder).compactMap { Self.shotNumber(in: folder.file("out/\($0)")) }.sorted()
+        #expect(stored == [1, 2, 3, 4, 5], "\(Self.photos(folder))")
+        #expect(try await camera.filesOnCard().isEmpty)
+    }
+
+    @Test("events for objects that do not exist, and unknown events: each costs only itself, with a log line; every real shot is stored")
+    func bogusEvents() async throws {
+        let folder = TemporaryDirectory("bogus-events")
+        let camera = try await FakeCamera(["--bogus-events"])
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        for shot in 1...3 {
+            let answer = await shoot(session, answers: shot).last ?? ""
+            #expect(answer.hasPrefix("photoSuccess") && Self.paths(answer).count == 1, "shot \(shot): \(answer) \(session.stderrSoFar.suffix(2000))")
+        }
+        camera.pressButton()
+        #expect(await eventually { Self.photos(folder).count >= 4 }, "\(session.stderrSoFar.suffix(2000))")
+        session.closeInput()
+        let outcome = await session.wait(timeout: .seconds(30))
+        #expect(outcome.status == 0)
+        // One bogus ObjectAdded before each of the four real ones.
+        #expect(outcome.stderr.components(separatedBy: "a camera event could not be handled, skipped").count - 1 >= 4, "\(outcome.stderr)")
+        #expect(Self.photos(folder).compactMap { Self.shotNumber(in: folder.file("out/\($0)")) }.sorted() == [1, 2, 3, 4])
+        #expect(try await camera.filesOnCard().isEmpty)
+    }
+
+    @Test("a camera that names every exposure capt0000.jpg: never the earlier exposure in an answer, never the newer one deleted unstored")
+    func reusedNames() async throws {
+        // Deleting stored shots: the earlier file is gone before the next exposure is
+        // fetched, so every answer carries its own exposure.
+        let folder = TemporaryDirectory("reused-names")
+        let camera = try await FakeCamera(["--reuse-names"])
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        for shot in 1...5 {
+            let answer = await shoot(session, answers: shot).last ?? ""
+            #expect(answer.hasPrefix("photoSuccess") && Self.paths(answer).compactMap(Self.shotNumber) == [shot], "shot \(shot): \(answer) \(session.stderrSoFar.suffix(2000))")
+        }
+        session.closeInput()
+        #expect(await session.wait(timeout: .seconds(30)).status == 0)
+        #expect(try await camera.filesOnCard().isEmpty)
+
+        // Keeping shots on the card: the second exposure's name is held by the first, so it
+        // is refused, with the fix, and both stay on the card.
+        let kept = TemporaryDirectory("reused-names-kept")
+        let keeping = try await FakeCamera(["--reuse-names"])
+        let keepConfig = try writeConfig(tetherConfig(keeping, output: kept.file("out"), backend: "  keepOnCamera: true"), in: kept)
+        let second = try RunningProcess(["run", "--config", keepConfig], in: kept.path, environment: ["HOME": keeping.home.path])
+        let first = await shoot(second, answers: 1).last ?? ""
+        #expect(first.hasPrefix("photoSuccess") && Self.paths(first).compactMap(Self.shotNumber) == [1], "\(first)")
+        let refused = await shoot(second, answers: 2).last ?? ""
+        #expect(refused.hasPrefix("photoFailed cameraFailure") && refused.contains("named a new exposure 'capt0000.jpg'"), "\(refused)")
+        second.closeInput()
+        let outcome = await second.wait(timeout: .seconds(30))
+        #expect(outcome.stderr.contains("set the camera's file numbering to continuous"), "\(outcome.stderr)")
+        #expect(Self.photos(kept).count == 1)
+    }
 }
+

@@ -1,0 +1,41 @@
+import GPhoto2Backend
+
+/// The files a worker downloaded and that are still on the card, with what their object
+/// info said: so that a second ObjectAdded for the same object is ignored, and a new
+/// object given the name of an earlier one still there is recognised.
+///
+/// libgphoto2 reaches files by folder and name, and takes the first object with that name
+/// (the oldest): a camera that names every exposure `capt0000.jpg` would make a download
+/// fetch the earlier exposure, and a delete remove the wrong one. Such a file is refused
+/// rather than risked; it stays on the card with the earlier one.
+struct CardLedger {
+    enum Verdict: Equatable {
+        /// Not seen before: download it.
+        case new
+        /// The same object as a file already downloaded (same name, size and time).
+        case announcedAgain
+        /// A different object with the name of a file still on the card.
+        case nameTakenByEarlier
+    }
+
+    private var onCard: [CardPath: GPhotoCamera.AddedFile] = [:]
+
+    func classify(_ added: GPhotoCamera.AddedFile) -> Verdict {
+        guard let earlier = onCard[added.path] else { return .new }
+        return earlier.size == added.size && earlier.modified == added.modified ? .announcedAgain : .nameTakenByEarlier
+    }
+
+    mutating func downloaded(_ added: GPhotoCamera.AddedFile) {
+        onCard[added.path] = added
+    }
+
+    mutating func deleted(_ path: CardPath) {
+        onCard[path] = nil
+    }
+
+    static func reusedNameMessage(_ path: CardPath) -> String {
+        "the camera named a new exposure '\(path.name)', like an earlier one still on its card; libgphoto2 reaches files by name and would fetch the earlier one, so both stay on the card"
+    }
+
+    static let reusedNameFix = "set the camera's file numbering to continuous, or let shutterpipe delete stored shots from the card (keepOnCamera: false)"
+}
