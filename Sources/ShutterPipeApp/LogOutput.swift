@@ -76,13 +76,21 @@ public final class LogOutput: Sendable {
 
     /// A console for plugins: lines go to standard output, with the status line cleared
     /// first and drawn again after, so the two never mix on a terminal.
+    ///
+    /// Without a status line (standard output not a terminal) the line is written outside
+    /// the log's lock: a pipe nobody reads then blocks only the writer of that line, never
+    /// the log, and so never the session.
     public var console: Console {
         Console { [self] line in
-            state.withLock { state in
-                if state.statusText != nil { emit("\r\u{1B}[2K") }
-                try? DescriptorIO.writeAll(Array((line + "\n").utf8), to: STDOUT_FILENO)
+            let bytes = Array((line + "\n").utf8)
+            let written = state.withLock { state -> Bool in
+                guard state.statusText != nil else { return false }
+                emit("\r\u{1B}[2K")
+                try? DescriptorIO.writeAll(bytes, to: STDOUT_FILENO)
                 if let status = state.statusText { emit(status) }
+                return true
             }
+            if !written { try? DescriptorIO.writeAll(bytes, to: STDOUT_FILENO) }
         }
     }
 

@@ -130,3 +130,42 @@ private func onThreads<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (I
         return results.sorted { $0.0 < $1.0 }.map(\.1)
     }
 }
+
+@Suite("triggers never block: a standard output nobody reads", .timeLimit(.minutes(2)))
+struct UnreadOutputTests {
+    @Test("stdout a pipe nobody reads: stdin's answers stop being written, with a log line, and a socket client is still answered at once")
+    func unreadStandardOutput() async throws {
+        let folder = TemporaryDirectory("unread-stdout")
+        let socket = folder.file("s.sock")
+        let config = try writeConfig("""
+        version: 1
+        backend: {type: file-stub}
+        triggers:
+          - type: stdin
+          - {type: socket, path: \(socket)}
+        sinks: [{type: files, directory: \(folder.file("out"))}]
+        """, in: folder)
+        // Standard output is a pipe of one page that nobody reads: it is full after ~50
+        // answer lines, and every later write would block.
+        let session = try ChildProcess([try shutterpipeBinary(), "run", "--config", config], directory: folder.path,
+                                       input: .pipe, output: .pipe, error: .file(folder.file("stderr")))
+        defer { session.signal(SIGKILL) }
+        _ = fcntl(session.output!, 1031 /* F_SETPIPE_SZ */, 4096)
+        _ = await eventually { let probe = connectUnixSocket(socket); if probe >= 0 { close(probe) }; return probe >= 0 }
+        let feeder = Thread {
+            for _ in 0..<300 { try? session.write(Array("capture\n".utf8)) }
+        }
+        feeder.start()
+        let log = folder.file("stderr")
+        let stderr: @Sendable () -> String = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        #expect(await eventually(timeout: .seconds(60)) { stderr().contains("standard output is not being read") }, "\(stderr().suffix(2000))")
+        // The session still serves others: a socket client's capture is answered.
+        let client = try await SocketLines(path: socket)
+        let started = ContinuousClock.now
+        _ = await client.send("{\"event\":\"capture\",\"id\":\"other\"}\n")
+        let reply = await client.replies(1, timeout: .seconds(20)).first
+        #expect(reply?["id"] as? String == "other" && reply?["state"] as? String == "photoSuccess", "\(String(describing: reply)) \(stderr().suffix(2000))")
+        #expect(ContinuousClock.now - started < .seconds(10))
+        client.close()
+    }
+}

@@ -25,13 +25,13 @@ public struct StdinTrigger: TriggerSource {
     /// Registers the `stdin` type.
     public static func register(in registry: PluginRegistry) throws {
         try registry.registerTrigger(typeName, summary: "reads enter/capture/exit lines from standard input, prints each answer") { _, environment in
-            StdinTrigger(console: environment.console)
+            StdinTrigger(console: environment.console, log: environment.log)
         }
     }
 
     private let input: Int32
     private let interactive: Bool
-    private let output: @Sendable (String) -> Void
+    private let output: LineWriter
     private let answered: AsyncStream<Void>
     private let answeredInput: AsyncStream<Void>.Continuation
 
@@ -40,12 +40,22 @@ public struct StdinTrigger: TriggerSource {
         self.init(input: STDIN_FILENO, interactive: isatty(STDIN_FILENO) == 1, output: console.printLine)
     }
 
+    /// Reads standard input, prints answers on `console` and says on `log` when standard
+    /// output is not being read.
+    public init(console: Console, log: Logger) {
+        self.init(input: STDIN_FILENO, interactive: isatty(STDIN_FILENO) == 1, output: console.printLine, log: log)
+    }
+
     /// Reads `input` (a file descriptor it does not close) and hands each answer line to
     /// `output`. `interactive` makes an empty line mean capture.
-    public init(input: Int32, interactive: Bool, output: @escaping @Sendable (String) -> Void) {
+    /// The lines are written on a thread of their own: an output nobody reads never
+    /// holds a thread of the session.
+    public init(input: Int32, interactive: Bool, output: @escaping @Sendable (String) -> Void, log: Logger = .discarding) {
         self.input = input
         self.interactive = interactive
-        self.output = output
+        self.output = LineWriter(label: "shutterpipe stdout", limit: 100, write: output) { dropped in
+            log.warning("standard output is not being read: \(dropped) answer line(s) dropped so far; read it, or redirect it to a file")
+        }
         (answered, answeredInput) = AsyncStream.makeStream(of: Void.self)
     }
 
@@ -81,7 +91,7 @@ public struct StdinTrigger: TriggerSource {
 
     /// Prints `answer` as one line: the state's name, then the stored paths or the cause.
     public func sync(_ answer: ShutterAnswer) async {
-        output(answer.summary)
+        await output.write(answer.summary)
         answeredInput.yield()
     }
 

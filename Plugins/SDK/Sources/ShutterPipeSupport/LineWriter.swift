@@ -1,0 +1,97 @@
+import Foundation
+import Synchronization
+
+/// Writes lines through a blocking `write` (standard output, a pipe) on a thread of its
+/// own, in order, so that no caller ever blocks on a reader that stopped reading: a
+/// trigger's `sync` waits for its line a moment at most, without holding a thread of the
+/// cooperative pool.
+///
+/// At most `limit` lines wait. Past that a line is dropped, and `onDrop` is told at the
+/// first drop of a stall (for a log line): the writer never grows without bound.
+public final class LineWriter: Sendable {
+    private final class Waiter: Sendable {
+        private let continuation = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation.withLock { $0 = continuation } }
+        func resume() { continuation.withLock { $0.take() }?.resume() }
+    }
+
+    private struct State {
+        var lines: [(String, Waiter)] = []
+        var dropped = 0
+        var stalled = false
+        var closed = false
+        /// When the write under way began, if one is.
+        var writingSince: ContinuousClock.Instant?
+    }
+
+    /// Shared with the writer thread.
+    private final class Queue: Sendable {
+        let state = Mutex(State())
+        let ready = DispatchSemaphore(value: 0)
+    }
+
+    private let queue = Queue()
+    private let limit: Int
+    private let onDrop: @Sendable (Int) -> Void
+
+    /// - Parameters:
+    ///   - write: writes one line, blocking as long as it must.
+    ///   - onDrop: told how many lines were dropped so far, at the first drop of a stall.
+    public init(label: String, limit: Int = 1_000, write: @escaping @Sendable (String) -> Void,
+                onDrop: @escaping @Sendable (Int) -> Void = { _ in }) {
+        self.limit = limit
+        self.onDrop = onDrop
+        let thread = Thread { [queue] in
+            while true {
+                queue.ready.wait()
+                let next = queue.state.withLock { state -> (String, Waiter)?? in
+                    if let first = state.lines.first { state.lines.removeFirst(); return first }
+                    return state.closed ? .some(nil) : nil
+                }
+                guard let next else { continue }
+                guard let (line, waiter) = next else { return }  // closed, and everything written
+                queue.state.withLock { $0.writingSince = .now }
+                write(line)
+                queue.state.withLock { $0.writingSince = nil }
+                waiter.resume()
+            }
+        }
+        thread.name = label
+        thread.start()
+    }
+
+    deinit {
+        queue.state.withLock { $0.closed = true }
+        queue.ready.signal()
+    }
+
+    /// Queues `line`; returns once it is written, or after `patience` (it is still written
+    /// later, in order), or at once when it was dropped or a write has been stuck longer
+    /// than `patience` already.
+    public func write(_ line: String, patience: Duration = .milliseconds(200)) async {
+        await withCheckedContinuation { continuation in
+            let waiter = Waiter(continuation)
+            var stuck = false
+            let dropped = queue.state.withLock { state -> Int? in
+                if let since = state.writingSince, ContinuousClock.now - since > patience { stuck = true }
+                guard state.lines.count < limit else {
+                    state.dropped += 1
+                    defer { state.stalled = true }
+                    return state.stalled ? -1 : state.dropped
+                }
+                state.stalled = false
+                state.lines.append((line, waiter))
+                return nil
+            }
+            guard let dropped else {
+                queue.ready.signal()
+                if stuck { return waiter.resume() }
+                let nanoseconds = Int(patience.components.seconds) * 1_000_000_000 + Int(patience.components.attoseconds / 1_000_000_000)
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { waiter.resume() }
+                return
+            }
+            waiter.resume()
+            if dropped > 0 { onDrop(dropped) }
+        }
+    }
+}
