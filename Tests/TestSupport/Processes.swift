@@ -31,3 +31,20 @@ public struct TestSupportError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
 }
+
+/// Runs `body` on `count` threads of their own (blocking calls stay off the cooperative
+/// pool) and returns what each returned, in order.
+public func onThreads<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) -> T) async -> [T] {
+    await withTaskGroup(of: (Int, T).self) { group in
+        for index in 0..<count {
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    Thread { continuation.resume(returning: (index, body(index))) }.start()
+                }
+            }
+        }
+        var results: [(Int, T)] = []
+        for await result in group { results.append(result) }
+        return results.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+}

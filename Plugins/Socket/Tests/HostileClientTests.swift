@@ -29,49 +29,6 @@ struct HostileClientTests {
         #expect(await eventually(timeout: .seconds(5)) { !isOpen(descriptor, inode: inode) })
     }
 
-    @Test("clients that hang up at once, among clients that read: every reply goes to the client that asked, and every stored photo is whole")
-    func hangUpsAmongReaders() async throws {
-        let folder = TemporaryDirectory("socket-hangups")
-        let (session, path) = try await socketSession(folder, backend: "  width: 64\n  height: 48",
-                                                      coordinator: "coordinator: {queueLimit: 64}")
-        let connections = 1_200, workers = 6
-        let outcome: [Tally] = await onThreads(workers) { worker -> Tally in
-            var mismatched: [String] = [], answered = 0
-            for index in stride(from: worker, to: connections, by: workers) {
-                let descriptor = connectUnixSocket(path)
-                guard descriptor >= 0 else { continue }
-                defer { close(descriptor) }
-                let id = "c\(index)"
-                _ = try? DescriptorIO.writeAll(Array("{\"event\":\"capture\",\"id\":\"\(id)\"}\n".utf8), to: descriptor)
-                if Bool.random() {
-                    usleep(UInt32.random(in: 0..<4_000))  // hangs up within 0–4 ms
-                    continue
-                }
-                var line: [UInt8] = []
-                var byte: UInt8 = 0
-                while read(descriptor, &byte, 1) == 1, byte != 0x0A { line.append(byte) }
-                let reply = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any]
-                if reply?["id"] as? String != id { mismatched.append("\(id) got \(String(decoding: line, as: UTF8.self).prefix(120))") }
-                answered += 1
-            }
-            return Tally(mismatched: mismatched, answered: answered)
-        }
-        let mismatched = outcome.flatMap(\.mismatched)
-        #expect(mismatched.isEmpty, "replies to the wrong client: \(mismatched.prefix(3))")
-        #expect(outcome.map(\.answered).reduce(0, +) > connections / 4)
-        session.signal(SIGTERM)
-        #expect(await session.wait().status == 0)
-        let photos = folder.names("out").filter { $0.hasSuffix(".jpg") }
-        #expect(!photos.isEmpty)
-        for photo in photos {
-            let data = try Data(contentsOf: URL(fileURLWithPath: folder.file("out/\(photo)")))
-            #expect(data.suffix(2) == Data([0xFF, 0xD9]), "\(photo) has \(data.count) bytes and does not end with its JPEG end marker")
-        }
-        let sequence = try String(contentsOfFile: folder.file("out/.shutterpipe-sequence"), encoding: .utf8)
-        let digitsOnly = sequence.trimmingCharacters(in: .whitespacesAndNewlines).allSatisfy { $0.isNumber }
-        #expect(digitsOnly, "sequence file: \(sequence.prefix(80))")
-    }
-
     @Test("a client that sends captures and never reads its replies is disconnected; another client is answered at once and SIGTERM ends the session")
     func clientThatNeverReads() async throws {
         let folder = TemporaryDirectory("socket-unread")
@@ -102,33 +59,10 @@ struct HostileClientTests {
     }
 }
 
-/// What one thread of hanging-up and reading clients saw.
-private struct Tally: Sendable {
-    var mismatched: [String]
-    var answered: Int
-}
-
 /// Whether `descriptor` is open and still the file with `inode`.
 private func isOpen(_ descriptor: Int32, inode: ino_t) -> Bool {
     var info = stat()
     return fstat(descriptor, &info) == 0 && info.st_ino == inode
-}
-
-/// Runs `body` on `count` threads of their own (blocking calls stay off the cooperative
-/// pool) and returns what each returned, in order.
-private func onThreads<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) -> T) async -> [T] {
-    await withTaskGroup(of: (Int, T).self) { group in
-        for index in 0..<count {
-            group.addTask {
-                await withCheckedContinuation { continuation in
-                    Thread { continuation.resume(returning: (index, body(index))) }.start()
-                }
-            }
-        }
-        var results: [(Int, T)] = []
-        for await result in group { results.append(result) }
-        return results.sorted { $0.0 < $1.0 }.map(\.1)
-    }
 }
 
 @Suite("triggers never block: a standard output nobody reads", .timeLimit(.minutes(2)))
