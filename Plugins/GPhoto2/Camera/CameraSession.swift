@@ -130,20 +130,20 @@ final class CameraSession: @unchecked Sendable {
             for earlier in exposure.earlier { storeButtonShot(earlier, from: camera) }
             var fresh: [GPhotoCamera.AddedFile] = []
             for added in exposure.files {
-                // The earlier file of that name may be stored already, its delete queued
-                // behind this capture (which overtakes deletes): delete it first.
-                if card.classify(added) == .nameTakenByEarlier { runQueuedDeletes(added.path) }
+                waitForDeleteOfEarlier(added)
                 switch card.classify(added) {
                 case .new: fresh.append(added)
                 case .announcedAgain: WorkerLog.debug("\(added.path.name) announced again: ignored")
                 case .nameTakenByEarlier:
                     // Downloading would fetch the earlier file: keep everything on the card.
+                    exposure.files.filter { card.classify($0) != .announcedAgain }.forEach { card.refused($0) }
                     return (.failed(WorkerFailure(ShutterError(.cameraFailure, CardLedger.reusedNameMessage(added.path),
                                                                fix: CardLedger.reusedNameFix))), [])
                 }
             }
             if fresh.isEmpty { throw GPhotoFailure(code: GP_ERROR, operation: "capture", detail: "the camera announced no new file for this exposure") }
             for added in fresh {
+                if card.wasDownloadedBefore(added.path) { camera.forgetCachedFiles() }
                 let (file, descriptor) = try download(added.path, from: camera)
                 card.downloaded(added)
                 files.append(file)
@@ -156,6 +156,21 @@ final class CameraSession: @unchecked Sendable {
         }
     }
 
+    /// How long a file whose name an earlier, downloaded one still holds waits for that
+    /// one's delete (the backend asks once the earlier photo is stored).
+    static let deleteOfEarlierPatience: Duration = .seconds(2)
+
+    /// The earlier file of that name may be stored already, its delete queued behind this
+    /// capture (which overtakes deletes), or about to be asked for: run it first.
+    private func waitForDeleteOfEarlier(_ added: GPhotoCamera.AddedFile) {
+        let deadline = ContinuousClock.now + Self.deleteOfEarlierPatience
+        while card.classify(added) == .nameTakenByEarlier, card.heldOnlyByDownloaded(added.path) {
+            runQueuedDeletes(added.path)
+            guard card.classify(added) == .nameTakenByEarlier, ContinuousClock.now < deadline else { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
     /// Downloads a file announced while no capture was asked for (the camera's own button)
     /// and sends it at once; one that cannot be is logged and stays on the card.
     private func storeButtonShot(_ added: GPhotoCamera.AddedFile, from camera: GPhotoCamera) {
@@ -163,9 +178,11 @@ final class CameraSession: @unchecked Sendable {
         case .announcedAgain:
             WorkerLog.debug("\(added.path.name) announced again: ignored")
         case .nameTakenByEarlier:
+            card.refused(added)
             WorkerLog.warning("a shot from the camera's button: \(CardLedger.reusedNameMessage(added.path)) (fix: \(CardLedger.reusedNameFix))")
         case .new:
             do throws(GPhotoFailure) {
+                if card.wasDownloadedBefore(added.path) { camera.forgetCachedFiles() }
                 let (file, descriptor) = try download(added.path, from: camera)
                 card.downloaded(added)
                 send(.event(.cameraShot([file])), [descriptor])

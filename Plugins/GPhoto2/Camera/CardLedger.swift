@@ -19,14 +19,37 @@ struct CardLedger {
     }
 
     private var onCard: [CardPath: GPhotoCamera.AddedFile] = [:]
+    private var everDownloaded: Set<CardPath> = []
+    /// Files refused under each name and left on the card: once one is there, every later
+    /// file of that name is ambiguous too.
+    private var refusedOnCard: [CardPath: Int] = [:]
+
+    /// Whether a file of this name was downloaded before (and deleted since): libgphoto2
+    /// may still hold the earlier file's listing and bytes under the name, so its cache
+    /// must be dropped before the new file is fetched.
+    func wasDownloadedBefore(_ path: CardPath) -> Bool {
+        everDownloaded.contains(path)
+    }
 
     func classify(_ added: GPhotoCamera.AddedFile) -> Verdict {
-        guard let earlier = onCard[added.path] else { return .new }
-        return earlier.size == added.size && earlier.modified == added.modified ? .announcedAgain : .nameTakenByEarlier
+        if let earlier = onCard[added.path], earlier.size == added.size, earlier.modified == added.modified { return .announcedAgain }
+        return onCard[added.path] != nil || refusedOnCard[added.path, default: 0] > 0 ? .nameTakenByEarlier : .new
+    }
+
+    /// Whether the only earlier file of that name is one this worker downloaded (so its
+    /// delete may still come).
+    func heldOnlyByDownloaded(_ path: CardPath) -> Bool {
+        onCard[path] != nil && refusedOnCard[path, default: 0] == 0
+    }
+
+    /// A file of this name was refused and stays on the card.
+    mutating func refused(_ added: GPhotoCamera.AddedFile) {
+        refusedOnCard[added.path, default: 0] += 1
     }
 
     mutating func downloaded(_ added: GPhotoCamera.AddedFile) {
         onCard[added.path] = added
+        everDownloaded.insert(added.path)
     }
 
     mutating func deleted(_ path: CardPath) {

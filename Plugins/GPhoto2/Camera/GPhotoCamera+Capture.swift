@@ -18,9 +18,9 @@ extension GPhotoCamera {
         var earlier: [AddedFile] = []
     }
 
-    /// After CaptureComplete, how long a late ObjectAdded is waited for (some cameras send
-    /// it after CaptureComplete); with no file yet, the longer wait.
-    static let lateFileWait: Duration = .milliseconds(100), firstFileWait: Duration = .seconds(3)
+    /// After CaptureComplete with no file yet, how long the first ObjectAdded is waited for
+    /// (some cameras send it after CaptureComplete).
+    static let firstFileWait: Duration = .seconds(3)
     /// With files but no CaptureComplete, the silence after which the exposure is taken as
     /// done (cameras that never send it).
     static let quietAfterFiles: Duration = .seconds(1)
@@ -32,9 +32,10 @@ extension GPhotoCamera {
     /// last. An event that cannot be handled costs only itself, with a log line.
     func capture() throws(GPhotoFailure) -> Exposure {
         var exposure = Exposure()
-        // What was announced before the order is not this exposure's.
+        // What was announced before the order is not this exposure's (a millisecond when
+        // nothing is pending).
         for _ in 0..<8 {
-            guard let event = try nextEventLoggingFailures() else { break }
+            guard let event = try nextEventLoggingFailures(timeoutMilliseconds: 1) else { break }
             if case .fileAdded(let file) = event { exposure.earlier.append(file) }
         }
         try check(gp_camera_trigger_capture(camera, context), "capturing")
@@ -42,9 +43,13 @@ extension GPhotoCamera {
         var lastFile: ContinuousClock.Instant?
         while true {
             let now = ContinuousClock.now
-            if let completed, now - completed > (exposure.files.isEmpty ? Self.firstFileWait : Self.lateFileWait) { break }
+            if let completed, exposure.files.isEmpty, now - completed > Self.firstFileWait { break }
             if completed == nil, let lastFile, now - lastFile > Self.quietAfterFiles { break }
-            switch try nextEventLoggingFailures(timeoutMilliseconds: 20) {
+            // Complete, with files: only what is already queued still counts, no waiting.
+            let done = completed != nil && !exposure.files.isEmpty
+            let event = try nextEventLoggingFailures(timeoutMilliseconds: done ? 1 : 20)
+            if done && event == nil { break }
+            switch event {
             case .fileAdded(let file)?:
                 if !exposure.files.contains(where: { $0.path == file.path }) { exposure.files.append(file) }  // announced twice
                 lastFile = .now
@@ -122,6 +127,12 @@ extension GPhotoCamera {
         let fields = info.file.fields.rawValue
         return (fields & GP_FILE_INFO_SIZE.rawValue != 0 ? Int(info.file.size) : nil,
                 fields & GP_FILE_INFO_MTIME.rawValue != 0 ? Int(info.file.mtime) : nil)
+    }
+
+    /// Drops libgphoto2's cached listings and file bytes: a name used again must be
+    /// looked up and fetched afresh, not served from what the earlier file left.
+    func forgetCachedFiles() {
+        if let camera { gp_filesystem_reset(camera.pointee.fs) }
     }
 
     /// Deletes a file from the card.

@@ -117,16 +117,41 @@ struct CameraOdditiesTests {
         // Deleting stored shots: the earlier file is gone before the next exposure is
         // fetched, so every answer carries its own exposure.
         let folder = TemporaryDirectory("reused-names")
-        let camera = try await FakeCamera(["--reuse-names"])
+        let camera = try await FakeCamera(["--reuse-names", "--width", "160", "--height", "120"])
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
         let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
-        for shot in 1...5 {
+        // Twenty: libgphoto2 kept serving the name's earlier listing and bytes from its
+        // cache, which at full counts showed from shot 16 on.
+        for shot in 1...20 {
             let answer = await shoot(session, answers: shot).last ?? ""
             #expect(answer.hasPrefix("photoSuccess") && Self.paths(answer).compactMap(Self.shotNumber) == [shot], "shot \(shot): \(answer) \(session.stderrSoFar.suffix(2000))")
         }
         session.closeInput()
         #expect(await session.wait(timeout: .seconds(30)).status == 0)
         #expect(try await camera.filesOnCard().isEmpty)
+
+        // A burst: a capture may run before the last shot's delete (then that delete is run
+        // first), or before it was even asked for (then the shot is refused, and kept).
+        // Never a wrong exposure, never one lost or stored twice.
+        let burst = TemporaryDirectory("reused-names-burst")
+        let bursting = try await FakeCamera(["--reuse-names", "--width", "160", "--height", "120"])
+        let burstConfig = try writeConfig(tetherConfig(bursting, output: burst.file("out")), in: burst)
+        let third = try RunningProcess(["run", "--config", burstConfig], in: burst.path, environment: ["HOME": bursting.home.path])
+        third.send(String(repeating: "capture\n", count: 30))
+        _ = await eventually(timeout: .seconds(60)) { answerLines(third).count >= 30 }
+        let answers = answerLines(third)
+        #expect(answers.count == 30, "\(answers)")
+        for (index, answer) in answers.enumerated() {
+            if answer.hasPrefix("photoSuccess") {
+                #expect(Self.paths(answer).compactMap(Self.shotNumber) == [index + 1], "answer \(index + 1): \(answer)")
+            } else {
+                #expect(answer.contains("named a new exposure 'capt0000.jpg'"), "answer \(index + 1): \(answer) \(third.stderrSoFar.suffix(2000))")
+            }
+        }
+        third.closeInput()
+        _ = await third.wait(timeout: .seconds(30))
+        let storedShots = Self.photos(burst).compactMap { Self.shotNumber(in: burst.file("out/\($0)")) }
+        #expect(Set(storedShots).count == storedShots.count && storedShots.count == answers.filter { $0.hasPrefix("photoSuccess") }.count)
 
         // Keeping shots on the card: the second exposure's name is held by the first, so it
         // is refused, with the fix, and both stay on the card.
