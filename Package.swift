@@ -38,6 +38,7 @@ let package = Package(
         .systemLibrary(name: "CGPhoto2", path: "Sources/CGPhoto2", pkgConfig: "libgphoto2", providers: [.apt(["libgphoto2-dev"])]),
         .systemLibrary(name: "CDBus", path: "Sources/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CExif", path: "Sources/CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
+        .systemLibrary(name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
 
         // Built-in plugins: the contract and the helpers, like any third-party plugin.
         .target(name: "FileStubBackend", dependencies: [kit, support, fixtures], path: "Plugins/FileStub/Sources"),
@@ -52,10 +53,14 @@ let package = Package(
         .executableTarget(name: "shutterpipe-camera-worker", dependencies: ["GPhoto2Camera"], path: "Plugins/GPhoto2/Worker"),
         .target(name: "CommandSink", dependencies: [kit, support], path: "Plugins/Command/Sources"),
         .target(name: "FilesSink", dependencies: [kit, support, "CLinux", "CExif"], path: "Plugins/Files/Sources"),
+        // The web trigger: libmicrohttpd (through a small C part for its variadic calls)
+        // and libturbojpeg.
+        .target(name: "CWebServer", path: "Plugins/Web/CWebServer", linkerSettings: [.linkedLibrary("microhttpd")]),
+        .target(name: "WebTrigger", dependencies: [kit, support, "CWebServer", "CTurboJPEG"], path: "Plugins/Web/Sources"),
 
         // Host
         .target(name: "ShutterPipeApp", dependencies: [kit, support, runtime, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger",
-                                                       "EvdevTrigger", "MPRISTrigger", "FilesSink", "CommandSink", "GPhoto2Backend"],
+                                                       "EvdevTrigger", "MPRISTrigger", "FilesSink", "CommandSink", "GPhoto2Backend", "WebTrigger"],
                 path: "Sources/ShutterPipeApp"),
         .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp"], path: "Sources/shutterpipe"),
         .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit, support, fixtures], path: "Sources/shutterpipe-fakecam"),

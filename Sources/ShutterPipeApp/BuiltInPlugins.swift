@@ -7,6 +7,7 @@ import MPRISTrigger
 import ShutterPipeKit
 import SocketTrigger
 import StdinTrigger
+import WebTrigger
 
 /// The plugins that ship with shutterpipe. Each registers itself through the same
 /// public SDK calls a third-party plugin uses.
@@ -23,6 +24,7 @@ public enum BuiltInPlugins {
             try FilesSink.register(in: registry)
             try CommandSink.register(in: registry)
             try GPhoto2Backend.register(in: registry)
+            try WebTrigger.register(in: registry)
         } catch {
             preconditionFailure("built-in plugin types clash: \(error)")
         }

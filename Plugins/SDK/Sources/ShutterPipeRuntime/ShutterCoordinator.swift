@@ -58,6 +58,8 @@ public actor ShutterCoordinator {
     private let log: Logger
     private let answerLog: AnswerLog
     private let observer: (@Sendable (CoordinatorStatus) -> Void)?
+    /// The plugins that see every answer (``SessionObserver``).
+    private let sessionObservers: [any SessionObserver]
     private let triggerTasks = Mutex<(tasks: [Task<Void, Never>], stopping: Bool)>(([], false))
 
     private var status = CoordinatorStatus()
@@ -82,6 +84,7 @@ public actor ShutterCoordinator {
         self.log = log
         self.answerLog = AnswerLog(log: log)
         self.observer = observer
+        self.sessionObservers = triggers.compactMap { $0.source as? any SessionObserver } + sinks.compactMap { $0.sink as? any SessionObserver }
     }
 
     /// Runs the pipeline until every trigger has returned or ``shutdown()`` was called,
@@ -270,6 +273,7 @@ public actor ShutterCoordinator {
         answer.storeDuration = answer.duration
         status.record(answer, fromCamera: true)
         answerLog.cameraShot(answer)
+        for sessionObserver in sessionObservers { await sessionObserver.observe(answer, trigger: "camera") }
         observer?(status)
         await chain.finish(photo, archived: outcome.archived)
     }
@@ -325,6 +329,7 @@ public actor ShutterCoordinator {
             log.warning("\(ShutterError.wrapping(error))")
         }
         for named in chain.sinks { await named.sink.observe(answer) }
+        for sessionObserver in sessionObservers { await sessionObserver.observe(answer, trigger: trigger.name) }
         observer?(status)
     }
 }

@@ -1,0 +1,18 @@
+/// A plugin that sees the whole session: every answer the coordinator gives, whichever
+/// trigger it answers, and every shot taken with the camera's own button. A trigger or a
+/// sink adopts it as well; the `web` trigger does, to show every shot on its page.
+///
+/// ## Contract
+/// - ``observe(_:trigger:)`` is called once per answer, after the answering trigger's
+///   `sync`, in the order the answers go out. A shot from the camera's own button comes as
+///   an answer with `trigger` "camera". A refusal (`busy`) comes too.
+/// - ``ShutterAnswer/stored`` holds where each file of a photo went: the stored files are
+///   durable by then.
+/// - It must return quickly: queue what takes time. The coordinator waits for it.
+///
+/// (Added within ABI 3: it changes no existing type, so plugins built before it still
+/// load; a host from before it never calls it.)
+public protocol SessionObserver: Sendable {
+    /// Sees one answer; `trigger` is the name of the trigger it answers, or "camera".
+    func observe(_ answer: ShutterAnswer, trigger: String) async
+}

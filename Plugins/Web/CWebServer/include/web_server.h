@@ -1,0 +1,35 @@
+// The few parts of libmicrohttpd that Swift cannot call itself (variadic functions), and
+// the collection of a request's body, so the Swift side sees one call per request.
+#ifndef SHUTTERPIPE_WEB_SERVER_H
+#define SHUTTERPIPE_WEB_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <microhttpd.h>
+
+/// Called once per request, on the connection's own thread, when its body has arrived.
+/// `body_too_large` is set when it was longer than the limit (the body is then cut).
+typedef enum MHD_Result (*sp_web_handler)(void *cls, struct MHD_Connection *connection, const char *method, const char *url,
+                                          const char *body, size_t body_size, int body_too_large);
+
+/// A running server.
+struct sp_web;
+
+/// Starts a server on `host` (an IPv4 or IPv6 address) and `port` (0: any free one), one
+/// thread per connection, at most `connection_limit` connections (and a quarter of them
+/// per client address), each closed after `timeout_seconds` without traffic; bodies are
+/// cut at `body_limit` bytes. NULL on failure, with `error` filled in.
+struct sp_web *sp_web_start(const char *host, uint16_t port, unsigned connection_limit, unsigned timeout_seconds,
+                                size_t body_limit, sp_web_handler handler, void *cls, char *error, size_t error_size);
+
+/// The port the server listens on.
+uint16_t sp_web_port(struct sp_web *web);
+
+/// Stops the server: it closes every connection and waits for their threads.
+void sp_web_stop(struct sp_web *web);
+
+/// The client's address, as text, into `buffer`.
+void sp_web_client_address(struct MHD_Connection *connection, char *buffer, size_t size);
+
+#endif

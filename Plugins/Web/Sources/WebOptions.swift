@@ -1,0 +1,59 @@
+import Foundation
+import ShutterPipeKit
+
+/// The options of the `web` trigger.
+public struct WebOptions: Sendable, Equatable {
+    /// The address to listen on.
+    public var host = "127.0.0.1"
+    /// The port (0: any free one, for tests).
+    public var port: UInt16 = 8080
+    /// The token every request must carry, if any (required off loopback).
+    public var token: String?
+    /// The long edge of previews, at most, in pixels.
+    public var previewSize = 1600
+    /// How many recent photos the page and `/api/photos` keep.
+    public var recent = 200
+
+    /// Whether `host` is a loopback address: only this machine can connect.
+    public var isLoopback: Bool {
+        host == "::1" || host.hasPrefix("127.")
+    }
+
+    public init() {}
+
+    /// Reads the options of a `web` trigger.
+    public init(_ options: PluginOptions) throws {
+        let listen = try options.string("listen", default: "127.0.0.1:8080")
+        guard let (host, port) = Self.parse(listen) else {
+            throw options.error("'listen': '\(listen)' is not HOST:PORT (e.g. 127.0.0.1:8080, 0.0.0.0:8080, [::1]:8080)", key: "listen")
+        }
+        self.host = host
+        self.port = port
+        token = try options.string("token")
+        if let token, token.count < 16 {
+            throw options.error("'token' is \(token.count) characters: use at least 16 (openssl rand -hex 16)", key: "token")
+        }
+        previewSize = try options.int("previewSize", default: previewSize, in: 64...8192)
+        recent = try options.int("recent", default: recent, in: 1...10_000)
+        if !isLoopback && token == nil {
+            throw options.error("'listen: \(listen)' lets other machines in, so a 'token' is required",
+                                key: "listen")
+        }
+    }
+
+    /// `HOST:PORT`, `[V6]:PORT` or `localhost:PORT`.
+    static func parse(_ text: String) -> (String, UInt16)? {
+        var host: Substring, port: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+            host = text[text.index(after: text.startIndex)..<close]
+            port = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            port = text[text.index(after: colon)...]
+        }
+        guard let number = UInt16(port), !host.isEmpty else { return nil }
+        return (host == "localhost" ? "127.0.0.1" : String(host), number)
+    }
+}

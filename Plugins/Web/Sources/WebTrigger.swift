@@ -1,0 +1,120 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+import ShutterPipeSupport
+import Synchronization
+
+/// A trigger served over HTTP: a page with the last shot, a strip of recent ones, a
+/// shutter button, and JSON routes for scripts. It sees every answer of the session,
+/// whichever trigger fired it (``SessionObserver``), and tells the page at once through
+/// server-sent events.
+///
+/// The server is libmicrohttpd with a thread per connection (never the cooperative pool),
+/// bounded connections, an idle timeout and a body limit. Off loopback, every request
+/// needs the token.
+public final class WebTrigger: TriggerSource, SessionObserver {
+    /// The type name in configs.
+    public static let typeName = "web"
+
+    /// Registers the `web` type.
+    public static func register(in registry: PluginRegistry) throws {
+        try registry.registerTrigger(typeName, summary: "a web page and JSON routes: the last shot large, recent shots, a shutter button, live updates") { options, environment in
+            WebTrigger(options: try WebOptions(options), log: environment.log)
+        }
+    }
+
+    let options: WebOptions
+    let log: Logger
+    let library: PhotoLibrary
+    let hub = EventHub()
+    let previews: PreviewMaker
+    private let waiting = Mutex<(next: UInt64, byToken: [UInt64: AnswerWaiter])>((1, [:]))
+    private let channel = Mutex<EventChannel?>(nil)
+    private let listening = Mutex<UInt16?>(nil)
+
+    /// Creates a trigger; nothing listens until ``run(delivering:)``.
+    public init(options: WebOptions, log: Logger = .discarding) {
+        self.options = options
+        self.log = log
+        library = PhotoLibrary(keeping: options.recent)
+        previews = PreviewMaker(longEdge: options.previewSize)
+    }
+
+    /// The port it listens on, once it does.
+    public var port: UInt16? { listening.withLock { $0 } }
+
+    /// Serves until cancelled.
+    public func run(delivering events: EventChannel) async throws {
+        channel.withLock { $0 = events }
+        let routes = WebRoutes(trigger: self)
+        let server = try HTTPServer(host: options.host, port: options.port) { request in routes.answer(request) }
+        listening.withLock { $0 = server.port }
+        let shown = options.host.contains(":") ? "[\(options.host)]" : options.host
+        log.info("web page at http://\(shown):\(server.port)/\(options.token == nil ? "" : "?token=…")")
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                hub.onClose { continuation.resume() }
+            }
+        } onCancel: {
+            hub.close()
+        }
+        server.stop()
+        // Requests still waiting for an answer get none: the session is ending.
+        let left = waiting.withLock { state -> [AnswerWaiter] in defer { state.byToken = [:] }; return Array(state.byToken.values) }
+        left.forEach { $0.resolve(nil) }
+    }
+
+    /// The answer to an event this trigger sent (a POST route): it goes to the request
+    /// that waits for it.
+    public func sync(_ answer: ShutterAnswer) async {
+        let waiter = waiting.withLock { $0.byToken.removeValue(forKey: answer.request.token) }
+        waiter?.resolve(answer)
+    }
+
+    /// Every answer of the session: the library and the page's event stream hear it.
+    public func observe(_ answer: ShutterAnswer, trigger: String) async {
+        let entry = library.record(answer, trigger: trigger)
+        hub.publish("answer", WebJSON.answer(answer, trigger: trigger, photo: entry?.id))
+        if let entry { hub.publish("photo", WebJSON.photo(entry)) }
+    }
+
+    /// Sends `event` to the coordinator and waits for its answer, on the calling thread
+    /// (a connection's own), at most `timeout`.
+    func fire(_ event: ShutterEvent, from client: String, timeout: Duration = .seconds(120)) -> ShutterAnswer? {
+        guard let events = channel.withLock({ $0 }) else { return nil }
+        let waiter = AnswerWaiter()
+        let token = waiting.withLock { state -> UInt64 in
+            let token = state.next
+            state.next += 1
+            state.byToken[token] = waiter
+            return token
+        }
+        events.send(event, origin: "web \(client)", token: token)
+        let answer = waiter.wait(timeout: timeout)
+        if answer == nil { _ = waiting.withLock { $0.byToken.removeValue(forKey: token) } }
+        return answer
+    }
+}
+
+/// One request waiting for its answer.
+final class AnswerWaiter: Sendable {
+    private let answer = Mutex<(ShutterAnswer?, done: Bool)>((nil, false))
+    private let arrived = DispatchSemaphore(value: 0)
+
+    func resolve(_ value: ShutterAnswer?) {
+        let first = answer.withLock { state -> Bool in
+            guard !state.done else { return false }
+            state = (value, true)
+            return true
+        }
+        if first { arrived.signal() }
+    }
+
+    func wait(timeout: Duration) -> ShutterAnswer? {
+        let nanoseconds = Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000)
+        guard arrived.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success else { return nil }
+        return answer.withLock { $0.0 }
+    }
+}
