@@ -136,6 +136,8 @@ async function start() {
   document.body.dataset.ready = "yes";
 }
 
+// For tests and kiosks: what the large image shows, once the browser has decoded it.
+$("latest").onload = () => { document.body.dataset.shownWidth = $("latest").naturalWidth; document.body.dataset.shownSource = $("latest").src; };
 $("shutter").onclick = () => post("capture");
 $("enter").onclick = () => post("enter");
 $("exit").onclick = () => post("exit");

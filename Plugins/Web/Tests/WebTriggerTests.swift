@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import TestSupport
+import Testing
+
+/// A session with stdin and a web trigger on a free port; returns the process and the port.
+func webSession(_ folder: TemporaryDirectory, web: String = "", width: Int = 3000, height: Int = 2000) async throws -> (RunningProcess, UInt16) {
+    let config = try writeConfig("""
+    version: 1
+    session: web
+    backend: {type: file-stub, width: \(width), height: \(height)}
+    triggers:
+      - type: stdin
+      - {type: web, listen: "127.0.0.1:0"\(web)}
+    sinks: [{type: files, directory: \(folder.file("out"))}]
+    """, in: folder)
+    let session = try RunningProcess(["run", "--config", config], in: folder.path)
+    let portOf: @Sendable () -> UInt16? = {
+        let log = session.stderrSoFar
+        guard let range = log.range(of: "web page at http://127.0.0.1:") else { return nil }
+        return UInt16(log[range.upperBound...].prefix { $0.isNumber })
+    }
+    _ = await eventually { portOf() != nil }
+    guard let port = portOf() else { throw TestSupportError("the web trigger did not start: \(session.stderrSoFar)") }
+    return (session, port)
+}
+
+@Suite("web trigger", .timeLimit(.minutes(2)))
+struct WebTriggerTests {
+    @Test("shots from stdin and from POST /api/capture show in /api/status, /api/photos and /events; previews are scaled down by id")
+    func routes() async throws {
+        let folder = TemporaryDirectory("web-routes")
+        let (session, port) = try await webSession(folder)
+        for shot in 1...3 {
+            session.send("capture\n")
+            #expect(await eventually { session.stdoutSoFar.split(separator: "\n").count >= shot })
+        }
+        #expect(await eventually { (try? await http("GET", "/api/status", port: port))?.json?["stored"] as? Int == 3 })
+        let status = try #require(try await http("GET", "/api/status", port: port).json)
+        #expect(status["mode"] as? String == "photo" && status["failed"] as? Int == 0 && (status["freeBytes"] as? Int ?? 0) > 0, "\(status)")
+        let photos = try #require(try await http("GET", "/api/photos", port: port).json?["photos"] as? [[String: Any]])
+        #expect(photos.map { $0["id"] as? Int } == [3, 2, 1] && photos.allSatisfy { $0["trigger"] as? String == "stdin" }, "\(photos)")
+
+        // The next shot, fired over HTTP, reaches a listener of /events too.
+        let events = Task { try await httpStream("/events", port: port, timeout: .seconds(20)) { String(decoding: $0, as: UTF8.self).contains("event: photo") } }
+        #expect(await eventually { (try? await http("GET", "/api/status", port: port))?.json?["listeners"] as? Int == 1 })
+        let fired = try await http("POST", "/api/capture", port: port)
+        let answer = try #require(fired.json)
+        #expect(fired.status == 200 && answer["state"] as? String == "photoSuccess" && answer["photo"] as? Int == 4, "\(answer)")
+        #expect((answer["paths"] as? [String])?.first?.hasSuffix("web-0004.jpg") == true)
+        let stream = String(decoding: try await events.value, as: UTF8.self)
+        #expect(stream.contains("event: answer") && stream.contains("event: photo") && stream.contains("\"id\":4"), "\(stream.suffix(600))")
+
+        // Previews: by id and latest, at most 1600 px on the long edge (3000 px photos: 4/8 = 1500 px).
+        for route in ["/api/photos/2/preview.jpg", "/api/photos/latest/preview.jpg"] {
+            let preview = try await http("GET", route, port: port)
+            #expect(preview.status == 200 && preview.headers["content-type"] == "image/jpeg" && preview.body.prefix(2) == Data([0xFF, 0xD8]), "\(route)")
+            let size = try #require(jpegSize(preview.body))
+            #expect(size == (1500, 1000), "\(route): \(size)")
+        }
+        #expect(try await http("GET", "/api/photos/99/preview.jpg", port: port).status == 404)
+        #expect(try await http("GET", "/api/photos/..%2F..%2Fetc%2Fpasswd/preview.jpg", port: port).status == 404)
+        #expect(try await http("GET", "/live.mjpg", port: port).json?["error"] as? String != nil)
+        #expect(try await http("DELETE", "/api/photos", port: port).status == 405)
+        // The web trigger serves until the session is stopped: end of stdin is not the end.
+        session.signal(SIGTERM)
+        #expect(await session.wait(timeout: .seconds(30)).status == 0)
+    }
+
+    @Test("token rules: off loopback a token is required by the config; with one, requests without it get 401, with it (Bearer or ?token=) 200; a cross-site POST gets 403")
+    func tokens() async throws {
+        let folder = TemporaryDirectory("web-token")
+        let open = try writeConfig("""
+        version: 1
+        backend: {type: file-stub}
+        triggers: [{type: web, listen: "0.0.0.0:8080"}]
+        sinks: [{type: files, directory: out}]
+        """, in: folder, name: "open.yaml")
+        let refused = try await shutterpipe(["validate", open], in: folder.path)
+        #expect(refused.status == 3 && refused.stderr.contains("open.yaml:3:") && refused.stderr.contains("a 'token' is required"), "\(refused.stderr)")
+
+        let token = "0123456789abcdef0123"
+        let (session, port) = try await webSession(folder, web: ", token: \(token)")
+        #expect(try await http("GET", "/api/status", port: port).status == 401)
+        #expect(try await http("GET", "/api/status", port: port, headers: ["Authorization": "Bearer wrong-token-wrong-token"]).status == 401)
+        #expect(try await http("GET", "/api/status", port: port, headers: ["Authorization": "Bearer \(token)"]).status == 200)
+        #expect(try await http("GET", "/api/status?token=\(token)", port: port).status == 200)
+        #expect(try await http("GET", "/?token=\(token)", port: port).status == 200)
+        let crossSite = try await http("POST", "/api/capture?token=\(token)", port: port, headers: ["Origin": "http://evil.example"])
+        #expect(crossSite.status == 403, "\(crossSite.status)")
+        let sameSite = try await http("POST", "/api/capture?token=\(token)", port: port, headers: ["Origin": "http://127.0.0.1"])
+        #expect(sameSite.json?["state"] as? String == "photoSuccess", "\(String(decoding: sameSite.body, as: UTF8.self))")
+        session.signal(SIGTERM)
+        #expect(await session.wait(timeout: .seconds(30)).status == 0)
+    }
+
+    @Test("in a real browser: three shots fired from stdin appear on the page; a click on the shutter button takes a photo and the page shows it; a screenshot shows it")
+    func browser() async throws {
+        let folder = TemporaryDirectory("web-browser")
+        let (session, port) = try await webSession(folder)
+        for shot in 1...3 {
+            session.send("capture\n")
+            #expect(await eventually { session.stdoutSoFar.split(separator: "\n").count >= shot })
+        }
+        let screenshot = folder.file("page.png")
+        // Chromium through the DevTools protocol (Tests/Browser/cdp.py): the page loads, the
+        // browser decodes shot 3's preview (1500 px wide), then a real mouse click on the
+        // shutter button takes shot 4, which the page shows without a reload.
+        let steps = [
+            "wait:document.body.dataset.shownWidth == '1500' && document.querySelectorAll('#strip figure.photoSuccess').length == 3",
+            "eval:document.getElementById('stored').textContent",
+            "click:shutter",
+            "wait:document.querySelectorAll('#strip figure.photoSuccess').length == 4 && document.body.dataset.shownSource.endsWith('/api/photos/4/preview.jpg')",
+            "eval:document.getElementById('state').textContent",
+            "screenshot:\(screenshot)",
+        ]
+        let run = try await runProgram(["timeout", "90", "python3", "\(repositoryRoot)/Tests/Browser/cdp.py", "http://127.0.0.1:\(port)/"] + steps)
+        let output = String(decoding: run.data, as: UTF8.self)
+        #expect(run.status == 0, "\(output) \(session.stderrSoFar.suffix(1500))")
+        let values = output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(values.contains { $0["value"] as? String == "3" }, "\(output)")
+        #expect(values.contains { ($0["value"] as? String)?.hasPrefix("photoSuccess") == true && ($0["value"] as? String)?.contains("web-0004.jpg") == true }, "\(output)")
+        #expect(session.stderrSoFar.contains("capture from web → photoSuccess"))
+        let png = (try? Data(contentsOf: URL(fileURLWithPath: screenshot))) ?? Data()
+        #expect(png.prefix(4) == Data([0x89, 0x50, 0x4E, 0x47]) && png.count > 20_000, "screenshot of \(png.count) bytes")
+        session.signal(SIGTERM)
+        #expect(await session.wait(timeout: .seconds(30)).status == 0)
+    }
+}
+
+/// A JPEG's width and height, from its first SOF segment.
+func jpegSize(_ data: Data) -> (Int, Int)? {
+    let bytes = [UInt8](data)
+    var index = 2
+    while index + 9 < bytes.count {
+        guard bytes[index] == 0xFF else { return nil }
+        let marker = bytes[index + 1]
+        let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+        if (0xC0...0xCF).contains(marker) && ![0xC4, 0xC8, 0xCC].contains(marker) {
+            return (Int(bytes[index + 7]) << 8 | Int(bytes[index + 8]), Int(bytes[index + 5]) << 8 | Int(bytes[index + 6]))
+        }
+        index += 2 + length
+    }
+    return nil
+}

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Drives a real browser (Debian's chromium-headless-shell) through the DevTools protocol
+for the web trigger's tests, with nothing but the standard library.
+
+  cdp.py URL STEP...
+
+Steps, run in order; each prints one JSON line (or fails with exit 1):
+  wait:EXPRESSION         until the JavaScript EXPRESSION is true (20 s at most)
+  eval:EXPRESSION         prints its value
+  click:ELEMENT-ID        a real mouse click (press and release) at the element's centre
+  screenshot:FILE         a PNG of the page
+"""
+import base64, json, os, shutil, socket, struct, subprocess, sys, tempfile, time, urllib.request
+
+
+class Socket:
+    """A WebSocket client (RFC 6455), enough for DevTools: text frames, masked."""
+
+    def __init__(self, url):
+        rest = url[len("ws://"):]
+        hostport, path = rest.split("/", 1)
+        host, port = hostport.split(":")
+        self.sock = socket.create_connection((host, int(port)), timeout=30)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall(("GET /%s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                           "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n" % (path, hostport, key)).encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += self.sock.recv(1)
+        if b" 101 " not in head.split(b"\r\n")[0]:
+            raise SystemExit("no websocket: %r" % head)
+        self.next_id = 0
+
+    def send(self, method, **params):
+        self.next_id += 1
+        payload = json.dumps({"id": self.next_id, "method": method, "params": params}).encode()
+        header = bytes([0x81])
+        length = len(payload)
+        if length < 126:
+            header += bytes([0x80 | length])
+        elif length < 65536:
+            header += bytes([0x80 | 126]) + struct.pack(">H", length)
+        else:
+            header += bytes([0x80 | 127]) + struct.pack(">Q", length)
+        mask = os.urandom(4)
+        self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+        while True:
+            message = json.loads(self.receive())
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise SystemExit("%s: %s" % (method, message["error"]))
+                return message.get("result", {})
+
+    def exactly(self, count):
+        data = b""
+        while len(data) < count:
+            chunk = self.sock.recv(count - len(data))
+            if not chunk:
+                raise SystemExit("the browser closed the connection")
+            data += chunk
+        return data
+
+    def receive(self):
+        message = b""
+        while True:
+            first, second = self.exactly(2)
+            length = second & 0x7F
+            if length == 126:
+                length = struct.unpack(">H", self.exactly(2))[0]
+            elif length == 127:
+                length = struct.unpack(">Q", self.exactly(8))[0]
+            message += self.exactly(length)
+            if first & 0x80:
+                return message.decode()
+
+
+def evaluate(page, expression):
+    result = page.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+    if "exceptionDetails" in result:
+        raise SystemExit("%s: %s" % (expression, result["exceptionDetails"].get("text")))
+    return result["result"].get("value")
+
+
+def main():
+    url, steps = sys.argv[1], sys.argv[2:]
+    profile = tempfile.mkdtemp(prefix="shutterpipe-browser-")
+    browser = subprocess.Popen(["chromium-headless-shell", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0",
+                                "--user-data-dir=" + profile, "--window-size=900,700", "about:blank"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        active = os.path.join(profile, "DevToolsActivePort")
+        deadline = time.time() + 30
+        while not os.path.exists(active) or not open(active).read().strip():
+            if time.time() > deadline or browser.poll() is not None:
+                raise SystemExit("the browser did not start")
+            time.sleep(0.05)
+        port = open(active).read().split()[0]
+        targets = json.load(urllib.request.urlopen("http://127.0.0.1:%s/json/list" % port))
+        page = Socket(next(t for t in targets if t["type"] == "page")["webSocketDebuggerUrl"])
+        page.send("Page.enable")
+        page.send("Page.navigate", url=url)
+        for step in steps:
+            kind, _, argument = step.partition(":")
+            if kind == "wait":
+                deadline = time.time() + 20
+                while not evaluate(page, "(() => { try { return Boolean(%s); } catch (error) { return false; } })()" % argument):
+                    if time.time() > deadline:
+                        raise SystemExit("never true: %s; the page: %s" % (argument, evaluate(page, "document.body ? document.body.innerText : ''")))
+                    time.sleep(0.1)
+                print(json.dumps({"wait": argument, "ok": True}))
+            elif kind == "eval":
+                print(json.dumps({"eval": argument, "value": evaluate(page, argument)}))
+            elif kind == "click":
+                box = evaluate(page, "(() => { const r = document.getElementById(%s).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()" % json.dumps(argument))
+                for event in ("mousePressed", "mouseReleased"):
+                    page.send("Input.dispatchMouseEvent", type=event, x=box[0], y=box[1], button="left", clickCount=1)
+                print(json.dumps({"click": argument, "at": box}))
+            elif kind == "screenshot":
+                data = base64.b64decode(page.send("Page.captureScreenshot", format="png")["data"])
+                open(argument, "wb").write(data)
+                print(json.dumps({"screenshot": argument, "bytes": len(data)}))
+            else:
+                raise SystemExit("unknown step %r" % step)
+    finally:
+        browser.kill()
+        browser.wait()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
