@@ -88,12 +88,13 @@ enum PTP {
         case getObject = 0x1009, getThumb = 0x100A, deleteObject = 0x100B, initiateCapture = 0x100E
         case getDevicePropDesc = 0x1014, getDevicePropValue = 0x1015, setDevicePropValue = 0x1016
         case getPartialObject = 0x101B
+        case getStreamInfo = 0x1024, getStream = 0x1025  // PTP 1.1 streams: live view
     }
 
     enum Response: UInt16, Error {
         case ok = 0x2001, generalError = 0x2002, sessionNotOpen = 0x2003, operationNotSupported = 0x2005
         case invalidObjectHandle = 0x2009, devicePropNotSupported = 0x200A, storeFull = 0x200C
-        case invalidParameter = 0x201D, invalidDevicePropValue = 0x201C, sessionAlreadyOpen = 0x201E
+        case invalidParameter = 0x201D, invalidDevicePropValue = 0x201C, sessionAlreadyOpen = 0x201E, accessDenied = 0x200F
         case noThumbnailPresent = 0x2010
     }
 

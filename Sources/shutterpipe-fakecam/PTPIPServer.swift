@@ -239,6 +239,12 @@ final class PTPIPServer: Sendable {
             case .success: return (.ok, nil, [])
             case .failure(let code): log("capture refused: store full"); return (code, nil, [])
             }
+        case .getStreamInfo:
+            guard parameter(0) == 1 else { return (.invalidParameter, nil, []) }
+            return (.ok, Payload(camera.streamInfo()), [])
+        case .getStream:
+            guard camera.state.withLock({ $0.properties[0x5021]?.current == 1 }) else { return (.accessDenied, nil, []) }
+            return (.ok, Payload(camera.liveViewFrame()), [])
         case .getDevicePropDesc:
             guard let description = camera.propertyDescription(UInt16(parameter(0))) else { return (.devicePropNotSupported, nil, []) }
             return (.ok, Payload(description), [])

@@ -71,6 +71,7 @@ final class VirtualCamera: Sendable {
         var sourceIndex = 0
         var properties: [UInt16: DeviceProperty] = [:]
         var sessionOpen = false
+        var frames = 0
         var dropped = false
         /// The `--images` files read so far, by index (mapped).
         var sourceBytes: [Int: Data] = [:]
@@ -100,6 +101,9 @@ final class VirtualCamera: Sendable {
                 DeviceProperty(code: 0x5007, dataType: 4, writable: true, current: 560, choices: [280, 400, 560, 800, 1100, 1600]),
                 DeviceProperty(code: 0x500D, dataType: 6, writable: true, current: 80, choices: [10000, 5000, 333, 80, 40, 20, 10]),
                 DeviceProperty(code: 0x500F, dataType: 4, writable: true, current: 100, choices: [100, 200, 400, 800, 1600, 3200]),
+                // PTP 1.1 streams: SupportedStreams (bit 0: video) and EnabledStreams.
+                DeviceProperty(code: 0x5020, dataType: 6, writable: false, current: 1, choices: nil),
+                DeviceProperty(code: 0x5021, dataType: 6, writable: true, current: 0, choices: [0, 1]),
             ] {
                 state.properties[property.code] = property
             }
@@ -194,6 +198,25 @@ final class VirtualCamera: Sendable {
         }
     }
 
+    /// The next live-view frame: a synthesised JPEG with a marker that moves a step each
+    /// frame and the frame's number in its comment.
+    func liveViewFrame() -> Data {
+        let number = state.withLock { state -> Int in
+            state.frames += 1
+            return state.frames
+        }
+        return SyntheticJPEG.make(width: 640, height: 480, shot: 1, marker: number, comment: "shutterpipe-fakecam live view frame \(number)")
+    }
+
+    /// The StreamInfo dataset of stream 1 (video): 36 bytes.
+    func streamInfo() -> Data {
+        var w = PTPWriter()
+        w.u64(36); w.u64(1_000)  // DatasetSize, TimeResolution (ms)
+        w.u32(0); w.u32(4_000_000)  // FrameHeaderSize, FrameMaxSize
+        w.u32(0); w.u32(0); w.u32(0)  // PacketHeaderSize, PacketMaxSize, PacketAlignment
+        return w.data
+    }
+
     /// A JPEG COM segment holding `text`.
     static func comment(_ text: String) -> Data {
         let bytes = Array(text.utf8)
@@ -205,7 +228,8 @@ final class VirtualCamera: Sendable {
     func deviceInfo() -> Data {
         var w = PTPWriter()
         w.u16(100); w.u32(0); w.u16(0); w.string(""); w.u16(0)
-        w.array16([0x1001, 0x1002, 0x1003, 0x1004, 0x1005, 0x1006, 0x1007, 0x1008, 0x1009, 0x100B, 0x100E, 0x1014, 0x1015, 0x1016, 0x101B])
+        w.array16([0x1001, 0x1002, 0x1003, 0x1004, 0x1005, 0x1006, 0x1007, 0x1008, 0x1009, 0x100B, 0x100E, 0x1014, 0x1015, 0x1016, 0x101B,
+                   0x1024, 0x1025])
         w.array16([0x4002, 0x400A, 0x400D])
         w.array16(state.withLock { $0.properties.keys.sorted() })
         w.array16([PTP.formatJPEG])

@@ -86,7 +86,7 @@ def main():
     profile = tempfile.mkdtemp(prefix="shutterpipe-browser-")
     browser = subprocess.Popen(["chromium-headless-shell", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0",
                                 "--user-data-dir=" + profile, "--window-size=900,700", "about:blank"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         active = os.path.join(profile, "DevToolsActivePort")
         deadline = time.time() + 30
@@ -122,7 +122,11 @@ def main():
             else:
                 raise SystemExit("unknown step %r" % step)
     finally:
-        browser.kill()
+        # The whole process group: the browser's zygote and renderers outlive it otherwise.
+        try:
+            os.killpg(browser.pid, 9)
+        except ProcessLookupError:
+            pass
         browser.wait()
         shutil.rmtree(profile, ignore_errors=True)
 

@@ -111,3 +111,36 @@ private func dechunked(_ data: Data) -> Data {
     }
     return result
 }
+
+/// Opens `path` and reads its body for `duration`, keeping when each piece arrived: for
+/// streams whose timing matters (live view).
+public func httpStreamTimed(_ path: String, port: UInt16, for duration: Duration,
+                            until enough: @escaping @Sendable ([TimedPiece]) -> Bool = { _ in false }) async throws -> [TimedPiece] {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            continuation.resume(with: Result {
+                let descriptor = try connectTCP(port)
+                defer { close(descriptor) }
+                try DescriptorIO.writeAll(Array(requestText("GET", path, headers: [:], body: Data()).utf8), to: descriptor)
+                var pieces: [TimedPiece] = []
+                let deadline = ContinuousClock.now + duration
+                var buffer = [UInt8](repeating: 0, count: 65_536)
+                while ContinuousClock.now < deadline && !enough(pieces) {
+                    var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                    guard poll(&entry, 1, 20) >= 0 else { break }
+                    if entry.revents == 0 { continue }
+                    let count = read(descriptor, &buffer, buffer.count)
+                    if count <= 0 { break }
+                    pieces.append(TimedPiece(at: .now, data: Data(buffer[0..<count])))
+                }
+                return pieces
+            })
+        }.start()
+    }
+}
+
+/// A piece of a stream and when it arrived.
+public struct TimedPiece: Sendable {
+    public var at: ContinuousClock.Instant
+    public var data: Data
+}

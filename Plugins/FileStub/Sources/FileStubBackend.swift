@@ -5,7 +5,7 @@ import ShutterPipeKit
 /// A capture backend without a camera: it replays the image files of a folder in name
 /// order, looping, or synthesises a JPEG per shot. Fault options make it fail on purpose,
 /// for tests and demos.
-public actor FileStubBackend: CaptureBackend {
+public actor FileStubBackend: CaptureBackend, LiveViewSource {
     /// The options of the `file-stub` backend.
     public struct Options: Sendable, Equatable {
         /// The folder to replay; `nil` synthesises JPEGs.
@@ -66,6 +66,16 @@ public actor FileStubBackend: CaptureBackend {
         guard let directory = options.directory else { return }
         exposures = try Self.exposures(in: directory, pairByStem: options.pairByStem)
         nextExposure = 0
+    }
+
+    private var frames = 0
+
+    /// A live-view frame: a synthesised 640×480 JPEG with a marker that moves a step each
+    /// frame (and the frame's number in its comment). Frames come whether or not photo
+    /// mode is on, as a camera's rear screen shows.
+    public func liveViewFrame() async throws -> Data {
+        frames += 1
+        return SyntheticJPEG.make(width: 640, height: 480, shot: 1, marker: frames, comment: "file-stub live view frame \(frames)")
     }
 
     /// Returns the next exposure after the configured latency, or a simulated failure.

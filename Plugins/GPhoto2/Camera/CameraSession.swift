@@ -18,6 +18,8 @@ final class CameraSession: @unchecked Sendable {
     private var card = CardLedger()
     /// Runs the deletes of a card file that are queued behind the request running now.
     var runQueuedDeletes: (CardPath) -> Void = { _ in }
+    /// Runs the live-view frames asked for while a capture waits for its exposure.
+    var runQueuedPreviews: () -> Void = {}
     /// Whether this worker has had the camera open: a fresh one (started again after a
     /// crash) may find the camera still closing the dead worker's connection.
     private var hadCamera = false
@@ -42,6 +44,8 @@ final class CameraSession: @unchecked Sendable {
             return capture()
         case .delete(let paths):
             return (delete(paths), [])
+        case .preview:
+            return preview()
         case .status:
             guard let camera else { return (.status(battery: nil, freeCardBytes: nil, connected: false), []) }
             return (.status(battery: (try? camera.setting("batterylevel"))?.value, freeCardBytes: camera.freeBytes(), connected: true), [])
@@ -126,7 +130,7 @@ final class CameraSession: @unchecked Sendable {
         var files: [WorkerFile] = []
         var descriptors: [Int32] = []
         do throws(GPhotoFailure) {
-            let exposure = try camera.capture()
+            let exposure = try camera.capture(meanwhile: runQueuedPreviews)
             for earlier in exposure.earlier { storeButtonShot(earlier, from: camera) }
             var fresh: [GPhotoCamera.AddedFile] = []
             for added in exposure.files {
@@ -168,6 +172,27 @@ final class CameraSession: @unchecked Sendable {
             runQueuedDeletes(added.path)
             guard card.classify(added) == .nameTakenByEarlier, ContinuousClock.now < deadline else { return }
             Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
+    /// One live-view frame into an in-memory file the backend maps.
+    private func preview() -> (WorkerReply, [Int32]) {
+        guard let camera else {
+            return (.failed(WorkerFailure(ShutterError(.notInPhotoMode, "live view: the camera is not open", fix: "send enter first"))), [])
+        }
+        do throws(GPhotoFailure) {
+            let descriptor: Int32
+            do { descriptor = try SharedBytes.create(named: "preview") } catch {
+                throw GPhotoFailure(code: GP_ERROR_NO_MEMORY, operation: "live view", detail: "\(error)")
+            }
+            do {
+                return (.frame(size: try camera.capturePreview(into: descriptor)), [descriptor])
+            } catch {
+                Glibc.close(descriptor)
+                throw error
+            }
+        } catch {
+            return (.failed(WorkerFailure(failed(error, while: "live view"))), [])
         }
     }
 

@@ -30,7 +30,10 @@ extension GPhotoCamera {
     /// CaptureComplete. So every file of the exposure comes, whatever their number
     /// (RAW+JPEG, bracketing, continuous drive); `gp_camera_capture` reports only the
     /// last. An event that cannot be handled costs only itself, with a log line.
-    func capture() throws(GPhotoFailure) -> Exposure {
+    ///
+    /// `meanwhile` runs while the exposure's events are awaited, at most every 30 ms: the
+    /// live-view frames asked for during a long exposure.
+    func capture(meanwhile: () -> Void = {}) throws(GPhotoFailure) -> Exposure {
         var exposure = Exposure()
         // What was announced before the order is not this exposure's (a millisecond when
         // nothing is pending).
@@ -41,6 +44,7 @@ extension GPhotoCamera {
         try check(gp_camera_trigger_capture(camera, context), "capturing")
         var completed: ContinuousClock.Instant?
         var lastFile: ContinuousClock.Instant?
+        var lastMeanwhile = ContinuousClock.now
         while true {
             let now = ContinuousClock.now
             if let completed, exposure.files.isEmpty, now - completed > Self.firstFileWait { break }
@@ -49,6 +53,10 @@ extension GPhotoCamera {
             let done = completed != nil && !exposure.files.isEmpty
             let event = try nextEventLoggingFailures(timeoutMilliseconds: done ? 1 : 20)
             if done && event == nil { break }
+            if event == nil, ContinuousClock.now - lastMeanwhile > .milliseconds(30) {
+                meanwhile()
+                lastMeanwhile = .now
+            }
             switch event {
             case .fileAdded(let file)?:
                 if !exposure.files.contains(where: { $0.path == file.path }) { exposure.files.append(file) }  // announced twice
@@ -127,6 +135,18 @@ extension GPhotoCamera {
         let fields = info.file.fields.rawValue
         return (fields & GP_FILE_INFO_SIZE.rawValue != 0 ? Int(info.file.size) : nil,
                 fields & GP_FILE_INFO_MTIME.rawValue != 0 ? Int(info.file.mtime) : nil)
+    }
+
+    /// One live-view frame (`gp_camera_capture_preview`), written into `descriptor`;
+    /// returns its size.
+    func capturePreview(into descriptor: Int32) throws(GPhotoFailure) -> Int {
+        var file: OpaquePointer?
+        try check(gp_file_new_from_fd(&file, dup(descriptor)), "preparing a live-view frame")
+        defer { gp_file_unref(file) }
+        try check(gp_camera_capture_preview(camera, file, context), "live view")
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw GPhotoFailure(code: GP_ERROR_IO, operation: "live view", detail: "fstat failed") }
+        return Int(info.st_size)
     }
 
     /// Drops libgphoto2's cached listings and file bytes: a name used again must be

@@ -76,6 +76,12 @@ public enum WorkerServer {
                 return false
             }
         }
+        session.runQueuedPreviews = {
+            camera.runQueuedNow { request in
+                if case .preview = request { return true }
+                return false
+            }
+        }
         sourceEnded.wait()
         camera.finish { session.close() }
         return 0

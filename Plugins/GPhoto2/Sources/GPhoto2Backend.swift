@@ -13,7 +13,7 @@ import Synchronization
 /// process loads no camera driver. A worker that crashes or hangs is killed and started
 /// again, the shot in flight is answered, and the session goes on. Photo bytes come from
 /// the workers as in-memory files mapped here, never copied on the way.
-public final class GPhoto2Backend: CaptureBackend {
+public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
     /// The type name in configs.
     public static let typeName = "gphoto2"
 
@@ -181,6 +181,23 @@ public final class GPhoto2Backend: CaptureBackend {
         }
         state.withLock { $0.statuses = (cameras, .now) }
         return cameras
+    }
+
+    // MARK: Live view
+
+    /// The next live-view frame of the (first) camera: a request its worker runs between
+    /// captures, which go first.
+    public func liveViewFrame() async throws -> Data {
+        guard state.withLock({ $0.inPhotoMode }) else {
+            throw ShutterError(.notInPhotoMode, "live view needs photo mode", fix: "send enter (the page's Enter button)")
+        }
+        let (reply, descriptors, _) = try await workers[0].reply(to: workers[0].send(.preview))
+        defer { descriptors.forEach { _ = close($0) } }
+        switch reply {
+        case .frame: return Data(try SharedBytes.map(descriptors[0]))
+        case .failed(let failure): throw failure.error
+        default: throw ShutterError(.cameraFailure, "unexpected answer to a live-view frame: \(reply)")
+        }
     }
 
     // MARK: Workers

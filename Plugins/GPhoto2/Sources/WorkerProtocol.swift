@@ -144,6 +144,8 @@ public enum WorkerRequest: Codable, Sendable, Equatable {
     case delete([CardPath])
     /// Battery and free card space.
     case status
+    /// One live-view frame (`gp_camera_capture_preview`).
+    case preview
     /// Close the camera; the worker then waits for the next request.
     case close
     /// List the cameras libgphoto2 detects, and those at these ports, each opened briefly.
@@ -159,7 +161,7 @@ extension WorkerRequest {
     /// listing cannot (the capture needs what they do).
     public var yieldsToCapture: Bool {
         switch self {
-        case .delete, .status: true
+        case .delete, .status, .preview: true
         case .open, .capture, .close, .list, .abandon: false
         }
     }
@@ -195,6 +197,8 @@ public enum WorkerReply: Codable, Sendable, Equatable {
     /// `CLOCK_MONOTONIC` nanoseconds; `took` how long capture and download took there.
     case captured([WorkerFile], firedAt: UInt64, tookNanoseconds: UInt64)
     case done
+    /// A live-view frame, a JPEG of `size` bytes: the message's descriptor.
+    case frame(size: Int)
     case status(battery: String?, freeCardBytes: Int64?, connected: Bool)
     case cameras([CameraReport], problem: String?)
     case failed(WorkerFailure)

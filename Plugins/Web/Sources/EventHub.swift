@@ -12,7 +12,7 @@ final class EventHub: Sendable {
 
     /// A new listener; it gets every event published from now on.
     func listen() -> Listener {
-        let listener = Listener()
+        let listener = Listener { [weak self] gone in _ = self?.state.withLock { $0.listeners.removeValue(forKey: ObjectIdentifier(gone)) } }
         let closed = state.withLock { state -> Bool in
             if !state.closed { state.listeners[ObjectIdentifier(listener)] = listener }
             return state.closed
@@ -62,6 +62,16 @@ final class EventHub: Sendable {
         private var frames: [Data] = [Data("retry: 2000\n: shutterpipe events\n\n".utf8)]
         private var pending = Data()
         private var ended = false
+        private let onClosed: @Sendable (Listener) -> Void
+
+        init(onClosed: @escaping @Sendable (Listener) -> Void) {
+            self.onClosed = onClosed
+        }
+
+        func closed() {
+            end()
+            onClosed(self)
+        }
 
         /// Queues a frame; false when the listener is too far behind (it is then ended).
         func offer(_ frame: Data) -> Bool {

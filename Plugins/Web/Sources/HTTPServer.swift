@@ -46,6 +46,8 @@ struct HTTPResponse: Sendable {
 /// thread until there are bytes, and returns nil when the stream is over.
 protocol HTTPStream: AnyObject, Sendable {
     func next(maximum: Int) -> Data?
+    /// The connection is gone (the client left, or the stream ended).
+    func closed()
 }
 
 /// An HTTP server on libmicrohttpd: one thread per connection (its own, never the
@@ -155,5 +157,6 @@ final class HTTPServer: Sendable {
     private final class StreamBox {
         let stream: any HTTPStream
         init(_ stream: any HTTPStream) { self.stream = stream }
+        deinit { stream.closed() }
     }
 }

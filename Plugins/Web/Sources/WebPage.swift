@@ -44,6 +44,7 @@ enum WebPage {
 <div id="strip"></div>
 <footer>
   <button id="enter">Enter</button>
+  <button id="live" hidden>Live</button>
   <button id="shutter" aria-label="Take a photo">Shoot</button>
   <button id="exit">Exit</button>
 </footer>
@@ -55,8 +56,9 @@ const headers = token ? { "Authorization": "Bearer " + token } : {};
 const $ = (id) => document.getElementById(id);
 let stored = 0, failed = 0;
 
+let live = false;
 function show(photo) {
-  if (!photo) return;
+  if (!photo || live) return;
   if (photo.preview) {
     $("latest").src = withToken(photo.preview);
     $("latest").hidden = false;
@@ -114,6 +116,7 @@ async function post(event) {
 async function start() {
   const status = await (await fetch(withToken("/api/status"), { headers })).json();
   setMode(status.mode);
+  $("live").hidden = !status.liveView;
   stored = status.stored; failed = status.failed;
   $("stored").textContent = stored; $("failed").textContent = failed;
   if (status.freeBytes !== null) $("free").textContent = (status.freeBytes / 1e9).toFixed(1) + " GB free";
@@ -124,7 +127,7 @@ async function start() {
   events.addEventListener("photo", (message) => {
     const photo = JSON.parse(message.data);
     addToStrip(photo);
-    if (photo.state === "photoSuccess") { stored += 1; show(photo); } else { failed += 1; }
+    if (photo.state === "photoSuccess") { stored += 1; if (live) $("live").click(); show(photo); } else { failed += 1; }
     $("stored").textContent = stored; $("failed").textContent = failed;
   });
   events.addEventListener("answer", (message) => {
@@ -138,6 +141,13 @@ async function start() {
 
 // For tests and kiosks: what the large image shows, once the browser has decoded it.
 $("latest").onload = () => { document.body.dataset.shownWidth = $("latest").naturalWidth; document.body.dataset.shownSource = $("latest").src; };
+// Live view in the large image; a new shot switches back to it.
+$("live").onclick = () => {
+  live = !live;
+  $("live").textContent = live ? "Last shot" : "Live";
+  if (live) { $("latest").src = withToken("/live.mjpg"); $("latest").hidden = false; $("empty").hidden = true; }
+  else { fetch(withToken("/api/photos"), { headers }).then((r) => r.json()).then((list) => show(list.photos.find((p) => p.preview))); }
+};
 $("shutter").onclick = () => post("capture");
 $("enter").onclick = () => post("enter");
 $("exit").onclick = () => post("exit");

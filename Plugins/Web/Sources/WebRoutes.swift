@@ -30,7 +30,11 @@ struct WebRoutes: Sendable {
             return HTTPResponse(status: 200, contentType: "text/event-stream", headers: [("Cache-Control", "no-store")],
                                 body: .stream(trigger.hub.listen()))
         case ("GET", "/live.mjpg"):
-            return .error(404, "live view: this session's backend offers none yet", fix: "the last shot is at /api/photos/latest/preview.jpg")
+            guard trigger.liveView.source != nil else {
+                return .error(404, "live view: this session's backend has none", fix: "the last shot is at /api/photos/latest/preview.jpg")
+            }
+            return HTTPResponse(status: 200, contentType: "multipart/x-mixed-replace; boundary=\(LiveViewHub.boundary)",
+                                headers: [("Cache-Control", "no-store")], body: .stream(trigger.liveView.watch()))
         case ("GET", _) where path.hasPrefix("/api/photos/") && path.hasSuffix("/preview.jpg"):
             return preview(String(path.dropFirst("/api/photos/".count).dropLast("/preview.jpg".count)))
         case (_, "/"), (_, "/api/status"), (_, "/api/capture"), (_, "/api/enter"), (_, "/api/exit"), (_, "/api/photos"), (_, "/events"):
@@ -65,7 +69,12 @@ struct WebRoutes: Sendable {
     private func status() -> [String: Any] {
         let summary = trigger.library.summary
         var object: [String: Any] = ["mode": summary.inPhotoMode ? "photo" : "idle", "stored": summary.stored, "failed": summary.failed,
-                                     "latest": summary.latest.map(WebJSON.photo) ?? NSNull(), "cameras": [Any](), "listeners": trigger.hub.count]
+                                     "latest": summary.latest.map(WebJSON.photo) ?? NSNull(), "listeners": trigger.hub.count,
+                                     "liveView": trigger.liveView.source != nil, "liveViewFrames": trigger.liveView.frames,
+                                     "cameras": trigger.cameraStatus().map { camera -> [String: Any] in
+                                         ["name": camera.name ?? NSNull(), "battery": camera.battery ?? NSNull(),
+                                          "freeCardBytes": camera.freeCardBytes ?? NSNull(), "connected": camera.connected]
+                                     }]
         if let folder = trigger.library.latestWithFile?.paths.first.map({ ($0 as NSString).deletingLastPathComponent }) {
             var stats = statvfs()
             if statvfs(folder, &stats) == 0 { object["freeBytes"] = Int64(stats.f_bavail) * Int64(stats.f_frsize) }

@@ -29,6 +29,8 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     let log: Logger
     let library: PhotoLibrary
     let hub = EventHub()
+    let liveView = LiveViewHub()
+    private let cameras = Mutex<(@Sendable () async -> [CameraStatus])?>(nil)
     let previews: PreviewMaker
     private let waiting = Mutex<(next: UInt64, byToken: [UInt64: AnswerWaiter])>((1, [:]))
     private let channel = Mutex<EventChannel?>(nil)
@@ -59,6 +61,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
             }
         } onCancel: {
             hub.close()
+            liveView.close()
         }
         server.stop()
         // Requests still waiting for an answer get none: the session is ending.
@@ -71,6 +74,27 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     public func sync(_ answer: ShutterAnswer) async {
         let waiter = waiting.withLock { $0.byToken.removeValue(forKey: answer.request.token) }
         waiter?.resolve(answer)
+    }
+
+    /// The session starts: its live view and its cameras' status are what the page shows.
+    public func begin(_ session: SessionView) async {
+        liveView.attach(session.liveView)
+        cameras.withLock { $0 = session.cameras }
+    }
+
+    /// Each camera's status, as the backend reports it (empty before the session starts).
+    /// Blocks the calling thread (a connection's own) for at most two seconds.
+    func cameraStatus() -> [CameraStatus] {
+        guard let read = cameras.withLock({ $0 }) else { return [] }
+        let result = Mutex<[CameraStatus]>([])
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let cameras = await read()
+            result.withLock { $0 = cameras }
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 2)
+        return result.withLock { $0 }
     }
 
     /// Every answer of the session: the library and the page's event stream hear it.

@@ -62,7 +62,11 @@ struct WebTriggerTests {
         }
         #expect(try await http("GET", "/api/photos/99/preview.jpg", port: port).status == 404)
         #expect(try await http("GET", "/api/photos/..%2F..%2Fetc%2Fpasswd/preview.jpg", port: port).status == 404)
-        #expect(try await http("GET", "/live.mjpg", port: port).json?["error"] as? String != nil)
+        // file-stub has live view: two frames of the MJPEG stream, each a JPEG of its own.
+        let live = String(decoding: try await httpStream("/live.mjpg", port: port, timeout: .seconds(10)) {
+            String(decoding: $0, as: UTF8.self).components(separatedBy: "Content-Type: image/jpeg").count > 2
+        }, as: UTF8.self)
+        #expect(live.contains("multipart/x-mixed-replace; boundary=shutterpipe-frame") && live.contains("file-stub live view frame 2"), "\(live.prefix(300))")
         #expect(try await http("DELETE", "/api/photos", port: port).status == 405)
         // The web trigger serves until the session is stopped: end of stdin is not the end.
         session.signal(SIGTERM)

@@ -9,7 +9,9 @@ import Foundation
 /// JPEG (10 MB). With detail 0 the encoder writes DC coefficients only and files stay tiny.
 public enum SyntheticJPEG {
     /// A JPEG of `width`×`height` pixels for shot `shot`.
-    public static func make(width: Int = 640, height: Int = 480, shot: Int, detail: Int = 0, comment: String? = nil) -> Data {
+    /// `marker`, if given, draws a white square that moves one block to the right with each
+    /// step (a live-view frame that visibly changes).
+    public static func make(width: Int = 640, height: Int = 480, shot: Int, detail: Int = 0, marker: Int? = nil, comment: String? = nil) -> Data {
         precondition(width > 0 && height > 0 && width <= 65_535 && height <= 65_535)
         let detail = min(max(detail, 0), 63)
         var random = SeededRandom(seed: UInt64(shot) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
@@ -37,7 +39,8 @@ public enum SyntheticJPEG {
         for row in 0..<rows {
             for column in 0..<columns {
                 let x = Double(column) / Double(max(columns - 1, 1)), y = Double(row) / Double(max(rows - 1, 1))
-                let luma = 40 + 170 * (0.6 * x + 0.4 * (1 - y))
+                var luma = 40 + 170 * (0.6 * x + 0.4 * (1 - y))
+                if let marker, (column - marker % columns + columns) % columns < 4, abs(row - rows / 2) < 4 { luma = 250 }
                 let cb = 128 + 60 * cos(hue + 3 * y)
                 let cr = 128 + 60 * sin(hue + 3 * x)
                 for (component, sample) in [luma, cb, cr].enumerated() {

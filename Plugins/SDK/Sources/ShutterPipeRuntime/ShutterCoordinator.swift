@@ -102,6 +102,9 @@ public actor ShutterCoordinator {
         for named in chain.sinks {
             do { try await named.sink.begin() } catch { log.error("sink '\(named.name)' could not start: \(ShutterError.wrapping(error))") }
         }
+        let backend = self.backend
+        let view = SessionView(liveView: backend as? any LiveViewSource, cameras: { await backend.status() })
+        for sessionObserver in sessionObservers { await sessionObserver.begin(view) }
         startTriggers(into: ingress)
         for await submission in ordered {
             await handle(submission)

@@ -13,6 +13,15 @@
 /// (Added within ABI 3: it changes no existing type, so plugins built before it still
 /// load; a host from before it never calls it.)
 public protocol SessionObserver: Sendable {
+    /// Called once as the session starts, before any answer: what it offers (the
+    /// backend's live view, its cameras' status).
+    func begin(_ session: SessionView) async
+
     /// Sees one answer; `trigger` is the name of the trigger it answers, or "camera".
     func observe(_ answer: ShutterAnswer, trigger: String) async
+}
+
+extension SessionObserver {
+    /// Nothing to keep by default.
+    public func begin(_ session: SessionView) async {}
 }

@@ -1,0 +1,38 @@
+import Foundation
+
+/// A backend that can show what the camera sees: live view, frames on demand. A backend
+/// adopts it besides ``CaptureBackend``; plugins reach it through ``SessionView``.
+///
+/// ## Contract
+/// - ``liveViewFrame()`` returns the next frame, a JPEG. The first call starts live view
+///   (where the camera needs that); it may come at any time, also while a capture runs:
+///   the backend serialises the two, the capture first, and frames resume after it.
+/// - Throw a ``ShutterError`` when there is no frame to give (the camera is not open:
+///   ``FailureCause/notInPhotoMode``; it went away: ``FailureCause/cameraFailure``).
+/// - ``stopLiveView()`` comes when nobody watches any more.
+public protocol LiveViewSource: Sendable {
+    /// The next frame, a JPEG.
+    func liveViewFrame() async throws -> Data
+
+    /// Nobody watches live view any more.
+    func stopLiveView() async
+}
+
+extension LiveViewSource {
+    /// Nothing to stop by default.
+    public func stopLiveView() async {}
+}
+
+/// What a session offers the plugins that observe it (``SessionObserver/begin(_:)``).
+public struct SessionView: Sendable {
+    /// The backend's live view, when it has one.
+    public let liveView: (any LiveViewSource)?
+    /// Each camera's status (battery, free card space), as the backend reports it.
+    public let cameras: @Sendable () async -> [CameraStatus]
+
+    /// Creates a view. The coordinator makes these; tests can make their own.
+    public init(liveView: (any LiveViewSource)?, cameras: @escaping @Sendable () async -> [CameraStatus]) {
+        self.liveView = liveView
+        self.cameras = cameras
+    }
+}

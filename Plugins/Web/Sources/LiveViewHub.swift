@@ -1,0 +1,128 @@
+import Foundation
+import ShutterPipeKit
+import Synchronization
+
+/// Live view for every viewer of `/live.mjpg` from one stream of the camera: while anyone
+/// watches, one loop asks the backend for frames (at most 30 a second) and hands each to
+/// every viewer; a viewer that falls behind gets the newest frame, never a queue.
+final class LiveViewHub: Sendable {
+    static let boundary = "shutterpipe-frame"
+    static let fastest: Duration = .milliseconds(33)
+
+    private struct State {
+        var source: (any LiveViewSource)?
+        var viewers: [ObjectIdentifier: Viewer] = [:]
+        var producing = false
+        var frames = 0
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+
+    func attach(_ source: (any LiveViewSource)?) {
+        state.withLock { $0.source = source }
+    }
+
+    var source: (any LiveViewSource)? { state.withLock { $0.source } }
+
+    /// Frames handed out so far.
+    var frames: Int { state.withLock { $0.frames } }
+
+    /// A new viewer; the loop starts if it was the first.
+    func watch() -> Viewer {
+        let viewer = Viewer { [weak self] gone in self?.leave(gone) }
+        let (start, source) = state.withLock { state -> (Bool, (any LiveViewSource)?) in
+            guard !state.closed else { return (false, nil) }
+            state.viewers[ObjectIdentifier(viewer)] = viewer
+            defer { state.producing = true }
+            return (!state.producing, state.source)
+        }
+        if start, let source { Task { await self.produce(from: source) } }
+        return viewer
+    }
+
+    /// Ends every viewer (the server is stopping).
+    func close() {
+        let viewers = state.withLock { state -> [Viewer] in
+            state.closed = true
+            defer { state.viewers = [:] }
+            return Array(state.viewers.values)
+        }
+        viewers.forEach { $0.end() }
+    }
+
+    private func leave(_ viewer: Viewer) {
+        _ = state.withLock { $0.viewers.removeValue(forKey: ObjectIdentifier(viewer)) }
+    }
+
+    private func produce(from source: any LiveViewSource) async {
+        while true {
+            let viewers = state.withLock { state -> [Viewer] in
+                if state.viewers.isEmpty { state.producing = false }
+                return Array(state.viewers.values)
+            }
+            guard !viewers.isEmpty else { break }
+            let started = ContinuousClock.now
+            do {
+                let frame = try await source.liveViewFrame()
+                state.withLock { $0.frames += 1 }
+                let part = Data("--\(Self.boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(frame.count)\r\n\r\n".utf8) + frame + Data("\r\n".utf8)
+                viewers.forEach { $0.offer(part) }
+            } catch {
+                try? await Task.sleep(for: .milliseconds(250))  // the camera is busy or away: try again
+            }
+            let spent = ContinuousClock.now - started
+            if spent < Self.fastest { try? await Task.sleep(for: Self.fastest - spent) }
+        }
+        await source.stopLiveView()
+    }
+
+    /// One viewer's stream: the newest frame waits, older ones are dropped.
+    final class Viewer: HTTPStream, @unchecked Sendable {  // `waiting`, `pending`, `ended` under `lock`
+        private let lock = NSCondition()
+        private var waiting: Data?
+        private var pending = Data()
+        private var ended = false
+        private let onClosed: @Sendable (Viewer) -> Void
+
+        init(onClosed: @escaping @Sendable (Viewer) -> Void) {
+            self.onClosed = onClosed
+        }
+
+        func offer(_ part: Data) {
+            lock.lock()
+            waiting = part
+            lock.signal()
+            lock.unlock()
+        }
+
+        func end() {
+            lock.lock()
+            ended = true
+            lock.broadcast()
+            lock.unlock()
+        }
+
+        func closed() {
+            end()
+            onClosed(self)
+        }
+
+        func next(maximum: Int) -> Data? {
+            lock.lock()
+            defer { lock.unlock() }
+            while pending.isEmpty {
+                if let part = waiting {
+                    waiting = nil
+                    pending = part
+                    break
+                }
+                if ended { return nil }
+                _ = lock.wait(until: Date(timeIntervalSinceNow: 1))
+            }
+            let chunk = pending.prefix(maximum)
+            pending = Data(pending.dropFirst(chunk.count))
+            return Data(chunk)
+        }
+    }
+}

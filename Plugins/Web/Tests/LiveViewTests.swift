@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+/// The frame numbers in a stream's pieces, each with when it arrived.
+func liveFrames(_ pieces: [TimedPiece]) -> [(number: Int, at: ContinuousClock.Instant)] {
+    pieces.flatMap { piece -> [(Int, ContinuousClock.Instant)] in
+        let text = String(decoding: piece.data, as: UTF8.self)
+        return text.components(separatedBy: "live view frame ").dropFirst().compactMap { Int($0.prefix { $0.isNumber }) }.map { ($0, piece.at) }
+    }
+}
+
+@Suite("web trigger: live view (real libgphoto2, the virtual camera's PTP 1.1 stream)", .timeLimit(.minutes(2)))
+struct LiveViewTests {
+    @Test("gphoto2 --capture-preview reads a frame from the virtual camera: real libgphoto2 accepts its stream")
+    func gphoto2ReadsAFrame() async throws {
+        let camera = try await FakeCamera()
+        let folder = TemporaryDirectory("live-gphoto2")
+        let run = try await camera.gphoto2(["--capture-preview", "--filename", folder.file("frame.jpg")])
+        #expect(run.status == 0, "\(run.text)")
+        let frame = try Data(contentsOf: URL(fileURLWithPath: folder.file("thumb_frame.jpg")))  // gphoto2 names a preview thumb_…
+        #expect(frame.prefix(2) == Data([0xFF, 0xD8]) && String(decoding: frame.prefix(200), as: UTF8.self).contains("live view frame 1"))
+    }
+
+    @Test("/live.mjpg delivers frames before, during and after a capture (a one-second exposure), and two viewers share one camera stream")
+    func framesAroundACapture() async throws {
+        let folder = TemporaryDirectory("live-web")
+        let camera = try await FakeCamera(["--capture-delay", "1s"])
+        let config = try writeConfig("""
+        version: 1
+        session: live
+        backend: {type: gphoto2, port: "\(camera.portSpec)"}
+        triggers:
+          - type: stdin
+          - {type: web, listen: "127.0.0.1:0"}
+        sinks: [{type: files, directory: \(folder.file("out"))}]
+        coordinator: {captureTimeout: 20s, enterTimeout: 20s}
+        """, in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let portOf: @Sendable () -> UInt16? = {
+            let log = session.stderrSoFar
+            guard let range = log.range(of: "web page at http://127.0.0.1:") else { return nil }
+            return UInt16(log[range.upperBound...].prefix { $0.isNumber })
+        }
+        #expect(await eventually { portOf() != nil })
+        let port = try #require(portOf())
+        session.send("enter\n")
+        #expect(await eventually { session.stdoutSoFar.contains("enteredPhotoMode") }, "\(session.stderrSoFar)")
+
+        // Each viewer reads until it has seen three frames after the capture's answer.
+        let answeredAt = Mutex<ContinuousClock.Instant?>(nil)
+        let enough: @Sendable ([TimedPiece]) -> Bool = { pieces in
+            guard let answered = answeredAt.withLock({ $0 }) else { return false }
+            return liveFrames(pieces).filter { $0.at > answered }.count >= 3
+        }
+        let first = Task { try await httpStreamTimed("/live.mjpg", port: port, for: .seconds(60), until: enough) }
+        let second = Task { try await httpStreamTimed("/live.mjpg", port: port, for: .seconds(60), until: enough) }
+        // Frames flow before the capture (a loaded machine takes a while for the first).
+        #expect(await eventually { ((try? await http("GET", "/api/status", port: port))?.json?["liveViewFrames"] as? Int ?? 0) >= 5 })
+        let fired = ContinuousClock.now
+        let answer = try await http("POST", "/api/capture", port: port)
+        let answered = ContinuousClock.now
+        answeredAt.withLock { $0 = answered }
+        #expect(answer.json?["state"] as? String == "photoSuccess", "\(String(decoding: answer.body, as: UTF8.self))")
+        let frames = liveFrames(try await first.value), shared = liveFrames(try await second.value)
+        let before = frames.filter { $0.at < fired }.count
+        let during = frames.filter { $0.at >= fired && $0.at < answered }.count
+        let after = frames.filter { $0.at >= answered }.count
+        #expect(before > 0 && during > 0 && after > 0, "frames before \(before), during \(during), after \(after) the capture")
+        let numbers = frames.map(\.number)
+        #expect(numbers == numbers.sorted() && Set(numbers).count == numbers.count, "frame numbers in order, none twice")
+        // One stream of the camera for both: the same frames, not twice as many.
+        let both = Set(numbers).intersection(shared.map(\.number))
+        #expect(Double(both.count) >= 0.8 * Double(min(numbers.count, shared.count)), "viewer 1 \(numbers.count) frames, viewer 2 \(shared.count), shared \(both.count)")
+        let status = try #require(try await http("GET", "/api/status", port: port).json)
+        #expect(status["liveView"] as? Bool == true && (status["cameras"] as? [[String: Any]])?.first?["battery"] as? String == "87%", "\(status)")
+        session.signal(SIGTERM)
+        #expect(await session.wait(timeout: .seconds(30)).status == 0)
+    }
+}
