@@ -63,14 +63,12 @@ final class HTTPServer: Sendable {
     /// libmicrohttpd's server, until stopped (only passed back to it).
     private struct Running: @unchecked Sendable { let server: OpaquePointer }
     private let web = Mutex<Running?>(nil)
-    private let handler: @Sendable (HTTPRequest) -> HTTPResponse
     /// The handler as libmicrohttpd's context (retained until ``stop()``).
     private nonisolated(unsafe) let context: UnsafeMutableRawPointer
     /// The port it listens on.
     let port: UInt16
 
     init(host: String, port: UInt16, limits: Limits = Limits(), handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(ShutterError) {
-        self.handler = handler
         var message = [CChar](repeating: 0, count: 256)
         let context = Unmanaged.passRetained(HandlerBox(handler)).toOpaque()
         guard let started = sp_web_start(host, port, limits.connections, limits.idleSeconds, limits.bodyBytes, Self.entry, context,

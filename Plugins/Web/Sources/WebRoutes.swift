@@ -23,7 +23,7 @@ struct WebRoutes: Sendable {
                 return .error(503, "no answer: the session is stopping or did not answer in time")
             }
             let entry = answer.stored.isEmpty ? nil : trigger.library.entries.first { $0.paths == answer.stored.map(\.location) }
-            return .json(WebJSON.answer(answer, trigger: trigger.options.token == nil ? "web" : "web", photo: entry?.id))
+            return .json(WebJSON.answer(answer, trigger: "web", photo: entry?.id))
         case ("GET", "/api/photos"):
             return .json(["photos": trigger.library.entries.map(WebJSON.photo)])
         case ("GET", "/events"):
