@@ -38,6 +38,7 @@ enum WebPage {
   <span id="mode">idle</span>
   <span><span id="stored">0</span> stored · <span id="failed">0</span> failed</span>
   <span id="free"></span>
+  <span id="battery"></span>
 </header>
 <main><img id="latest" alt="the last shot" hidden><span id="empty">No photo yet</span></main>
 <div id="state"></div>
@@ -120,6 +121,7 @@ async function start() {
   stored = status.stored; failed = status.failed;
   $("stored").textContent = stored; $("failed").textContent = failed;
   if (status.freeBytes !== null) $("free").textContent = (status.freeBytes / 1e9).toFixed(1) + " GB free";
+  $("battery").textContent = status.cameras.filter((camera) => camera.battery).map((camera) => (camera.name ? camera.name + " " : "") + "battery " + camera.battery).join(" · ");
   const photos = (await (await fetch(withToken("/api/photos"), { headers })).json()).photos;
   photos.slice().reverse().forEach(addToStrip);
   show(photos.find((photo) => photo.preview));

@@ -100,6 +100,32 @@ struct WebTriggerTests {
         #expect(await session.wait(timeout: .seconds(30)).status == 0)
     }
 
+    @Test("clients that open connections and never finish a request stall nobody: stdin is still answered, and a request after them works")
+    func slowClients() async throws {
+        let folder = TemporaryDirectory("web-slow")
+        let (session, port) = try await webSession(folder, width: 64, height: 48)
+        // Twenty clients that send half a request line and wait (the per-address limit is 16).
+        var idle: [Int32] = []
+        for _ in 0..<20 {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            _ = "GET /api/sta".withCString { write(descriptor, $0, 12) }
+            idle.append(descriptor)
+        }
+        let started = ContinuousClock.now
+        session.send("capture\n")
+        #expect(await eventually(timeout: .seconds(10)) { session.stdoutSoFar.contains("photoSuccess") }, "\(session.stderrSoFar.suffix(1000))")
+        #expect(ContinuousClock.now - started < .seconds(10))
+        idle.forEach { close($0) }
+        #expect(await eventually { (try? await http("GET", "/api/status", port: port))?.json?["stored"] as? Int == 1 })
+        session.signal(SIGTERM)
+        #expect(await session.wait(timeout: .seconds(30)).status == 0)
+    }
+
     @Test("in a real browser: three shots fired from stdin appear on the page; a click on the shutter button takes a photo and the page shows it; a screenshot shows it")
     func browser() async throws {
         let folder = TemporaryDirectory("web-browser")
