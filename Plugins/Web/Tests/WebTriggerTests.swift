@@ -35,7 +35,7 @@ struct WebTriggerTests {
         let (session, port) = try await webSession(folder)
         for shot in 1...3 {
             session.send("capture\n")
-            #expect(await eventually { session.stdoutSoFar.split(separator: "\n").count >= shot })
+            #expect(await eventually(timeout: .seconds(60)) { session.stdoutSoFar.split(separator: "\n").count >= shot })
         }
         #expect(await eventually { (try? await http("GET", "/api/status", port: port))?.json?["stored"] as? Int == 3 })
         let status = try #require(try await http("GET", "/api/status", port: port).json)
@@ -129,10 +129,12 @@ struct WebTriggerTests {
     @Test("in a real browser: three shots fired from stdin appear on the page; a click on the shutter button takes a photo and the page shows it; a screenshot shows it")
     func browser() async throws {
         let folder = TemporaryDirectory("web-browser")
-        let (session, port) = try await webSession(folder)
+        // 2000×1500 photos (6/8 gives a 1500 px preview), small enough to shoot quickly on a
+        // loaded machine.
+        let (session, port) = try await webSession(folder, width: 2000, height: 1500)
         for shot in 1...3 {
             session.send("capture\n")
-            #expect(await eventually { session.stdoutSoFar.split(separator: "\n").count >= shot })
+            #expect(await eventually(timeout: .seconds(60)) { session.stdoutSoFar.split(separator: "\n").count >= shot })
         }
         let screenshot = folder.file("page.png")
         // Chromium through the DevTools protocol (Tests/Browser/cdp.py): the page loads, the
