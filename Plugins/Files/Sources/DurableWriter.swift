@@ -136,21 +136,7 @@ final class PreparedFile {
     }
 
     fileprivate func write(_ chunks: [Data], for path: String) throws(ShutterError) {
-        var failure: Int32 = 0
-        for chunk in chunks where failure == 0 {
-            failure = chunk.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        return errno
-                    }
-                    offset += written
-                }
-                return 0
-            }
-        }
+        var failure = LockedTemporaryFile.write(chunks, to: descriptor)
         if failure == 0 && fsync(descriptor) != 0 { failure = errno }
         if failure != 0 { throw DurableWriter.storageError("cannot write", path, failure) }
     }

@@ -46,6 +46,12 @@ struct LockedTemporaryFile {
 
     /// Writes every chunk; returns `errno` on failure.
     func write(_ chunks: [Data]) -> Int32 {
+        Self.write(chunks, to: descriptor)
+    }
+
+    /// Writes every chunk to `descriptor`, retrying short writes and EINTR; returns `errno`
+    /// on failure (the files sink's writes, named or unnamed).
+    static func write(_ chunks: [Data], to descriptor: Int32) -> Int32 {
         for chunk in chunks {
             let failure: Int32 = chunk.withUnsafeBytes { raw in
                 var offset = 0
