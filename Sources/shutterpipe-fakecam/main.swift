@@ -115,7 +115,7 @@ button.setEventHandler { @Sendable in server.pressButton() }
 button.resume()
 if let readyFile = options.readyFile {
     let temporary = readyFile + ".tmp"
-    _ = FileManager.default.createFile(atPath: temporary, contents: Data("\(server.port)\n".utf8))
+    try? Data("\(server.port)\n".utf8).write(to: URL(fileURLWithPath: temporary))
     rename(temporary, readyFile)
 }
 log("listening on 127.0.0.1:\(server.port) (use --port ptpip:127.0.0.1:\(server.port):\(server.port) --camera \"PTP/IP Camera\")")

@@ -6,7 +6,7 @@ import Testing
 /// A C shared library with the given source, standing in for a broken plugin.
 func cLibrary(_ source: String, named name: String, in folder: TemporaryDirectory) async throws -> String {
     let c = folder.file("\(name).c"), library = folder.file("lib\(name).so")
-    try source.write(toFile: c, atomically: true, encoding: .utf8)
+    try source.write(toFile: c, atomically: false, encoding: .utf8)
     let result = try await runProgram(["cc", "-shared", "-fPIC", "-o", library, c])
     #expect(result.status == 0)
     return library

@@ -25,7 +25,7 @@ public final class FakeCamera: Sendable {
         self.arguments = arguments
         let ready = home.file("ready-\(UUID().uuidString)")
         log = home.file("fakecam-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        try? Data().write(to: URL(fileURLWithPath: log))  // not createFile: on Linux it writes through a TemporaryDirectory.* in /tmp that it never removes
         process = try ChildProcess([try builtExecutable("shutterpipe-fakecam"), "--port", String(port ?? 0), "--ready-file", ready] + arguments,
                                    error: .file(log))
         let deadline = ContinuousClock.now + .seconds(10)

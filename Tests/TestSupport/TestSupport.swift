@@ -28,13 +28,17 @@ public final class TemporaryDirectory: Sendable {
         let base = shared ? "/dev/shm" : ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
         path = "\(base)/shutterpipe-\(label)-\(UUID().uuidString.prefix(8))"
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        leftAtExit.register(path)
     }
 
     deinit {
         // On a thread of its own: a folder of a few thousand photos takes a second to
         // remove, which on the cooperative pool would stall the tests running beside it.
         let path = self.path
-        let remover = Thread { _ = try? FileManager.default.removeItem(atPath: path) }
+        let remover = Thread {
+            _ = try? FileManager.default.removeItem(atPath: path)
+            leftAtExit.removed(path)
+        }
         remover.name = "shutterpipe test cleanup"
         remover.start()
     }
@@ -96,6 +100,28 @@ public func eventually(timeout: Duration = .seconds(20), _ condition: @Sendable 
 }
 
 private let kept = Mutex<[TemporaryDirectory]>([])
+
+/// Every folder not yet removed: the kept ones, and those whose remover thread the test
+/// process's exit would cut short. They go when the process exits, so that a test run
+/// leaves nothing behind in /tmp.
+private let leftAtExit: LeftAtExit = LeftAtExit()
+private let removeLeftAtExit: Void = { atexit { leftAtExit.removeAll() }; return () }()
+
+private final class LeftAtExit: Sendable {
+    private let paths = Mutex<Set<String>>([])
+    func register(_ path: String) {
+        _ = removeLeftAtExit
+        paths.withLock { _ = $0.insert(path) }
+    }
+
+    func removed(_ path: String) {
+        paths.withLock { _ = $0.remove(path) }
+    }
+
+    fileprivate func removeAll() {
+        for path in paths.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+    }
+}
 
 /// Runs CPU-heavy or blocking test work (a fuzz loop, parsing a large listing) on a
 /// thread of its own and waits for it without holding a thread: on two cores the

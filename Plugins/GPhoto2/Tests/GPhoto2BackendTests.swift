@@ -141,7 +141,7 @@ struct GPhoto2BackendTests {
         let folder = TemporaryDirectory("tether-hook-only")
         let camera = try await FakeCamera()
         let hook = folder.file("hook.sh")
-        try "#!/bin/sh\necho \"$ACTION\" >> \(folder.file("actions"))\n".write(toFile: hook, atomically: true, encoding: .utf8)
+        try "#!/bin/sh\necho \"$ACTION\" >> \(folder.file("actions"))\n".write(toFile: hook, atomically: false, encoding: .utf8)
         chmod(hook, 0o755)
         let config = try writeConfig("""
         version: 1
