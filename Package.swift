@@ -90,7 +90,7 @@ let package = Package(
         .testTarget(name: "FileStubBackendTests", dependencies: [kit, support, fixtures, "FileStubBackend", "TestSupport"], path: "Plugins/FileStub/Tests",
                     exclude: ["Fixtures"]),
         .testTarget(name: "SocketTriggerTests", dependencies: [kit, support, "SocketTrigger", "shutterpipe", "TestSupport"], path: "Plugins/Socket/Tests"),
-        .testTarget(name: "WebTriggerTests", dependencies: [kit, support, "WebTrigger", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker",
+        .testTarget(name: "WebTriggerTests", dependencies: [kit, support, fixtures, "WebTrigger", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker",
                                                             "TestSupport"], path: "Plugins/Web/Tests"),
         .testTarget(name: "EvdevTriggerTests", dependencies: [kit, support, "EvdevTrigger", "CLinux", "shutterpipe", "TestSupport"], path: "Plugins/Evdev/Tests"),
         .testTarget(name: "MPRISTriggerTests", dependencies: [kit, support, "MPRISTrigger", "shutterpipe", "TestSupport"], path: "Plugins/MPRIS/Tests"),

@@ -128,7 +128,7 @@ struct ExifTests {
         let folder = TemporaryDirectory("exif-mpf")
         let primary = try await cameraJPEG(["-Make=TestCam"], in: folder)
         let secondary = SyntheticJPEG.make(width: 64, height: 48, shot: 2)
-        let mpo = makeMPF(primary: primary, secondary: secondary)
+        let mpo = MultiPictureJPEG.make(primary: primary, secondary: secondary)
         try mpo.write(to: URL(fileURLWithPath: folder.file("mpo.jpg")))
         #expect(try await extractMPImage2(folder.file("mpo.jpg"), in: folder) == secondary)  // the fixture itself is right
         let receipt = try await storeTagged([("MPO.JPG", mpo)], exif: ["Artist": "Jürgen Müller"], in: folder)
@@ -337,33 +337,6 @@ struct CameraCorpusTests {
 }
 
 /// A primary JPEG with an MPF APP2 index pointing at `secondary`, appended after it.
-func makeMPF(primary: Data, secondary: Data) -> Data {
-    let layout = try! JPEGLayout(primary)
-    let insertAt = layout.exifSegments.first?.range.upperBound ?? 2
-    func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
-    func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(v >> (8 * $0) & 0xFF) } }
-    // MP index IFD: version, number of images, MP entries (2 × 16 bytes) after the IFD.
-    let ifdSize = 2 + 3 * 12 + 4
-    let entriesOffset = 8 + ifdSize
-    let segmentLength = 2 + 4 + entriesOffset + 32
-    let primaryLength = primary.count + 2 + segmentLength
-    let tiffStart = insertAt + 4 + 4  // marker, length, "MPF\0"
-    let secondaryOffset = primaryLength - tiffStart
-    var tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00] + le32(8) + le16(3)
-    tiff += le16(0xB000) + le16(7) + le32(4) + Array("0100".utf8)
-    tiff += le16(0xB001) + le16(4) + le32(1) + le32(2)
-    tiff += le16(0xB002) + le16(7) + le32(32) + le32(entriesOffset)
-    tiff += le32(0)
-    tiff += le32(0x030000) + le32(primaryLength) + le32(0) + le16(0) + le16(0)
-    tiff += le32(0x010002) + le32(secondary.count) + le32(secondaryOffset) + le16(0) + le16(0)
-    var app2: [UInt8] = [0xFF, 0xE2, UInt8(segmentLength >> 8), UInt8(segmentLength & 0xFF)] + Array("MPF".utf8) + [0]
-    app2 += tiff
-    var out = primary
-    out.insert(contentsOf: app2, at: insertAt)
-    out.append(secondary)
-    return out
-}
-
 func extractMPImage2(_ path: String, in folder: TemporaryDirectory) async throws -> Data {
     // A "Large Thumbnail" MP image reads as PreviewImage.
     try await ExifTool.binary(["-b", "-PreviewImage", path])

@@ -19,11 +19,10 @@ struct WebRoutes: Sendable {
         case ("POST", "/api/capture"), ("POST", "/api/enter"), ("POST", "/api/exit"):
             if let crossSite = crossSite(request) { return crossSite }
             let event = ShutterEvent(rawValue: String(path.dropFirst("/api/".count)))!
-            guard let answer = trigger.fire(event, from: request.client) else {
+            guard let (answer, photo) = trigger.fire(event, from: request.client) else {
                 return .error(503, "no answer: the session is stopping or did not answer in time")
             }
-            let entry = answer.stored.isEmpty ? nil : trigger.library.entries.first { $0.paths == answer.stored.map(\.location) }
-            return .json(WebJSON.answer(answer, trigger: "web", photo: entry?.id))
+            return .json(WebJSON.answer(answer, trigger: "web", photo: photo))
         case ("GET", "/api/photos"):
             return .json(["photos": trigger.library.entries.map(WebJSON.photo)])
         case ("GET", "/events"):

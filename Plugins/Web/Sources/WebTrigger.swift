@@ -69,11 +69,11 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         left.forEach { $0.resolve(nil) }
     }
 
-    /// The answer to an event this trigger sent (a POST route): it goes to the request
-    /// that waits for it.
+    /// The answer to an event this trigger sent (a POST route). The request that waits for
+    /// it gets it once ``observe(_:trigger:)`` has put it in the library, which the
+    /// coordinator calls next: the reply then names its photo's id.
     public func sync(_ answer: ShutterAnswer) async {
-        let waiter = waiting.withLock { $0.byToken.removeValue(forKey: answer.request.token) }
-        waiter?.resolve(answer)
+        waiting.withLock { $0.byToken[answer.request.token] }?.hold(answer)
     }
 
     /// The session starts: its live view and its cameras' status are what the page shows.
@@ -100,13 +100,20 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     /// Every answer of the session: the library and the page's event stream hear it.
     public func observe(_ answer: ShutterAnswer, trigger: String) async {
         let entry = library.record(answer, trigger: trigger)
+        // Before the page hears of the photo, so that its request finds the preview begun.
+        if let jpeg = entry?.paths.first(where: PreviewMaker.isJPEG) { previews.prepare(jpeg) }
         hub.publish("answer", WebJSON.answer(answer, trigger: trigger, photo: entry?.id))
         if let entry { hub.publish("photo", WebJSON.photo(entry)) }
+        let waiter = waiting.withLock { state -> AnswerWaiter? in
+            guard let waiter = state.byToken[answer.request.token], waiter.holds(answer) else { return nil }
+            return state.byToken.removeValue(forKey: answer.request.token)
+        }
+        waiter?.resolve((answer, entry?.id))
     }
 
     /// Sends `event` to the coordinator and waits for its answer, on the calling thread
     /// (a connection's own), at most `timeout`.
-    func fire(_ event: ShutterEvent, from client: String, timeout: Duration = .seconds(120)) -> ShutterAnswer? {
+    func fire(_ event: ShutterEvent, from client: String, timeout: Duration = .seconds(120)) -> (answer: ShutterAnswer, photo: Int?)? {
         guard let events = channel.withLock({ $0 }) else { return nil }
         let waiter = AnswerWaiter()
         let token = waiting.withLock { state -> UInt64 in
@@ -122,23 +129,33 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     }
 }
 
-/// One request waiting for its answer.
+/// One request waiting for its answer, and then for the library to record it.
 final class AnswerWaiter: Sendable {
-    private let answer = Mutex<(ShutterAnswer?, done: Bool)>((nil, false))
+    private let answer = Mutex<(held: ShutterAnswer?, value: (answer: ShutterAnswer, photo: Int?)?, done: Bool)>((nil, nil, false))
     private let arrived = DispatchSemaphore(value: 0)
 
-    func resolve(_ value: ShutterAnswer?) {
+    /// The trigger's answer, synced before the session's observers hear it.
+    func hold(_ value: ShutterAnswer) {
+        answer.withLock { $0.held = value }
+    }
+
+    func holds(_ value: ShutterAnswer) -> Bool {
+        answer.withLock { $0.held == value }
+    }
+
+    func resolve(_ value: (answer: ShutterAnswer, photo: Int?)?) {
         let first = answer.withLock { state -> Bool in
             guard !state.done else { return false }
-            state = (value, true)
+            state.value = value
+            state.done = true
             return true
         }
         if first { arrived.signal() }
     }
 
-    func wait(timeout: Duration) -> ShutterAnswer? {
+    func wait(timeout: Duration) -> (answer: ShutterAnswer, photo: Int?)? {
         let nanoseconds = Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000)
         guard arrived.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success else { return nil }
-        return answer.withLock { $0.0 }
+        return answer.withLock { $0.value }
     }
 }

@@ -17,14 +17,19 @@ func webSession(_ folder: TemporaryDirectory, web: String = "", width: Int = 300
     sinks: [{type: files, directory: \(folder.file("out"))}]
     """, in: folder)
     let session = try RunningProcess(["run", "--config", config], in: folder.path)
+    guard let port = await webPort(session) else { throw TestSupportError("the web trigger did not start: \(session.stderrSoFar)") }
+    return (session, port)
+}
+
+/// The port a session's web trigger listens on, from its log, once it does.
+func webPort(_ session: RunningProcess) async -> UInt16? {
     let portOf: @Sendable () -> UInt16? = {
         let log = session.stderrSoFar
         guard let range = log.range(of: "web page at http://127.0.0.1:") else { return nil }
         return UInt16(log[range.upperBound...].prefix { $0.isNumber })
     }
     _ = await eventually { portOf() != nil }
-    guard let port = portOf() else { throw TestSupportError("the web trigger did not start: \(session.stderrSoFar)") }
-    return (session, port)
+    return portOf()
 }
 
 @Suite("web trigger", .timeLimit(.minutes(2)))

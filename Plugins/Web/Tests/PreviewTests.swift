@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterPipeFixtures
+import ShutterPipeKit
+import TestSupport
+import Testing
+@testable import WebTrigger
+
+@Suite("web previews", .timeLimit(.minutes(2)))
+struct PreviewTests {
+    // A 4000×3000 photo decodes at 3/8 to 1500×1125; a 1920×1280 embedded preview at 6/8
+    // to 1440×960: the size tells which one was the source.
+    let photo = SyntheticJPEG.make(width: 4000, height: 3000, shot: 1, detail: 2)
+
+    @Test("the embedded large preview (MPF) is the source when it is at least the preview's size; a small one, or another picture (a stereo pair's second eye), is not")
+    func embedded() throws {
+        let large = MultiPictureJPEG.make(primary: photo, secondary: SyntheticJPEG.make(width: 1920, height: 1280, shot: 2))
+        #expect(dimensions(try PreviewMaker.scaled(large, longEdge: 1600)) == [1440, 960])
+        let small = MultiPictureJPEG.make(primary: photo, secondary: SyntheticJPEG.make(width: 640, height: 480, shot: 2))
+        #expect(dimensions(try PreviewMaker.scaled(small, longEdge: 1600)) == [1500, 1125])
+        let stereo = MultiPictureJPEG.make(primary: photo, secondary: SyntheticJPEG.make(width: 1920, height: 1280, shot: 2), kind: .disparity)
+        #expect(dimensions(try PreviewMaker.scaled(stereo, longEdge: 1600)) == [1500, 1125])
+        #expect(dimensions(try PreviewMaker.scaled(photo, longEdge: 1600)) == [1500, 1125])
+        // A damaged index (its entry pointing past the end) falls back to the photo.
+        var damaged = large
+        damaged.removeLast(1000)
+        #expect(dimensions(try PreviewMaker.scaled(damaged, longEdge: 1600)) == [1500, 1125])
+    }
+
+    @Test("through a session: a camera JPEG with an embedded preview is previewed from it")
+    func embeddedInSession() async throws {
+        let folder = TemporaryDirectory("web-embedded")
+        try FileManager.default.createDirectory(atPath: folder.file("card"), withIntermediateDirectories: true)
+        let large = MultiPictureJPEG.make(primary: photo, secondary: SyntheticJPEG.make(width: 1920, height: 1280, shot: 2))
+        try large.write(to: URL(fileURLWithPath: folder.file("card/DSC00001.JPG")))
+        let config = try writeConfig("""
+        version: 1
+        session: web
+        backend: {type: file-stub, directory: \(folder.file("card"))}
+        triggers:
+          - type: stdin
+          - {type: web, listen: "127.0.0.1:0"}
+        sinks: [{type: files, directory: \(folder.file("out"))}]
+        """, in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path)
+        let port = try #require(await webPort(session))
+        session.send("capture\n")
+        #expect(await eventually(timeout: .seconds(60)) { session.stdoutSoFar.contains("photoSuccess") }, "\(session.stderrSoFar)")
+        let preview = try await http("GET", "/api/photos/latest/preview.jpg", port: port)
+        #expect(preview.status == 200 && dimensions(preview.body) == [1440, 960], "\(preview.status)")
+        session.signal(SIGTERM)
+        #expect(await session.wait(timeout: .seconds(30)).status == 0)
+    }
+
+    @Test("a stored photo's preview is made before anyone asks; a request while it is made waits for it, and nothing is decoded twice")
+    func preparedAhead() async throws {
+        let folder = TemporaryDirectory("web-prepare")
+        let path = folder.file("shot.jpg")
+        try photo.write(to: URL(fileURLWithPath: path))
+        let trigger = WebTrigger(options: WebOptions())
+        let stored = ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess,
+                                   stored: [StoredFile(location: path, byteCount: photo.count)], shotNumber: 1)
+        await trigger.observe(stored, trigger: "stdin")
+        #expect(await eventually { trigger.previews.isCached(path) })
+        let previews = await onThreads(8) { _ in (try? trigger.previews.preview(of: path)) ?? Data() }
+        #expect(Set(previews).count == 1 && dimensions(previews[0]) == [1500, 1125])
+        #expect(trigger.previews.madeCount == 1)
+        // Eight connections asking at once for a preview not yet made: one decode.
+        let maker = PreviewMaker(longEdge: 1600)
+        let together = await onThreads(8) { _ in (try? maker.preview(of: path)) ?? Data() }
+        #expect(Set(together).count == 1 && dimensions(together[0]) == [1500, 1125])
+        #expect(maker.madeCount == 1)
+    }
+}
+
+/// A JPEG's width and height, as an array (tuples are not Equatable).
+func dimensions(_ data: Data) -> [Int] {
+    jpegSize(data).map { [$0.0, $0.1] } ?? []
+}
