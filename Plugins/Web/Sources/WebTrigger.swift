@@ -41,7 +41,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         self.options = options
         self.log = log
         library = PhotoLibrary(keeping: options.recent)
-        previews = PreviewMaker(longEdge: options.previewSize)
+        previews = PreviewMaker(longEdge: options.previewSize, log: log)
     }
 
     /// The port it listens on, once it does.
@@ -100,10 +100,11 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     /// Every answer of the session: the library and the page's event stream hear it.
     public func observe(_ answer: ShutterAnswer, trigger: String) async {
         let entry = library.record(answer, trigger: trigger)
-        // Before the page hears of the photo, so that its request finds the preview begun.
-        if let jpeg = entry?.paths.first(where: PreviewMaker.isJPEG) { previews.prepare(jpeg) }
         hub.publish("answer", WebJSON.answer(answer, trigger: trigger, photo: entry?.id))
         if let entry { hub.publish("photo", WebJSON.photo(entry)) }
+        // After the events, which it would delay; only while a page listens: nobody may
+        // ever ask for it otherwise.
+        if hub.count > 0, let jpeg = entry?.paths.first(where: PreviewMaker.isJPEG) { previews.prepare(jpeg) }
         let waiter = waiting.withLock { state -> AnswerWaiter? in
             guard let waiter = state.byToken[answer.request.token], waiter.holds(answer) else { return nil }
             return state.byToken.removeValue(forKey: answer.request.token)

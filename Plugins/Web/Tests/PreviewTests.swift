@@ -54,7 +54,7 @@ struct PreviewTests {
         #expect(await session.wait(timeout: .seconds(30)).status == 0)
     }
 
-    @Test("a stored photo's preview is made before anyone asks; a request while it is made waits for it, and nothing is decoded twice")
+    @Test("while a page listens, a stored photo's preview is made before anyone asks (and not while none does); a request while it is made waits for it, and nothing is decoded twice")
     func preparedAhead() async throws {
         let folder = TemporaryDirectory("web-prepare")
         let path = folder.file("shot.jpg")
@@ -62,11 +62,18 @@ struct PreviewTests {
         let trigger = WebTrigger(options: WebOptions())
         let stored = ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess,
                                    stored: [StoredFile(location: path, byteCount: photo.count)], shotNumber: 1)
+        // With no page open, nothing is made.
+        await trigger.observe(stored, trigger: "stdin")
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(!trigger.previews.isCached(path) && trigger.previews.madeCount == 0)
+        // With one listening on /events, it is made before anyone asks.
+        let page = trigger.hub.listen()
         await trigger.observe(stored, trigger: "stdin")
         #expect(await eventually { trigger.previews.isCached(path) })
         let previews = await onThreads(8) { _ in (try? trigger.previews.preview(of: path)) ?? Data() }
         #expect(Set(previews).count == 1 && dimensions(previews[0]) == [1500, 1125])
         #expect(trigger.previews.madeCount == 1)
+        withExtendedLifetime(page) {}
         // Eight connections asking at once for a preview not yet made: one decode.
         let maker = PreviewMaker(longEdge: 1600)
         let together = await onThreads(8) { _ in (try? maker.preview(of: path)) ?? Data() }
