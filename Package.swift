@@ -38,6 +38,7 @@ let package = Package(
         .systemLibrary(name: "CGPhoto2", path: "Sources/CGPhoto2", pkgConfig: "libgphoto2", providers: [.apt(["libgphoto2-dev"])]),
         .systemLibrary(name: "CDBus", path: "Sources/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CExif", path: "Sources/CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
+        .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
 
         // Built-in plugins: the contract and the helpers, like any third-party plugin.
@@ -57,10 +58,12 @@ let package = Package(
         // and libturbojpeg.
         .target(name: "CWebServer", path: "Plugins/Web/CWebServer", linkerSettings: [.linkedLibrary("microhttpd")]),
         .target(name: "WebTrigger", dependencies: [kit, support, "CWebServer", "CTurboJPEG"], path: "Plugins/Web/Sources"),
+        // The mqtt trigger (a node of a rig) and the rig command, on libmosquitto.
+        .target(name: "MQTTTrigger", dependencies: [kit, support, "CMosquitto", "CLinux"], path: "Plugins/MQTT/Sources"),
 
         // Host
         .target(name: "ShutterPipeApp", dependencies: [kit, support, runtime, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger",
-                                                       "EvdevTrigger", "MPRISTrigger", "FilesSink", "CommandSink", "GPhoto2Backend", "WebTrigger"],
+                                                       "EvdevTrigger", "MPRISTrigger", "FilesSink", "CommandSink", "GPhoto2Backend", "WebTrigger", "MQTTTrigger"],
                 path: "Sources/ShutterPipeApp"),
         .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp"], path: "Sources/shutterpipe"),
         .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit, support, fixtures], path: "Sources/shutterpipe-fakecam"),
@@ -92,6 +95,7 @@ let package = Package(
         .testTarget(name: "SocketTriggerTests", dependencies: [kit, support, "SocketTrigger", "shutterpipe", "TestSupport"], path: "Plugins/Socket/Tests"),
         .testTarget(name: "WebTriggerTests", dependencies: [kit, support, fixtures, "WebTrigger", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker",
                                                             "TestSupport"], path: "Plugins/Web/Tests"),
+        .testTarget(name: "MQTTTriggerTests", dependencies: [kit, support, "MQTTTrigger", "shutterpipe", "TestSupport"], path: "Plugins/MQTT/Tests"),
         .testTarget(name: "EvdevTriggerTests", dependencies: [kit, support, "EvdevTrigger", "CLinux", "shutterpipe", "TestSupport"], path: "Plugins/Evdev/Tests"),
         .testTarget(name: "MPRISTriggerTests", dependencies: [kit, support, "MPRISTrigger", "shutterpipe", "TestSupport"], path: "Plugins/MPRIS/Tests"),
         .testTarget(name: "CommandSinkTests", dependencies: [kit, support, "CommandSink", "shutterpipe", "TestSupport"], path: "Plugins/Command/Tests"),

@@ -4,6 +4,7 @@ import FileStubBackend
 import FilesSink
 import GPhoto2Backend
 import MPRISTrigger
+import MQTTTrigger
 import ShutterPipeKit
 import SocketTrigger
 import StdinTrigger
@@ -25,6 +26,7 @@ public enum BuiltInPlugins {
             try CommandSink.register(in: registry)
             try GPhoto2Backend.register(in: registry)
             try WebTrigger.register(in: registry)
+            try MQTTTrigger.register(in: registry)
         } catch {
             preconditionFailure("built-in plugin types clash: \(error)")
         }

@@ -81,6 +81,7 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
     /// Returns the next exposure after the configured latency, or a simulated failure.
     public func capture() async throws -> CapturedPhoto {
         if options.latency > .zero { try await Task.sleep(for: options.latency) }
+        let exposed = Date()  // the moment of the exposure, before the image is made
         captures += 1
         if options.failEvery > 0 && captures % options.failEvery == 0 {
             throw ShutterError(options.failWith, "file-stub: simulated failure of capture \(captures) (failEvery: \(options.failEvery))")
@@ -89,7 +90,7 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
             return CapturedPhoto(files: [CapturedFile(name: String(format: "STUB%04d.JPG", captures % 10_000),
                                                       data: SyntheticJPEG.make(width: options.width, height: options.height, shot: captures,
                                                                                     detail: options.detail))],
-                                 camera: options.camera)
+                                 camera: options.camera, captureTime: exposed)
         }
         let urls = exposures[nextExposure]
         nextExposure = (nextExposure + 1) % exposures.count
@@ -101,7 +102,7 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
                 throw ShutterError(.cameraFailure, "file-stub: cannot read \(url.path): \(error.localizedDescription)")
             }
         }
-        return CapturedPhoto(files: files, camera: options.camera, backendReference: urls.first?.lastPathComponent)
+        return CapturedPhoto(files: files, camera: options.camera, captureTime: exposed, backendReference: urls.first?.lastPathComponent)
     }
 
     /// Nothing to release.

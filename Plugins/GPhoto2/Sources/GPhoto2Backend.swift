@@ -103,6 +103,7 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
         var taken: [(String, CardPath)] = []
         var failures: [(String, ShutterError)] = []
         var model = selections[0].name
+        var firstFired: UInt64?  // monotonic ns, the same clock in every worker
         for (worker, sentAt, id) in fired {
             do {
                 let (reply, descriptors, arrivedAt) = try await worker.reply(to: id)
@@ -113,6 +114,7 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
                         files.append(CapturedFile(name: file.path.name, data: try SharedBytes.map(descriptor), camera: isRig ? worker.name : nil))
                         taken.append((worker.name, file.path))
                     }
+                    firstFired = min(firstFired ?? firedAt, firedAt)
                     log.debug("captured", Self.timing(sentAt: sentAt, firedAt: firedAt, took: took, arrivedAt: arrivedAt, camera: worker.name))
                     model = state.withLock { $0.identities[worker.name]?.model } ?? model
                 case .failed(let failure): failures.append((worker.name, failure.error))
@@ -125,7 +127,10 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
             }
         }
         if files.isEmpty { throw Self.combined(failures, rig: isRig) }
+        // The moment the shutter was fired, not the end of the download.
+        let sinceFired = firstFired.map { Double(WorkerProtocol.monotonicNanoseconds() &- $0) / 1e9 } ?? 0
         return CapturedPhoto(files: files, camera: isRig ? selections.map(\.name).joined(separator: ", ") : model,
+                             captureTime: Date(timeIntervalSinceNow: -max(0, sinceFired)),
                              backendReference: Self.reference(taken),
                              missing: failures.isEmpty ? nil : Self.combined(failures, rig: true))
     }

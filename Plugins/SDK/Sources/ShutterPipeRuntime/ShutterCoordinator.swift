@@ -255,6 +255,7 @@ public actor ShutterCoordinator {
             var stored = ShutterAnswer(request: request, state: failure == nil ? .photoSuccess : .photoFailed,
                                        failure: failure, stored: outcome.files, shotNumber: number, warnings: outcome.warnings)
             stored.captureDuration = captureDuration
+            stored.captureTime = photo.captureTime
             stored.storeDuration = ContinuousClock.now - storeStarted
             stored.duration = ContinuousClock.now - started
             await self.deliver(stored, to: trigger)
@@ -274,6 +275,7 @@ public actor ShutterCoordinator {
                                    failure: failure, stored: outcome.files, shotNumber: context.shotNumber, warnings: outcome.warnings)
         answer.duration = ContinuousClock.now - started
         answer.storeDuration = answer.duration
+        answer.captureTime = photo.captureTime
         status.record(answer, fromCamera: true)
         answerLog.cameraShot(answer)
         for sessionObserver in sessionObservers { await sessionObserver.observe(answer, trigger: "camera") }

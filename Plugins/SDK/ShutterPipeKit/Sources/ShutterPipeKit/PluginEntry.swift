@@ -27,7 +27,7 @@ public enum PluginEntry {
     /// `StoredFile.cameraFile`, commands in the registry, several cameras per backend
     /// (`CapturedFile.camera`, `CapturedPhoto.missing`, `status()` per camera).
     @_alwaysEmitIntoClient
-    public static var abi: Int32 { 3 }
+    public static var abi: Int32 { 4 }
 
     /// `shutterpipe_plugin_entry` registered the plugin's types.
     public static let registered: Int32 = 0

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An event as a trigger delivers it, with what the trigger needs to route the answer.
 public struct TriggerEvent: Sendable, Equatable {
     /// The shutter event.
@@ -83,6 +85,9 @@ public struct ShutterAnswer: Sendable, Equatable {
     public var captureDuration: Duration?
     /// For a capture that reached the sinks: how long they took to store it.
     public var storeDuration: Duration?
+    /// For a capture the camera took: when, as the backend reports it
+    /// (``CapturedPhoto/captureTime``). A rig compares it across nodes. (Added in ABI 4.)
+    public var captureTime: Date?
 
     /// Creates an answer.
     public init(

@@ -1,0 +1,124 @@
+import Foundation
+
+/// What `shutterpipe rig` prints: a table or JSON, and the problems that make it fail.
+struct RigReport: Sendable {
+    var action: String
+    var rig: String
+    var nodes: [RigSession.Node]
+    var answers: [String: RigAnswer]
+
+    /// The state that means success for the action.
+    private var success: String {
+        switch action {
+        case "enter": "enteredPhotoMode"
+        case "exit": "exitedOrUnableToEnter"
+        default: "photoSuccess"
+        }
+    }
+
+    /// Every node known or answering, sorted.
+    private var names: [String] { Set(nodes.map(\.name)).union(answers.keys).sorted() }
+
+    private func isOnline(_ name: String) -> Bool { nodes.first { $0.name == name }?.online ?? true }
+
+    private var earliest: Double? { answers.values.compactMap(\.capturedAt).min() }
+
+    /// The spread of capture times, in ms, when at least one node reported one.
+    var spread: Double? {
+        let times = answers.values.compactMap(\.capturedAt)
+        guard let low = times.min(), let high = times.max() else { return nil }
+        return high - low
+    }
+
+    var succeeded: Bool {
+        guard action != "status" else { return !nodes.isEmpty }
+        return !names.isEmpty && names.allSatisfy { name in
+            guard let answer = answers[name] else { return false }
+            return answer.state == success && (action != "exit" || answer.cause == nil)
+        }
+    }
+
+    var problems: [String] {
+        if nodes.isEmpty && answers.isEmpty {
+            return ["no node of rig '\(rig)' has announced itself on this broker; start nodes with an mqtt trigger whose rig is '\(rig)'"]
+        }
+        guard action != "status" else { return [] }
+        var found: [String] = []
+        for name in names where answers[name] == nil {
+            found.append(isOnline(name) ? "node '\(name)' did not answer in time" : "node '\(name)' is offline")
+        }
+        for name in names {
+            guard let answer = answers[name], answer.state != success || (action == "exit" && answer.cause != nil) else { continue }
+            found.append("node '\(name)': \(answer.error ?? [answer.state, answer.cause, answer.message].compactMap { $0 }.joined(separator: ": "))")
+        }
+        return found
+    }
+
+    private func describe(_ answer: RigAnswer?) -> String {
+        guard let answer else { return "—" }
+        if let error = answer.error { return "error: \(error)" }
+        return [answer.state, answer.cause].compactMap { $0 }.joined(separator: " ")
+    }
+
+    var table: [String] {
+        var rows: [[String]]
+        if action == "status" {
+            rows = [["NODE", "PRESENCE", "LAST", "PATHS"]]
+            for node in nodes {
+                rows.append([node.name, node.online ? "online" : "offline",
+                             node.last.map { [$0.event, describe($0)].compactMap { $0 }.joined(separator: " → ") } ?? "—",
+                             node.last?.paths.joined(separator: " ") ?? ""])
+            }
+        } else {
+            rows = [["NODE", "STATE", "OFFSET", "PATHS"]]
+            for name in names {
+                let answer = answers[name]
+                let offset = answer?.capturedAt.flatMap { time in earliest.map { String(format: "+%.2f ms", time - $0) } } ?? ""
+                let state = answer == nil ? (isOnline(name) ? "no answer" : "offline") : describe(answer)
+                rows.append([name, state, offset, answer?.paths.joined(separator: " ") ?? ""])
+            }
+        }
+        let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        var lines = rows.map { row in
+            zip(row, widths).map { $0.0.padding(toLength: $0.1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                .trimmingCharacters(in: .whitespaces)
+        }
+        if action != "status" {
+            let answered = answers.values.filter { $0.capturedAt != nil }.count
+            lines.append(spread.map { String(format: "spread: %.2f ms across %d node(s)", $0, answered) } ?? "spread: none (no node reported a capture time)")
+        }
+        return lines
+    }
+
+    var json: String {
+        var list: [[String: Any]] = []
+        for name in names {
+            var entry: [String: Any] = ["node": name, "online": isOnline(name)]
+            if action == "status" {
+                let last = nodes.first { $0.name == name }?.last
+                entry["last"] = last.map(Self.object) ?? NSNull()
+            } else if let answer = answers[name] {
+                entry.merge(Self.object(answer)) { new, _ in new }
+                if let time = answer.capturedAt, let earliest { entry["offset"] = time - earliest }
+            } else {
+                entry["state"] = NSNull()
+                entry["problem"] = isOnline(name) ? "no answer" : "offline"
+            }
+            list.append(entry)
+        }
+        var object: [String: Any] = ["rig": rig, "action": action, "nodes": list]
+        if action != "status" { object["spread"] = spread ?? NSNull() }
+        return String(decoding: RigProtocol.encode(object), as: UTF8.self)
+    }
+
+    private static func object(_ answer: RigAnswer) -> [String: Any] {
+        var object: [String: Any] = ["node": answer.node, "state": answer.state ?? NSNull(), "paths": answer.paths]
+        if let id = answer.id { object["id"] = id }
+        if let event = answer.event { object["event"] = event }
+        if let error = answer.error { object["error"] = error }
+        if let cause = answer.cause { object["cause"] = cause }
+        if let message = answer.message { object["message"] = message }
+        if let time = answer.capturedAt { object["capturedAt"] = time }
+        return object
+    }
+}
