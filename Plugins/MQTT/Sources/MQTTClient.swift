@@ -81,6 +81,10 @@ final class MQTTClient: @unchecked Sendable {  // `handle`: libmosquitto is thre
             let payload = message.payload.map { Data(bytes: $0, count: Int(message.payloadlen)) } ?? Data()
             HandlerBox.from(context).handlers.onMessage(String(cString: topic), payload, message.retain)
         }
+        mosquitto_log_callback_set(handle) { _, context, level, message in
+            guard level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0, let message else { return }
+            HandlerBox.from(context).lastProblem.withLock { $0 = String(cString: message) }
+        }
         mosquitto_subscribe_callback_set(handle) { _, context, messageID, _, _ in
             HandlerBox.from(context).handlers.onSubscribed(messageID)
         }
@@ -102,6 +106,10 @@ final class MQTTClient: @unchecked Sendable {  // `handle`: libmosquitto is thre
         mosquitto_loop_start(handle)
         return rc == MOSQ_ERR_SUCCESS.rawValue ? nil : Self.describe(rc)
     }
+
+    /// libmosquitto's last error or warning ("OpenSSL Error[0]: … certificate verify
+    /// failed"), which says why a connection failed where the return codes do not.
+    var lastProblem: String? { box.takeUnretainedValue().lastProblem.withLock { $0 } }
 
     /// Disconnects cleanly (no last will) and stops the loop thread.
     func stop() {
@@ -152,6 +160,7 @@ final class MQTTClient: @unchecked Sendable {  // `handle`: libmosquitto is thre
 /// The handlers, reached from libmosquitto's `void *obj`.
 private final class HandlerBox: Sendable {
     let handlers: MQTTClient.Handlers
+    let lastProblem = Mutex<String?>(nil)
     init(_ handlers: MQTTClient.Handlers) { self.handlers = handlers }
     static func from(_ context: UnsafeMutableRawPointer?) -> HandlerBox {
         Unmanaged<HandlerBox>.fromOpaque(context!).takeUnretainedValue()

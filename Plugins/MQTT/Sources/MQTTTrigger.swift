@@ -130,6 +130,7 @@ public final class MQTTTrigger: TriggerSource {
             return state.lostAt == nil
         }
         if first { log.warning("lost the broker \(options.address): \(reason); reconnecting with backoff (1 s, doubling to 30 s)") }
+        if let client = state.withLock({ $0.client }), let problem = client.lastProblem { log.debug("libmosquitto: \(problem)") }
     }
 
     private func received(topic: String, payload: Data) {

@@ -75,8 +75,10 @@ final class RigSession: Sendable {
     func connect(within limit: Duration) throws(ShutterError) {
         let problem = mqtt.start()
         guard wait(limit, until: { $0.connected != nil }) else {
-            throw ShutterError(.timeout, "cannot reach the broker \(mqtt.broker)\(problem.map { ": \($0)" } ?? "")",
-                               fix: "check --broker, and that the broker runs (systemctl status mosquitto)")
+            let why = [problem, mqtt.lastProblem].compactMap { $0 }.joined(separator: "; ")
+            let tls = mqtt.broker.tls ? ", and that --ca names the CA that signed its certificate" : ""
+            throw ShutterError(.timeout, "cannot reach the broker \(mqtt.broker)\(why.isEmpty ? "" : ": \(why)")",
+                               fix: "check --broker, that the broker runs (systemctl status mosquitto)\(tls)")
         }
         if case .some(.some(let refused)) = state.withLock({ $0.connected }) {
             throw ShutterError(.permissionDenied, "the broker \(mqtt.broker) refused the connection: \(refused)")

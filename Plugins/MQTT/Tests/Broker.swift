@@ -1,0 +1,170 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import TestSupport
+
+/// A real mosquitto on loopback, started by the test on a free port: anonymous, or with a
+/// password file, and with TLS from a CA the test makes. Killed when dropped.
+final class Broker: Sendable {
+    let port: UInt16
+    let folder: TemporaryDirectory
+    let tls: Bool
+    private let config: String
+    private let process = Mutex<RunningProcess?>(nil)
+
+    /// The CA certificate clients trust, when `tls`.
+    var caFile: String { folder.file("ca.crt") }
+    var url: String { tls ? "mqtts://localhost:\(port)" : "mqtt://127.0.0.1:\(port)" }
+
+    init(_ label: String, users: [String: String] = [:], tls: Bool = false) async throws {
+        folder = TemporaryDirectory("broker-\(label)")
+        port = try freePort()
+        self.tls = tls
+        var lines = ["user root", "listener \(port) 127.0.0.1", "allow_anonymous \(users.isEmpty)", "log_dest stderr",
+                     "log_type error", "log_type warning", "log_type notice"]
+        if !users.isEmpty {
+            let file = folder.file("passwords")
+            try users.map { "\($0.key):\($0.value)" }.joined(separator: "\n").appending("\n").write(toFile: file, atomically: false, encoding: .utf8)
+            try await Self.run(["mosquitto_passwd", "-U", file])
+            chmod(file, 0o600)
+            lines.append("password_file \(file)")
+        }
+        if tls {
+            try await Self.makeCertificates(in: folder)
+            lines += ["cafile \(folder.file("ca.crt"))", "certfile \(folder.file("server.crt"))", "keyfile \(folder.file("server.key"))"]
+        }
+        config = folder.file("mosquitto.conf")
+        try (lines.joined(separator: "\n") + "\n").write(toFile: config, atomically: false, encoding: .utf8)
+        try await start()
+    }
+
+    deinit {
+        process.withLock { $0?.signal(SIGKILL) }
+    }
+
+    /// Starts the broker and waits until it accepts connections.
+    func start() async throws {
+        let started = try RunningProcess(program: try Self.mosquitto(), ["-c", config], in: folder.path)
+        process.withLock { $0 = started }
+        let port = self.port
+        guard await eventually(timeout: .seconds(10), { Self.accepts(port) }) else {
+            throw TestSupportError("mosquitto did not start: \(started.stderrSoFar)")
+        }
+    }
+
+    /// Stops it (SIGTERM) and waits for the end.
+    func stop() async {
+        guard let running = process.withLock({ state -> RunningProcess? in defer { state = nil }; return state }) else { return }
+        running.signal(SIGTERM)
+        _ = await running.wait(timeout: .seconds(10))
+    }
+
+    var log: String { process.withLock { $0?.stderrSoFar ?? "" } }
+
+    private static func mosquitto() throws -> String {
+        for candidate in ["/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto", "/usr/bin/mosquitto"] where FileManager.default.isExecutableFile(atPath: candidate) {
+            return candidate
+        }
+        throw TestSupportError("mosquitto is not installed (scripts/bootstrap installs it)")
+    }
+
+    private static func accepts(_ port: UInt16) -> Bool {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    @discardableResult
+    static func run(_ arguments: [String]) async throws -> String {
+        let output = try await runProgram(arguments)
+        guard output.status == 0 else { throw TestSupportError("\(arguments.joined(separator: " ")) failed: \(output.text)") }
+        return output.text
+    }
+
+    /// A CA, and a server certificate for localhost and 127.0.0.1 that it signs.
+    private static func makeCertificates(in folder: TemporaryDirectory) async throws {
+        let ca = folder.file("ca"), server = folder.file("server")
+        try await run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=shutterpipe test CA",
+                       "-keyout", "\(ca).key", "-out", "\(ca).crt"])
+        try await run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "\(server).key", "-out", "\(server).csr"])
+        try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(toFile: "\(server).ext", atomically: false, encoding: .utf8)
+        try await run(["openssl", "x509", "-req", "-in", "\(server).csr", "-CA", "\(ca).crt", "-CAkey", "\(ca).key", "-CAcreateserial",
+                       "-days", "2", "-extfile", "\(server).ext", "-out", "\(server).crt"])
+    }
+}
+
+/// A TCP port nothing listens on now.
+func freePort() throws -> UInt16 {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(socket) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+    }
+    guard bound else { throw TestSupportError("no free port: \(String(cString: strerror(errno)))") }
+    return UInt16(bigEndian: address.sin_port)
+}
+
+/// A `shutterpipe run` node of a rig: file-stub, an mqtt trigger, files. Stopped when dropped.
+final class RigNode: Sendable {
+    let name: String
+    let folder: TemporaryDirectory
+    let session: RunningProcess
+
+    init(_ name: String, broker: Broker, rig: String = "test", extra: String = "", environment: [String: String] = [:]) throws {
+        self.name = name
+        folder = TemporaryDirectory("rig-node-\(name)")
+        let ca = broker.tls ? ", ca: \(broker.caFile)" : ""
+        let config = try writeConfig("""
+        version: 1
+        session: \(name)
+        backend: {type: file-stub, width: 320, height: 240}
+        triggers:
+          - {type: mqtt, broker: "\(broker.url)", rig: \(rig), node: \(name), keepalive: 5s\(ca)\(extra)}
+        sinks: [{type: files, directory: \(folder.file("out"))}]
+        """, in: folder)
+        session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path, environment: environment)
+    }
+
+    deinit {
+        session.signal(SIGKILL)
+    }
+
+    /// The photos it stored.
+    var photos: [String] { folder.names("out").filter { $0.hasSuffix(".jpg") } }
+
+    var isOnline: Bool { session.stderrSoFar.contains("of rig") && session.stderrSoFar.contains("online") }
+}
+
+/// `shutterpipe rig …` against `broker`.
+func rig(_ arguments: [String], broker: Broker, rig: String = "test", in folder: TemporaryDirectory, timeout: Duration = .seconds(30)) async throws -> Outcome {
+    var all = ["rig"] + arguments + ["--broker", broker.url, "--rig", rig]
+    if broker.tls && !arguments.contains("--ca") { all += ["--ca", broker.caFile] }
+    return try await shutterpipe(all, in: folder.path, timeout: timeout)
+}
+
+/// `rig status --json`, parsed: node name to its entry.
+func rigStatus(_ broker: Broker, in folder: TemporaryDirectory, extra: [String] = []) async throws -> [String: [String: Any]] {
+    let outcome = try await rig(["status", "--json"] + extra, broker: broker, in: folder)
+    guard let object = try? JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any],
+          let nodes = object["nodes"] as? [[String: Any]] else { return [:] }
+    return Dictionary(uniqueKeysWithValues: nodes.compactMap { entry in (entry["node"] as? String).map { ($0, entry) } })
+}
+
+/// Publishes one raw message with mosquitto_pub, as any MQTT client would.
+func publish(_ payload: String? = nil, file: String? = nil, to topic: String, broker: Broker) async throws {
+    var arguments = ["mosquitto_pub", "-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-t", topic]
+    if let file { arguments += ["-f", file] } else { arguments += ["-m", payload ?? ""] }
+    try await Broker.run(arguments)
+}
