@@ -50,6 +50,9 @@ final class MQTTClient: @unchecked Sendable {  // `handle`: libmosquitto is thre
         self.box = box
         keepaliveSeconds = Int32(keepalive)
         mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
+        // Small messages go out at once: with Nagle's algorithm an answer can wait for the
+        // peer's delayed ACK (40 ms on Linux).
+        mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
         mosquitto_reconnect_delay_set(handle, 1, 30, true)
         do throws(ShutterError) {
             if let credentials {

@@ -189,6 +189,9 @@ public final class MQTTTrigger: TriggerSource {
     }
 
     private func fire(_ event: ShutterEvent, _ command: RigCommandMessage) {
+        if let at = command.at {
+            log.debug("command '\(command.id)' fired \(String(format: "%.3f", RigProtocol.unixMilliseconds() - at)) ms after its time")
+        }
         let (events, token) = state.withLock { state -> (EventChannel?, UInt64) in
             let token = state.nextToken
             state.nextToken += 1
