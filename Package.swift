@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "CWebServer", path: "Plugins/Web/CWebServer", linkerSettings: [.linkedLibrary("microhttpd")]),
         .target(name: "WebTrigger", dependencies: [kit, support, "CWebServer", "CTurboJPEG"], path: "Plugins/Web/Sources"),
         // The mqtt trigger (a node of a rig) and the rig command, on libmosquitto.
-        .target(name: "MQTTTrigger", dependencies: [kit, support, "CMosquitto", "CLinux"], path: "Plugins/MQTT/Sources"),
+        .target(name: "MQTTTrigger", dependencies: [kit, support, "CMosquitto"], path: "Plugins/MQTT/Sources"),
 
         // Host
         .target(name: "ShutterPipeApp", dependencies: [kit, support, runtime, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger",
@@ -95,7 +95,8 @@ let package = Package(
         .testTarget(name: "SocketTriggerTests", dependencies: [kit, support, "SocketTrigger", "shutterpipe", "TestSupport"], path: "Plugins/Socket/Tests"),
         .testTarget(name: "WebTriggerTests", dependencies: [kit, support, fixtures, "WebTrigger", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker",
                                                             "TestSupport"], path: "Plugins/Web/Tests"),
-        .testTarget(name: "MQTTTriggerTests", dependencies: [kit, support, "MQTTTrigger", "shutterpipe", "TestSupport"], path: "Plugins/MQTT/Tests"),
+        .testTarget(name: "MQTTTriggerTests", dependencies: [kit, support, "MQTTTrigger", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker",
+                                                            "TestSupport"], path: "Plugins/MQTT/Tests"),
         .testTarget(name: "EvdevTriggerTests", dependencies: [kit, support, "EvdevTrigger", "CLinux", "shutterpipe", "TestSupport"], path: "Plugins/Evdev/Tests"),
         .testTarget(name: "MPRISTriggerTests", dependencies: [kit, support, "MPRISTrigger", "shutterpipe", "TestSupport"], path: "Plugins/MPRIS/Tests"),
         .testTarget(name: "CommandSinkTests", dependencies: [kit, support, "CommandSink", "shutterpipe", "TestSupport"], path: "Plugins/Command/Tests"),

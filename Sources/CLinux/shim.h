@@ -12,13 +12,6 @@
 #include <sys/syscall.h>
 #include <linux/fs.h>
 #include <linux/input.h>
-#include <sys/prctl.h>
-
-/// prctl(PR_SET_TIMERSLACK): how late the kernel may wake this thread's timers, in ns
-/// (prctl is variadic, which Swift cannot call).
-static inline int sp_set_timer_slack(unsigned long nanoseconds) {
-    return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0);
-}
 
 /// rename(2) that fails with EEXIST instead of replacing `to`. Falls back to link+unlink
 /// where the file system has no renameat2 (errno EINVAL/ENOSYS), which is also atomic.

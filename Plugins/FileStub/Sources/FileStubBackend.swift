@@ -1,6 +1,7 @@
 import Foundation
 import ShutterPipeFixtures
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// A capture backend without a camera: it replays the image files of a folder in name
 /// order, looping, or synthesises a JPEG per shot. Fault options make it fail on purpose,
@@ -80,8 +81,21 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
 
     /// Returns the next exposure after the configured latency, or a simulated failure.
     public func capture() async throws -> CapturedPhoto {
+        try await expose(firedAt: nil)
+    }
+
+    /// The next exposure at `moment`: the wait ends on a thread of its own
+    /// (``WallClock``), whose wake-up is the moment the stub's shutter fires.
+    public func capture(at moment: Date?) async throws -> CapturedPhoto {
+        guard let moment, moment.timeIntervalSinceNow > 0 else { return try await expose(firedAt: nil) }
+        return try await expose(firedAt: await WallClock.wait(until: moment))
+    }
+
+    private func expose(firedAt: Date?) async throws -> CapturedPhoto {
         if options.latency > .zero { try await Task.sleep(for: options.latency) }
-        let exposed = Date()  // the moment of the exposure, before the image is made
+        // The moment of the exposure, before the image is made.
+        let latency = Double(options.latency.components.seconds) + Double(options.latency.components.attoseconds) / 1e18
+        let exposed = firedAt.map { $0.addingTimeInterval(latency) } ?? Date()
         captures += 1
         if options.failEvery > 0 && captures % options.failEvery == 0 {
             throw ShutterError(options.failWith, "file-stub: simulated failure of capture \(captures) (failEvery: \(options.failEvery))")

@@ -40,7 +40,10 @@ final class CameraSession: @unchecked Sendable {
             self.selection = selection
             reconnection.configure(pollMilliseconds: poll, limitMilliseconds: limit)
             return (open(keepTrying: keepTrying), [])
-        case .capture:
+        case .capture(let moment):
+            // The wait ends here, on the thread that fires: nothing hops between the
+            // wake-up and the camera's command.
+            if let moment { WallClock.sleep(until: Date(timeIntervalSince1970: Double(moment) / 1e9)) }
             return capture()
         case .delete(let paths):
             return (delete(paths), [])

@@ -97,8 +97,14 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
 
     /// Fires every camera at once and downloads every file of every exposure.
     public func capture() async throws -> CapturedPhoto {
+        try await capture(at: nil)
+    }
+
+    /// Fires every camera at `moment`: each camera thread sleeps until then by itself.
+    public func capture(at moment: Date?) async throws -> CapturedPhoto {
+        let due = moment.flatMap { $0.timeIntervalSinceNow > 0 ? UInt64($0.timeIntervalSince1970 * 1e9) : nil }
         // Every worker gets the order before any answer is awaited.
-        let fired = workers.map { worker in (worker, sentAt: WorkerProtocol.monotonicNanoseconds(), id: worker.send(.capture)) }
+        let fired = workers.map { worker in (worker, sentAt: WorkerProtocol.monotonicNanoseconds(), id: worker.send(.capture(atUnixNanoseconds: due))) }
         var files: [CapturedFile] = []
         var taken: [(String, CardPath)] = []
         var failures: [(String, ShutterError)] = []

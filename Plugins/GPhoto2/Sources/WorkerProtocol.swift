@@ -138,8 +138,9 @@ public enum WorkerRequest: Codable, Sendable, Equatable {
     /// Open the camera (closing one already open). With `keepTrying`, a failure starts the
     /// worker's own reconnection instead of being the answer's end: after a restart.
     case open(CameraSelection, pollMilliseconds: Int, reconnectLimitMilliseconds: Int, keepTrying: Bool)
-    /// Take one exposure and download every file of it.
-    case capture
+    /// Take one exposure and download every file of it; with a moment (wall clock, Unix
+    /// ns), the camera thread sleeps until then and fires (a rig's `at`).
+    case capture(atUnixNanoseconds: UInt64?)
     /// Delete these files from the card (the photo is archived).
     case delete([CardPath])
     /// Battery and free card space.

@@ -23,10 +23,10 @@ struct CameraThreadTests {
         let requests: [(String, WorkerRequest)] = [
             ("delete 1", .delete([CardPath(folder: "/DCIM", name: "IMG_0001.JPG")])),
             ("status", .status),
-            ("capture 2", .capture),
+            ("capture 2", .capture(atUnixNanoseconds: nil)),
             ("close", .close),
             ("delete 2", .delete([CardPath(folder: "/DCIM", name: "IMG_0002.JPG")])),
-            ("capture 3", .capture),
+            ("capture 3", .capture(atUnixNanoseconds: nil)),
         ]
         for (name, request) in requests {
             thread.submit(request) { order.withLock { $0.append(name) } }
@@ -57,7 +57,7 @@ struct CameraThreadTests {
             let count = read(ends[1], &buffer, buffer.count)
             guard count > 0 else { return false }
             let name = String(decoding: buffer.prefix(count), as: UTF8.self)
-            let request: WorkerRequest = name.hasPrefix("capture") ? .capture : .delete([CardPath(folder: "/DCIM", name: name)])
+            let request: WorkerRequest = name.hasPrefix("capture") ? .capture(atUnixNanoseconds: nil) : .delete([CardPath(folder: "/DCIM", name: name)])
             thread.submit(request) { order.withLock { $0.append(name) } }
             return true
         }

@@ -7,7 +7,8 @@ import Synchronization
 /// and announces itself online (retained, with a retained last will of `false`).
 ///
 /// - Commands are de-duplicated by `id`: a redelivered command takes no second photo.
-/// - A command with `at` waits on a precise timer (``FireTimer``) and fires then; one that
+/// - A capture with `at` goes to the coordinator at once, with its moment: the backend
+///   waits for it on the thread that fires (``CaptureBackend/capture(at:)``). One that
 ///   arrives after `at` plus `lateAfter`, or after `expires`, takes no photo and is
 ///   answered `photoFailed` (`timeout`): a photo at the wrong moment is worse than none.
 /// - A command it cannot take (malformed, too large, an unknown event) is answered with
@@ -180,25 +181,15 @@ public final class MQTTTrigger: TriggerSource {
             publishState(object)
             return
         }
-        let fire: @Sendable () -> Void = { [weak self] in self?.fire(event, command) }
-        if let at = command.at, at > now + 0.05 {
-            FireTimer.fire(atUnixMilliseconds: at, fire)
-        } else {
-            fire()
-        }
-    }
-
-    private func fire(_ event: ShutterEvent, _ command: RigCommandMessage) {
-        if let at = command.at {
-            log.debug("command '\(command.id)' fired \(String(format: "%.3f", RigProtocol.unixMilliseconds() - at)) ms after its time")
-        }
+        // At once, with its moment: the backend waits for it on the thread that fires.
         let (events, token) = state.withLock { state -> (EventChannel?, UInt64) in
             let token = state.nextToken
             state.nextToken += 1
             state.pending[token] = Pending(id: command.id, event: command.event)
             return (state.events, token)
         }
-        events?.send(event, origin: "mqtt \(command.id)", token: token)
+        let fireAt = command.at.flatMap { $0 > now ? Date(timeIntervalSince1970: $0 / 1000) : nil }
+        events?.send(TriggerEvent(event, origin: "mqtt \(command.id)", token: token, fireAt: event == .capture ? fireAt : nil))
     }
 
     private func refuse(_ id: String?, _ message: String) {

@@ -122,14 +122,15 @@ final class RigNode: Sendable {
     let folder: TemporaryDirectory
     let session: RunningProcess
 
-    init(_ name: String, broker: Broker, rig: String = "test", extra: String = "", environment: [String: String] = [:]) throws {
+    init(_ name: String, broker: Broker, rig: String = "test", extra: String = "", backend: String = "{type: file-stub, width: 320, height: 240}",
+         environment: [String: String] = [:]) throws {
         self.name = name
         folder = TemporaryDirectory("rig-node-\(name)")
         let ca = broker.tls ? ", ca: \(broker.caFile)" : ""
         let config = try writeConfig("""
         version: 1
         session: \(name)
-        backend: {type: file-stub, width: 320, height: 240}
+        backend: \(backend)
         triggers:
           - {type: mqtt, broker: "\(broker.url)", rig: \(rig), node: \(name), keepalive: 5s\(ca)\(extra)}
         sinks: [{type: files, directory: \(folder.file("out"))}]

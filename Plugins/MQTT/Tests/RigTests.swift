@@ -140,6 +140,43 @@ struct RigTests {
     }
 }
 
+@Suite("mqtt rig: fire-at", .timeLimit(.minutes(2)))
+struct FireAtTests {
+    @Test("a capture with 'at' fires then, not when it arrives: on file-stub, and on real libgphoto2 whose camera thread waits for the moment")
+    func fireAt() async throws {
+        let broker = try await Broker("fire-at")
+        let here = TemporaryDirectory("rig-fire-at")
+        let camera = try await FakeCamera()
+        let stub = try RigNode("stub", broker: broker)
+        let tethered = try RigNode("tethered", broker: broker, backend: "{type: gphoto2, port: \"\(camera.portSpec)\"}",
+                                   environment: ["HOME": camera.home.path])
+        #expect(await eventually(timeout: .seconds(20)) { stub.isOnline && tethered.isOnline })
+        #expect(try await rig(["enter"], broker: broker, in: here).status == 0)
+        for shot in 1...3 {
+            let at = (Date().timeIntervalSince1970 + 1) * 1000
+            try await publish(#"{"id": "at-\#(shot)", "event": "capture", "at": \#(at)}"#, to: RigTopic.command("test"), broker: broker)
+            let answered: @Sendable () async -> [String: Double]? = {
+                let status = (try? await rigStatus(broker, in: here)) ?? [:]
+                var captured: [String: Double] = [:]
+                for name in ["stub", "tethered"] {
+                    guard let last = status[name]?["last"] as? [String: Any], last["id"] as? String == "at-\(shot)" else { return nil }
+                    captured[name] = last["capturedAt"] as? Double ?? 0
+                }
+                return captured
+            }
+            #expect(await eventually(timeout: .seconds(20)) { await answered() != nil })
+            let captured = await answered() ?? [:]
+            #expect(captured.count == 2)
+            // Not before its moment, and not when it arrived (a second earlier): within
+            // half a second after, even on a loaded machine.
+            for (name, time) in captured {
+                #expect(time >= at && time < at + 500, "\(name): captured \(time - at) ms after its moment")
+            }
+        }
+        #expect(stub.photos.count == 3 && tethered.photos.count == 3)
+    }
+}
+
 enum RigTopic {
     static func command(_ rig: String) -> String { "shutterpipe/\(rig)/command" }
 }

@@ -84,3 +84,9 @@ int shutterpipe_peer_uid(int socket, unsigned int *uid) {
     *uid = credentials.uid;
     return 0;
 }
+
+#include <sys/prctl.h>
+
+int shutterpipe_set_timer_slack(unsigned long nanoseconds) {
+    return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0);
+}

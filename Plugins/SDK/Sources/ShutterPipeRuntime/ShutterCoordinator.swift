@@ -237,7 +237,10 @@ public actor ShutterCoordinator {
         let captureStarted = ContinuousClock.now
         let photo: CapturedPhoto
         do {
-            photo = try await withDeadline(settings.captureTimeout, "capture") { try await backend.capture() }
+            // A capture for a later moment (a rig's `at`) has the wait on top of its deadline.
+            let fireAt = request.fireAt
+            let wait = fireAt.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSinceNow) * 1000)) } ?? .zero
+            photo = try await withDeadline(settings.captureTimeout + wait, "capture") { try await backend.capture(at: fireAt) }
         } catch {
             var failed = ShutterAnswer(request: request, state: .photoFailed,
                                        failure: ShutterError.wrapping(error, as: .cameraFailure), shotNumber: number)

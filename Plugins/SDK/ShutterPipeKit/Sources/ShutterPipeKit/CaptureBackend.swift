@@ -1,3 +1,5 @@
+import Foundation
+
 /// A camera, or anything that produces photos on request.
 ///
 /// ## Contract
@@ -38,6 +40,14 @@ public protocol CaptureBackend: Sendable {
     /// Takes one photo and returns every file of the exposure.
     func capture() async throws -> CapturedPhoto
 
+    /// Takes one photo at `moment` (wall clock, ``TriggerEvent/fireAt``), no earlier; at
+    /// once when it is `nil` or past. Set ``CapturedPhoto/captureTime`` to when the shutter
+    /// was fired. The default waits with `Task.sleep`, then calls ``capture()``: within a
+    /// millisecond or so on an idle machine. A backend that can wait on the thread that
+    /// fires (a camera thread) does better: the rig's spread is this wait's precision.
+    /// (Added in ABI 4.)
+    func capture(at moment: Date?) async throws -> CapturedPhoto
+
     /// Called once per photo after the sinks: `stored` says whether the photo is archived,
     /// so the camera's copy may go.
     func finish(_ photo: CapturedPhoto, stored: Bool) async
@@ -51,6 +61,14 @@ public protocol CaptureBackend: Sendable {
 }
 
 extension CaptureBackend {
+    /// Waits for `moment` with `Task.sleep`, then calls ``capture()``.
+    public func capture(at moment: Date?) async throws -> CapturedPhoto {
+        if let moment, moment.timeIntervalSinceNow > 0 {
+            try await Task.sleep(for: .nanoseconds(Int64(moment.timeIntervalSinceNow * 1_000_000_000)))
+        }
+        return try await capture()
+    }
+
     /// Does nothing: backends that keep nothing on a camera need no clean-up.
     public func finish(_ photo: CapturedPhoto, stored: Bool) async {}
 

@@ -10,12 +10,18 @@ public struct TriggerEvent: Sendable, Equatable {
     /// An opaque value the trigger chooses to match the answer to the request (a client
     /// connection, say). The coordinator hands it back unchanged in ``ShutterAnswer``.
     public var token: UInt64
+    /// For a capture: the wall-clock moment at which to fire, no earlier (a rig's `at`).
+    /// The coordinator hands it to ``CaptureBackend/capture(at:)`` as soon as the capture's
+    /// turn comes, so that the backend, not the trigger, waits for it: the wait ends on
+    /// the thread that fires. `nil`: at once. (Added in ABI 4.)
+    public var fireAt: Date?
 
     /// Creates an event.
-    public init(_ event: ShutterEvent, origin: String? = nil, token: UInt64 = 0) {
+    public init(_ event: ShutterEvent, origin: String? = nil, token: UInt64 = 0, fireAt: Date? = nil) {
         self.event = event
         self.origin = origin
         self.token = token
+        self.fireAt = fireAt
     }
 }
 

@@ -13,6 +13,10 @@ int shutterpipe_spawn_close_from(posix_spawn_file_actions_t *actions, int from);
 /// posix_spawn file action: change to `directory` in the child before it runs.
 int shutterpipe_spawn_chdir(posix_spawn_file_actions_t *actions, const char *directory);
 
+/// prctl(PR_SET_TIMERSLACK): how late the kernel may wake the calling thread's timers,
+/// in nanoseconds (prctl is variadic, which Swift cannot call).
+int shutterpipe_set_timer_slack(unsigned long nanoseconds);
+
 /// pipe2(O_CLOEXEC): a pipe whose ends no child inherits by accident.
 int shutterpipe_pipe_cloexec(int descriptors[2]);
 
