@@ -74,6 +74,9 @@ public final class MQTTTrigger: TriggerSource {
             state.client = client
             state.events = events
         }
+        if !WallClock.realTimeAllowed {
+            log.info("captures with 'at' wait at normal priority: allow this user real-time priority 1 for a tighter rig (docs/rigs.md, \"Firing together\")")
+        }
         if let problem = client.start() {
             state.withLock { $0.lostAt = .now }
             log.warning("cannot reach the broker \(options.address): \(problem); retrying with backoff (1 s, doubling to 30 s)",
