@@ -108,6 +108,18 @@ struct RigTests {
         #expect(a.photos.count == 3)
     }
 
+    @Test("a node that is online but answers after --timeout is named, and the exit is 1; its answer comes later all the same")
+    func slowNode() async throws {
+        let broker = try await Broker("slow")
+        let here = TemporaryDirectory("rig-slow")
+        let quick = try RigNode("quick", broker: broker), slow = try RigNode("slow", broker: broker, backend: "{type: file-stub, latency: 3s}")
+        #expect(await eventually(timeout: .seconds(20)) { quick.isOnline && slow.isOnline })
+        let fired = try await rig(["capture", "--timeout", "1s"], broker: broker, in: here)
+        #expect(fired.status == 1 && fired.stderr.contains("node 'slow' did not answer in time") && fired.lines.contains { $0.hasPrefix("slow") && $0.contains("no answer") }
+                && fired.lines.contains { $0.hasPrefix("quick") && $0.contains("photoSuccess") }, "\(fired.stdout) \(fired.stderr)")
+        #expect(await eventually(timeout: .seconds(20)) { slow.photos.count == 1 })
+    }
+
     @Test("a broker with a password file: the node's password from ${ENV} works, a wrong one is refused with the fix, and so is a client without one")
     func credentials() async throws {
         let broker = try await Broker("users", users: ["studio": "s3cret", "operator": "0p"])
