@@ -169,3 +169,45 @@ func publish(_ payload: String? = nil, file: String? = nil, to topic: String, br
     if let file { arguments += ["-f", file] } else { arguments += ["-m", payload ?? ""] }
     try await Broker.run(arguments)
 }
+
+/// A mosquitto_sub on the rig's state and presence topics, for the whole test: checking
+/// what the nodes said costs a read of its output, not a process per poll.
+final class StateWatcher: Sendable {
+    private let process: RunningProcess
+
+    init(_ broker: Broker, rig: String = "test", in folder: TemporaryDirectory) throws {
+        process = try RunningProcess(program: "/usr/bin/mosquitto_sub",
+                                     ["-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-v",
+                                      "-t", "shutterpipe/\(rig)/node/+/state", "-t", "shutterpipe/\(rig)/node/+/online"], in: folder.path)
+    }
+
+    deinit {
+        process.signal(SIGKILL)
+    }
+
+    /// Every message so far, in order: (node, leaf, payload).
+    private var messages: [(node: String, leaf: String, payload: String)] {
+        process.stdoutSoFar.split(separator: "\n").compactMap { line in
+            guard let space = line.firstIndex(of: " ") else { return nil }
+            let topic = line[..<space].split(separator: "/")
+            guard topic.count == 5 else { return nil }
+            return (String(topic[3]), String(topic[4]), String(line[line.index(after: space)...]))
+        }
+    }
+
+    /// Each node's last answer, parsed.
+    var states: [String: [String: Any]] {
+        var found: [String: [String: Any]] = [:]
+        for message in messages where message.leaf == "state" {
+            found[message.node] = (try? JSONSerialization.jsonObject(with: Data(message.payload.utf8))) as? [String: Any]
+        }
+        return found
+    }
+
+    /// Each node's presence, as last said.
+    var online: [String: Bool] {
+        var found: [String: Bool] = [:]
+        for message in messages where message.leaf == "online" { found[message.node] = message.payload == "true" }
+        return found
+    }
+}

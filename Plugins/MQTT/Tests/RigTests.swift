@@ -14,6 +14,8 @@ struct RigTests {
         let here = TemporaryDirectory("rig-three")
         let nodes = try ["a", "b", "c"].map { try RigNode($0, broker: broker) }
         #expect(await eventually(timeout: .seconds(20)) { nodes.allSatisfy(\.isOnline) }, "\(nodes.map { $0.session.stderrSoFar })")
+        let watcher = try StateWatcher(broker, in: here)
+        #expect(await eventually(timeout: .seconds(20)) { watcher.online.filter(\.value).count == 3 })
         let status = try await rig(["status"], broker: broker, in: here)
         #expect(status.status == 0 && ["a", "b", "c"].allSatisfy { name in status.lines.contains { $0.hasPrefix(name) && $0.contains("online") } }, "\(status.stdout) \(status.stderr) \(nodes[0].session.stderrSoFar)")
 
@@ -52,8 +54,8 @@ struct RigTests {
                                       (nil, big, "too large"), (#"{"event": "capture"}"#, nil, "'id' is missing")] as [(String?, String?, String)] {
             try await publish(payload, file: file, to: command, broker: broker)
             #expect(await eventually(timeout: .seconds(20)) {
-                let status = (try? await rigStatus(broker, in: here)) ?? [:]
-                return ["a", "b", "c"].allSatisfy { ((status[$0]?["last"] as? [String: Any])?["error"] as? String)?.contains(says) == true }
+                let states = watcher.states
+                return ["a", "b", "c"].allSatisfy { (states[$0]?["error"] as? String)?.contains(says) == true }
             }, "\(says)")
         }
 
@@ -62,9 +64,9 @@ struct RigTests {
         for (id, field) in [("late-1", "\"at\": \(now - 5000)"), ("expired-1", "\"expires\": \(now - 1000)")] {
             try await publish(#"{"id": "\#(id)", "event": "capture", \#(field)}"#, to: command, broker: broker)
             #expect(await eventually(timeout: .seconds(20)) {
-                let status = (try? await rigStatus(broker, in: here)) ?? [:]
+                let states = watcher.states
                 return ["a", "b", "c"].allSatisfy { name in
-                    let last = status[name]?["last"] as? [String: Any]
+                    let last = states[name]
                     return last?["id"] as? String == id && last?["state"] as? String == "photoFailed" && last?["cause"] as? String == "timeout"
                         && (last?["message"] as? String)?.contains("came late") == true
                 }
@@ -100,8 +102,9 @@ struct RigTests {
         let back = try await rig(["capture"], broker: broker, in: here)
         #expect(back.status == 0 && a.photos.count == 2 && b.photos.count == 2, "\(back.stdout) \(back.stderr)")
 
+        let watcher = try StateWatcher(broker, in: here)
         kill(b.session.pid, SIGKILL)
-        #expect(await eventually(timeout: .seconds(20)) { (try? await rigStatus(broker, in: here))?["b"]?["online"] as? Bool == false })
+        #expect(await eventually(timeout: .seconds(20)) { watcher.online["b"] == false })
         let partial = try await rig(["capture"], broker: broker, in: here)
         #expect(partial.status == 1 && partial.stderr.contains("node 'b' is offline") && partial.lines.contains { $0.hasPrefix("b") && $0.contains("offline") },
                 "\(partial.stdout) \(partial.stderr)")
@@ -112,12 +115,12 @@ struct RigTests {
     func slowNode() async throws {
         let broker = try await Broker("slow")
         let here = TemporaryDirectory("rig-slow")
-        let quick = try RigNode("quick", broker: broker), slow = try RigNode("slow", broker: broker, backend: "{type: file-stub, latency: 3s}")
+        let quick = try RigNode("quick", broker: broker), slow = try RigNode("slow", broker: broker, backend: "{type: file-stub, latency: 10s}")
         #expect(await eventually(timeout: .seconds(20)) { quick.isOnline && slow.isOnline })
-        let fired = try await rig(["capture", "--timeout", "1s"], broker: broker, in: here)
+        let fired = try await rig(["capture", "--timeout", "4s"], broker: broker, in: here)
         #expect(fired.status == 1 && fired.stderr.contains("node 'slow' did not answer in time") && fired.lines.contains { $0.hasPrefix("slow") && $0.contains("no answer") }
                 && fired.lines.contains { $0.hasPrefix("quick") && $0.contains("photoSuccess") }, "\(fired.stdout) \(fired.stderr)")
-        #expect(await eventually(timeout: .seconds(20)) { slow.photos.count == 1 })
+        #expect(await eventually(timeout: .seconds(30)) { slow.photos.count == 1 })
     }
 
     @Test("a broker with a password file: the node's password from ${ENV} works, a wrong one is refused with the fix, and so is a client without one")
@@ -164,14 +167,16 @@ struct FireAtTests {
                                    environment: ["HOME": camera.home.path])
         #expect(await eventually(timeout: .seconds(20)) { stub.isOnline && tethered.isOnline })
         #expect(try await rig(["enter"], broker: broker, in: here).status == 0)
+        let watcher = try StateWatcher(broker, in: here)
+        #expect(await eventually(timeout: .seconds(20)) { watcher.online.filter(\.value).count == 2 })
         for shot in 1...3 {
             let at = (Date().timeIntervalSince1970 + 1) * 1000
             try await publish(#"{"id": "at-\#(shot)", "event": "capture", "at": \#(at)}"#, to: RigTopic.command("test"), broker: broker)
             let answered: @Sendable () async -> [String: Double]? = {
-                let status = (try? await rigStatus(broker, in: here)) ?? [:]
+                let states = watcher.states
                 var captured: [String: Double] = [:]
                 for name in ["stub", "tethered"] {
-                    guard let last = status[name]?["last"] as? [String: Any], last["id"] as? String == "at-\(shot)" else { return nil }
+                    guard let last = states[name], last["id"] as? String == "at-\(shot)" else { return nil }
                     captured[name] = last["capturedAt"] as? Double ?? 0
                 }
                 return captured

@@ -10,12 +10,18 @@ import Testing
 
 @Suite("web previews", .timeLimit(.minutes(2)))
 struct PreviewTests {
-    // A 4000×3000 photo decodes at 3/8 to 1500×1125; a 1920×1280 embedded preview at 6/8
-    // to 1440×960: the size tells which one was the source.
-    let photo = SyntheticJPEG.make(width: 4000, height: 3000, shot: 1, detail: 2)
+    // A 2000×1500 photo decodes at 6/8 to 1500×1125; a 1920×1280 embedded preview at 6/8
+    // to 1440×960: the size tells which one was the source. (Small and plain, so that
+    // making and decoding them holds no pool thread for long: the suite runs in parallel.)
+    static let photo = SyntheticJPEG.make(width: 2000, height: 1500, shot: 1)
+    var photo: Data { Self.photo }
 
     @Test("the embedded large preview (MPF) is the source when it is at least the preview's size; a small one, or another picture (a stereo pair's second eye), is not")
-    func embedded() throws {
+    func embedded() async throws {
+        try await offThePool { try checkEmbedded(photo) }
+    }
+
+    private func checkEmbedded(_ photo: Data) throws {
         let large = MultiPictureJPEG.make(primary: photo, secondary: SyntheticJPEG.make(width: 1920, height: 1280, shot: 2))
         #expect(dimensions(try PreviewMaker.scaled(large, longEdge: 1600)) == [1440, 960])
         let small = MultiPictureJPEG.make(primary: photo, secondary: SyntheticJPEG.make(width: 640, height: 480, shot: 2))
