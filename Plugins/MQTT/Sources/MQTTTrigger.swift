@@ -29,6 +29,9 @@ public final class MQTTTrigger: TriggerSource {
 
     /// Ids remembered for de-duplication.
     static let rememberedIDs = 4096
+    /// The furthest ahead an `at` may be, in seconds: the node takes no other event while
+    /// it waits for one.
+    static let longestLead = 60.0
 
     private struct Pending: Sendable {
         var id: String
@@ -173,6 +176,10 @@ public final class MQTTTrigger: TriggerSource {
             late = "it came \(String(format: "%.0f", now - expires)) ms after it expired"
         } else if let at = command.at, now > at + tolerance {
             late = "it came \(String(format: "%.0f", now - at)) ms after its time (at most \(String(format: "%.0f", tolerance)) ms late is fired, 'lateAfter')"
+        }
+        if let at = command.at, at > now + Self.longestLead * 1000 {
+            refuse(command.id, "'at' is \(String(format: "%.0f", (at - now) / 1000)) s ahead; at most \(Int(Self.longestLead)) s: the node would wait that long before anything else (check the sender's clock)")
+            return
         }
         if let late {
             log.warning("command '\(command.id)' (\(command.event)) took no photo: \(late)")

@@ -51,7 +51,9 @@ struct RigTests {
         try Data(#"{"id": "big", "event": "capture", "pad": ""#.utf8 + Data(repeating: 0x61, count: 1_000_000) + Data(#""}"#.utf8))
             .write(to: URL(fileURLWithPath: big))
         for (payload, file, says) in [("{not json", nil, "malformed command"), (#"{"id": "j1", "event": "jump"}"#, nil, "unknown event 'jump'"),
-                                      (nil, big, "too large"), (#"{"event": "capture"}"#, nil, "'id' is missing")] as [(String?, String?, String)] {
+                                      (nil, big, "too large"), (#"{"event": "capture"}"#, nil, "'id' is missing"),
+                                      (#"{"id": "far", "event": "capture", "at": \#((Date().timeIntervalSince1970 + 3600) * 1000)}"#, nil, "at most 60 s")]
+                                     as [(String?, String?, String)] {
             try await publish(payload, file: file, to: command, broker: broker)
             #expect(await eventually(timeout: .seconds(20)) {
                 let states = watcher.states
