@@ -10,7 +10,8 @@ import ShutterPipeSupport
 /// the host names no plugin.
 ///
 /// Exit codes: 0 success; 1 the command could not do its job (a trigger failed to start,
-/// no session answered); 2 a usage mistake; 3 an invalid config.
+/// no session answered); 2 a usage mistake; 3 an invalid config; 4 `run` ran, but some
+/// events failed.
 public enum ShutterPipeCLI {
     /// Exit code for success.
     public static let success: Int32 = 0
@@ -20,6 +21,8 @@ public enum ShutterPipeCLI {
     public static let usageError: Int32 = 2
     /// Exit code for an invalid config.
     public static let configError: Int32 = 3
+    /// Exit code of `run` when the session ran but some events failed (a shot, an enter).
+    public static let eventsFailed: Int32 = 4
 
     /// The host's own commands.
     static let hostCommands: [any ParsableCommand.Type] = [RunCommand.self, ValidateCommand.self, PluginsCommand.self]
@@ -105,7 +108,8 @@ public enum ShutterPipeCLI {
 
         Exit codes:
         \(CommandHelp.table([("0", "success"), ("1", "the command could not do its job (a trigger could not start, no session answered)"),
-                             ("2", "a usage mistake"), ("3", "an invalid config")]))
+                             ("2", "a usage mistake"), ("3", "an invalid config"),
+                             ("4", "run: the session ran, but events failed (the last log line gives the count)")]))
 
         See docs/config.md for the config file; `shutterpipe help COMMAND` for a command's options.
         """

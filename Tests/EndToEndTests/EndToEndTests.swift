@@ -51,12 +51,13 @@ struct EndToEndTests {
         #expect(second.lines.first == "photoSuccess \(folder.file("out"))/e2e-0003.jpg")
     }
 
-    @Test("failures print the cause and message; the run still exits 0")
+    @Test("failures print the cause and message; the run exits 4, and its last log line gives the count")
     func failuresPrinted() async throws {
         let folder = TemporaryDirectory("failures")
         let config = try writeConfig(stubPipeline(folder.file("out"), backend: "  failEvery: 2"), in: folder)
         let outcome = try await shutterpipe(["run", "--config", config], input: "enter\ncapture\ncapture\nhello\nexit\n", in: folder.path)
-        #expect(outcome.status == 0)
+        #expect(outcome.status == 4)
+        #expect(outcome.stderr.split(separator: "\n").last?.hasSuffix("1 event(s) failed (1 of them shots): exit 4") == true, "\(outcome.stderr)")
         #expect(outcome.lines.count == 5)
         #expect(outcome.lines[2] == "photoFailed cameraFailure: file-stub: simulated failure of capture 2 (failEvery: 2)")
         #expect(outcome.lines[3] == "enteredPhotoMode")  // unknown: answered with the current mode
@@ -70,6 +71,7 @@ struct EndToEndTests {
         let outcome = try await shutterpipe(["run", "--config", config], input: "enter\ncapture\n", in: folder.path)
         #expect(outcome.lines.first?.hasPrefix("exitedOrUnableToEnter noCamera: file-stub: simulated failure") == true)
         #expect(outcome.lines[1].hasPrefix("photoFailed noCamera:"))
+        #expect(outcome.status == 4 && outcome.stderr.contains("2 event(s) failed (1 of them shots): exit 4"), "\(outcome.stderr)")
     }
 
     @Test("--log-format json writes one JSON object per line with the event fields")

@@ -67,7 +67,7 @@ struct DeviceFaultTests {
         #expect(replies.count == sent, "every event answered: \(replies.count) of \(sent)")
         #expect(answersByID(replies).values.allSatisfy { $0.count == 1 }, "exactly one answer per event")
         let outcome = await session.stop()
-        #expect(outcome.status == 0)
+        #expect(outcome.status == 4)  // some events failed, by design: exit 4
         #expect(outcome.stderr.components(separatedBy: "\"cameraRecovered\"").count - 1 >= cycles / 2, "the log reports recoveries")
         Chaos.record("camera vanishes and returns", ["cycles": cycles, "killedMidCapture": midCapture, "killedBetweenCaptures": failedDuringOutage,
                                                      "events": sent, "answers": replies.count,
@@ -169,7 +169,7 @@ struct MalformedCameraTests {
         }
         #expect(recovered, "seed \(Chaos.seed): a sane camera is not used again")
         let outcome = await session.stop()
-        #expect(outcome.status == 0)
+        #expect(outcome.status == 4)  // some events failed, by design: exit 4
         // A capture the camera never finished was ended by killing its worker (CameraWorkerTests
         // proves it with SIGSTOP); a worker that libgphoto2 crashed was replaced. Either way
         // the session lived on.

@@ -92,7 +92,7 @@ struct StorageFaultTests {
         unlink(disk.path)
         #expect(await capture()["state"] as? String == "photoSuccess")
 
-        #expect(await session.stop().status == 0)
+        #expect(await session.stop().status == 4)  // some events failed, by design: exit 4
         // The three shots that could not be stored are still on the camera.
         #expect(try await camera.filesOnCard().count == 3)
         Chaos.record("storage faults", ["diskFull": full["message"] as? String ?? "", "readOnly": readOnly["message"] as? String ?? "",

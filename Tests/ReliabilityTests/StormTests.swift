@@ -51,7 +51,7 @@ struct StormTests {
         #expect(Set(files).count == successes.count, "no file named twice")
         #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == successes.count, "every success on disk, none extra")
         let stats = ProcessStats(session.pid)
-        #expect(await session.stop().status == 0)
+        #expect(await session.stop().status == 4)  // some events failed, by design: exit 4
         Chaos.record("event storm", ["events": events.count, "answers": replies.count, "photoSuccess": successes.count, "busy": busy.count,
                                      "exits": events.values.filter { $0 == "exit" }.count, "enters": events.values.filter { $0 == "enter" }.count,
                                      "seconds": (elapsed.milliseconds / 1000 * 100).rounded() / 100, "peakKiB": stats?.peakKiB ?? 0])

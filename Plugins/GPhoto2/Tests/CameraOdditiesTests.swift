@@ -27,7 +27,7 @@ struct CameraOdditiesTests {
         session.send("exit\n")
         session.closeInput()
         let outcome = await session.wait(timeout: .seconds(30))
-        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.status == 4, "\(outcome.stderr)")  // some events failed, by design: exit 4
         // The camera was opened once: no enter abandoned an open and started another.
         #expect(camera.logText.components(separatedBy: "opening a session slowly").count - 1 == 1, "\(camera.logText)")
     }

@@ -70,7 +70,7 @@ struct RigTests {
         #expect(back, "camera C never came back: \(session.stderrSoFar.suffix(3000))")
         session.closeInput()
         let outcome = await session.wait(timeout: .seconds(30))
-        #expect(outcome.status == 0)
+        #expect(outcome.status == 4)  // some events failed, by design: exit 4
         // Every stored shot left its card (listed after the session: the gphoto2 CLI would
         // take the camera's one PTP/IP session from under it).
         for camera in cameras { #expect(try await camera.filesOnCard().isEmpty, "\(camera.portSpec)") }

@@ -152,6 +152,8 @@ final class RigNode: Sendable {
 func rig(_ arguments: [String], broker: Broker, rig: String = "test", in folder: TemporaryDirectory, timeout: Duration = .seconds(30)) async throws -> Outcome {
     var all = ["rig"] + arguments + ["--broker", broker.url, "--rig", rig]
     if broker.tls && !arguments.contains("--ca") { all += ["--ca", broker.caFile] }
+    // A loaded CI machine can take seconds to open a camera or start a node's answer.
+    if !arguments.contains("--timeout") { all += ["--timeout", "30s"] }
     return try await shutterpipe(all, in: folder.path, timeout: timeout)
 }
 

@@ -54,7 +54,7 @@ struct HostileClientTests {
         }
         let stopping = ContinuousClock.now
         session.signal(SIGTERM)
-        #expect(await session.wait(timeout: .seconds(20)).status == 0)
+        #expect([0, 4].contains(await session.wait(timeout: .seconds(20)).status))  // 4 when the flood met a full queue (busy)
         #expect(ContinuousClock.now - stopping < .seconds(10), "SIGTERM waited for the client that does not read")
     }
 }

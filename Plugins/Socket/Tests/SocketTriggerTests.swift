@@ -50,7 +50,7 @@ struct SocketTriggerTests {
         #expect(exit.status == 0 && exit.stdout == "exitedOrUnableToEnter\n")
         session.signal(SIGTERM)
         let outcome = await session.wait()
-        #expect(outcome.status == 0)
+        #expect(outcome.status == 4)  // some events failed, by design: exit 4
         #expect(!FileManager.default.fileExists(atPath: path))  // removed at shutdown
         let none = try await shutterpipe(["trigger", "capture", "--socket", path], in: folder.path)
         #expect(none.status == 1)
@@ -137,6 +137,6 @@ struct SocketTriggerTests {
         let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
         #expect(peak > 0 && peak < 200_000, "peak resident memory \(peak) kB")
         session.signal(SIGTERM)
-        #expect(await session.wait().status == 0)
+        #expect(await session.wait().status == (busy.isEmpty ? 0 : 4))  // 4: the queue refused some (busy)
     }
 }

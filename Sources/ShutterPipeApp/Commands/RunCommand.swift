@@ -17,8 +17,12 @@ struct RunCommand: ParsableCommand {
         discussion: """
         Runs the pipeline a config describes until every trigger has finished (for the stdin
         trigger: end of input), or until SIGINT, SIGTERM or SIGHUP. Queued events are still
-        answered before it exits; a second signal stops at once. Exits 0, or 1 when a trigger could
-        not start, 3 for an invalid config.
+        answered before it exits; a second signal stops at once.
+
+        Exit codes: 0 when every event was answered without a failure; 4 when the session
+        ran but events failed (a shot, an enter: the last log line gives the count); 1 when
+        it could not start (a trigger, a plugin); 2 for a usage mistake; 3 for an invalid
+        config.
         """)
 
     @Option(short: "c", valueName: "FILE", help: "the pipeline config (default: \(defaultConfig))")
@@ -73,6 +77,11 @@ struct RunCommand: ParsableCommand {
         signals.cancel()
         statusUpdates?.stop()
         output.clearStatus()
-        return status.triggerFailures.isEmpty ? ShutterPipeCLI.success : ShutterPipeCLI.runFailed
+        guard status.triggerFailures.isEmpty else { return ShutterPipeCLI.runFailed }
+        if status.eventsFailed > 0 {
+            log.warning("\(status.eventsFailed) event(s) failed (\(status.photosFailed) of them shots): exit \(ShutterPipeCLI.eventsFailed)")
+            return ShutterPipeCLI.eventsFailed
+        }
+        return ShutterPipeCLI.success
     }
 }

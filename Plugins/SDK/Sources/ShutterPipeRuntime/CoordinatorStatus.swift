@@ -17,6 +17,9 @@ public struct CoordinatorStatus: Sendable, Equatable {
     public var eventsAnswered = 0
     /// Events refused because the queue was full.
     public var eventsRefused = 0
+    /// Answers that report a failure: captures that failed (refusals included), enters that
+    /// could not enter, and shots from the camera's own button that could not be stored.
+    public var eventsFailed = 0
     /// How long the last successful shot took, from dequeuing to stored.
     public var lastShotDuration: Duration?
     /// When the last photo was stored.
@@ -32,6 +35,7 @@ public struct CoordinatorStatus: Sendable, Equatable {
     mutating func record(_ answer: ShutterAnswer, refused: Bool = false, fromCamera: Bool = false) {
         if !fromCamera { eventsAnswered += 1 }
         if refused { eventsRefused += 1 }
+        if answer.state != .photoSuccess && answer.failure != nil { eventsFailed += 1 }
         switch answer.state {
         case .photoSuccess:
             photosStored += 1
