@@ -61,7 +61,8 @@ struct EndToEndTests {
         #expect(outcome.lines.count == 5)
         #expect(outcome.lines[2] == "photoFailed cameraFailure: file-stub: simulated failure of capture 2 (failEvery: 2)")
         #expect(outcome.lines[3] == "enteredPhotoMode")  // unknown: answered with the current mode
-        #expect(outcome.stderr.contains("unknown command 'line 4' from stdin: ignored"))
+        #expect(outcome.stderr.contains("unknown command 'hello' from stdin: ignored"))
+        #expect(outcome.stderr.contains("line 4 'hello' is not a command: the commands are enter, capture and exit, one per line"))
     }
 
     @Test("a camera that cannot enter answers exitedOrUnableToEnter with the cause")
@@ -72,6 +73,57 @@ struct EndToEndTests {
         #expect(outcome.lines.first?.hasPrefix("exitedOrUnableToEnter noCamera: file-stub: simulated failure") == true)
         #expect(outcome.lines[1].hasPrefix("photoFailed noCamera:"))
         #expect(outcome.status == 4 && outcome.stderr.contains("2 event(s) failed (1 of them shots): exit 4"), "\(outcome.stderr)")
+    }
+
+    @Test("preflight: a destination that cannot work fails the run at start, exit 1, before any event; low free space is a warning at start")
+    func preflight() async throws {
+        let folder = TemporaryDirectory("preflight")
+        try "not a folder".write(toFile: folder.file("out"), atomically: false, encoding: .utf8)
+        let blocked = try writeConfig(stubPipeline(folder.file("out")), in: folder)
+        let failed = try await shutterpipe(["run", "--config", blocked], input: "capture\n", in: folder.path)
+        #expect(failed.status == 1 && failed.stdout.isEmpty, "\(failed.stdout)")
+        #expect(failed.stderr.contains("sink 'files' could not start") && failed.stderr.contains("exists but is not a folder"), "\(failed.stderr)")
+        #expect(!failed.stderr.contains("capture from stdin"), "an event was taken: \(failed.stderr)")
+        // Created at start, before the first shot; under minFreeSpace: a warning, and it shoots.
+        let roomy = try writeConfig(stubPipeline(folder.file("new/out")).replacingOccurrences(of: "    directory: \(folder.file("new/out"))",
+                                                                                                with: "    directory: \(folder.file("new/out"))\n    minFreeSpace: 1000TB"), in: folder)
+        let session = try RunningProcess(["run", "--config", roomy], in: folder.path)
+        #expect(await eventually { FileManager.default.fileExists(atPath: folder.file("new/out")) })
+        #expect(await eventually { session.stderrSoFar.contains("(minFreeSpace: 1000000.0 GB)") }, "\(session.stderrSoFar)")
+        session.send("capture\n")
+        session.closeInput()
+        let outcome = await session.wait()
+        #expect(outcome.status == 0 && outcome.stdout.hasPrefix("photoSuccess"), "\(outcome.stdout) \(outcome.stderr)")
+        let bad = try writeConfig(stubPipeline(folder.file("out2")).replacingOccurrences(of: "    directory: \(folder.file("out2"))",
+                                                                                          with: "    directory: \(folder.file("out2"))\n    minFreeSpace: lots"), in: folder)
+        let invalid = try await shutterpipe(["validate", bad], in: folder.path)
+        #expect(invalid.status == 3 && invalid.stderr.contains("'minFreeSpace' must be a size such as 500MB or 2GB"), "\(invalid.stderr)")
+    }
+
+    @Test("an unknown plugin type suggests the closest and says how third-party plugins are loaded")
+    func unknownType() async throws {
+        let folder = TemporaryDirectory("unknown-type")
+        let config = try writeConfig(stubPipeline(folder.file("out")).replacingOccurrences(of: "type: files", with: "type: manifset"), in: folder)
+        let outcome = try await shutterpipe(["validate", config], in: folder.path)
+        #expect(outcome.status == 3 && outcome.stderr.contains("unknown sink type 'manifset'") && outcome.stderr.contains("--plugin-path PATH, the config's plugins.paths"),
+                "\(outcome.stderr)")
+    }
+
+    @Test("SIGINT with more lines piped than read ahead: the lines read are answered, and the log says the rest were not read")
+    func interruptReadAhead() async throws {
+        let folder = TemporaryDirectory("sigint-ahead")
+        let config = try writeConfig(stubPipeline(folder.file("out"), backend: "  latency: 500ms"), in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path)
+        session.send(String(repeating: "capture\n", count: 20))
+        #expect(await eventually(timeout: .seconds(30)) { session.stdoutSoFar.contains("photoSuccess") })
+        session.signal(SIGINT)
+        let outcome = await session.wait(timeout: .seconds(30))
+        let answered = outcome.lines.filter { $0.hasPrefix("photoSuccess") }.count
+        #expect(outcome.status == 0 && answered >= 1 && answered < 20, "\(outcome.stdout)")
+        #expect(outcome.stderr.contains("stopped reading standard input after line ") && outcome.stderr.contains("the lines after it are not taken"), "\(outcome.stderr)")
+        // Every line that was read got its answer: none dropped silently.
+        let read = Int(outcome.stderr.components(separatedBy: "stopped reading standard input after line ").last?.prefix { $0.isNumber } ?? "") ?? -1
+        #expect(read == outcome.lines.count, "read \(read) lines, answered \(outcome.lines.count)")
     }
 
     @Test("--log-format json writes one JSON object per line with the event fields")

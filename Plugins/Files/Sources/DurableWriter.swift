@@ -77,6 +77,15 @@ enum DurableWriter {
         }
     }
 
+    /// Checks that `directory` takes a new file: creates one and removes it.
+    static func checkWritable(_ directory: String) throws(ShutterError) {
+        let probe = "\(directory)/.shutterpipe-probe-\(getpid())"
+        let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw storageError("cannot write in folder", directory, errno) }
+        close(descriptor)
+        unlink(probe)
+    }
+
     /// Removes temporary files that killed runs left (only named ones can be left).
     /// Returns how many.
     @discardableResult

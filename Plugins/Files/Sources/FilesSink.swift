@@ -21,6 +21,8 @@ public final class FilesSink: PhotoSink {
         public var sidecars: SidecarPolicy = .auto
         /// How sidecars are named.
         public var sidecarName: SidecarNaming = .append
+        /// Free space below which the session warns at start, in bytes.
+        public var minFreeSpace: Int64 = 2_000_000_000
 
         /// When to write an XMP sidecar next to a stored file.
         public enum SidecarPolicy: String, Sendable, CaseIterable {
@@ -77,12 +79,29 @@ public final class FilesSink: PhotoSink {
         self.log = log
     }
 
-    /// At session start, removes temporary files a killed run left in the output folder
-    /// (when the folder has no placeholders; a templated one is cleaned at first use).
+    /// At session start, before any event (preflight): creates the output folder (for a
+    /// templated one, the part before its first placeholder) and checks that it takes
+    /// files, so a folder that cannot work fails the session now, with the message a shot
+    /// would get; warns when free space is under `minFreeSpace`; and removes temporary
+    /// files a killed run left there.
     public func begin() async throws {
-        guard !options.directory.text.contains("{") else { return }
-        let directory = PluginOptions.expandingTilde(options.directory.text)
-        await io.run { [self] in self.removeLeftovers(in: directory) }
+        let templated = options.directory.text.contains("{")
+        let directory = templated ? staticDirectoryPrefix : PluginOptions.expandingTilde(options.directory.text)
+        let minimum = options.minFreeSpace
+        try await io.run { [self] in try self.preflight(directory, templated: templated, minimum: minimum) }
+    }
+
+    private func preflight(_ directory: String, templated: Bool, minimum: Int64) throws(ShutterError) {
+        if !templated { try DurableWriter.createDirectory(directory) }
+        try DurableWriter.checkWritable(directory)
+        if let free = DurableWriter.availableBytes(at: directory), free < minimum {
+            log.warning("only \(Self.describe(bytes: free)) free in '\(directory)' (minFreeSpace: \(Self.describe(bytes: minimum))): free space on that disk or point 'directory' at another one before the shoot")
+        }
+        if !templated { removeLeftovers(in: directory) }
+    }
+
+    static func describe(bytes: Int64) -> String {
+        bytes >= 1_000_000_000 ? String(format: "%.1f GB", Double(bytes) / 1e9) : String(format: "%.0f MB", Double(bytes) / 1e6)
     }
 
     /// Removes temporary files an interrupted run left in `directory`, and says so.
@@ -231,5 +250,20 @@ extension FilesSink.Options {
         exif = try options.section("exif").map(ExifOptions.init)
         sidecars = SidecarPolicy(rawValue: try options.choice("sidecars", from: SidecarPolicy.allCases.map(\.rawValue), default: sidecars.rawValue))!
         sidecarName = SidecarNaming(rawValue: try options.choice("sidecarName", from: SidecarNaming.allCases.map(\.rawValue), default: sidecarName.rawValue))!
+        if let text = try options.string("minFreeSpace") {
+            guard let bytes = Self.parseBytes(text) else {
+                throw options.error("'minFreeSpace' must be a size such as 500MB or 2GB; got '\(text)'", key: "minFreeSpace")
+            }
+            minFreeSpace = bytes
+        }
+    }
+
+    /// `500MB`, `2GB`, `1.5TB`, `0` (decimal units, as disks are sold).
+    static func parseBytes(_ text: String) -> Int64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).uppercased()
+        let units: [(String, Double)] = [("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3), ("B", 1)]
+        let (number, scale) = units.first { trimmed.hasSuffix($0.0) }.map { (String(trimmed.dropLast($0.0.count)), $0.1) } ?? (trimmed, 1)
+        guard let value = Double(number.trimmingCharacters(in: .whitespaces)), value >= 0 else { return nil }
+        return Int64(value * scale)
     }
 }

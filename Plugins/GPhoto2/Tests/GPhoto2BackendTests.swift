@@ -178,10 +178,11 @@ struct GPhoto2BackendTests {
     @Test("a shot a sink could not store stays on the card")
     func sinkFailureKeepsShot() async throws {
         let folder = TemporaryDirectory("tether-sinkfail")
-        let blocker = folder.file("blocker")
-        try Data().write(to: URL(fileURLWithPath: blocker))
+        // A folder that passes the check at start but not the shot: the session's folder
+        // (templated) is taken by a file.
+        try Data().write(to: URL(fileURLWithPath: folder.file("tether")))
         let camera = try await FakeCamera()
-        let outcome = try await runTethered(camera, tetherConfig(camera, output: "\(blocker)/out"), input: "capture\n", in: folder)
+        let outcome = try await runTethered(camera, tetherConfig(camera, output: "\"\(folder.path)/{session}\""), input: "capture\n", in: folder)
         #expect(outcome.lines.first?.hasPrefix("photoFailed storageUnavailable:") == true, "\(outcome.stdout)")
         #expect(try await camera.filesOnCard() == ["IMG_0001.JPG"])
     }

@@ -136,6 +136,7 @@ public struct SocketReply: Codable, Sendable, Equatable {
         case "capture": return state == ShutterState.photoSuccess.rawValue
         case "enter": return state == ShutterState.enteredPhotoMode.rawValue
         case "exit": return state == ShutterState.exitedOrUnableToEnter.rawValue && cause == nil
+        case "unknown": return false  // a name the session's map does not know
         default: return cause == nil
         }
     }

@@ -12,7 +12,7 @@ struct TriggerCommand: ParsableCommand {
         normal exit for exit; 1 otherwise, or when no session listens.
         """)
 
-    @Argument(valueName: "EVENT", help: "enter, capture or exit")
+    @Argument(valueName: "EVENT", help: "enter, capture or exit, or a name the session's socket trigger maps (its map:)")
     var event: String
 
     @Option(valueName: "PATH", help: "the session's socket")
@@ -22,8 +22,9 @@ struct TriggerCommand: ParsableCommand {
     var timeout: Duration = .seconds(90)
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        guard ["enter", "capture", "exit"].contains(event) else {
-            throw UsageError("unknown event '\(event)'; use enter, capture or exit")
+        // Names are the session's to judge: its socket trigger may map aliases (shoot: capture).
+        guard !event.isEmpty, event.utf8.count <= 256 else {
+            throw UsageError("give an event: enter, capture or exit, or a name the session's map: knows")
         }
         let (event, path, timeout) = (self.event, socket, self.timeout)
         let queue = BlockingQueue(label: "shutterpipe.trigger")
@@ -36,6 +37,10 @@ struct TriggerCommand: ParsableCommand {
         case .success(let reply):
             if let error = reply.error {
                 context.errors.printLine("shutterpipe trigger: the session refused the request: \(error)")
+                return CommandContext.failure
+            }
+            if reply.event == ShutterEvent.unknown.rawValue {
+                context.errors.printLine("shutterpipe trigger: the session does not know '\(event)': its socket trigger takes enter, capture, exit and the names of its map:")
                 return CommandContext.failure
             }
             context.output.printLine(reply.summary ?? "\(reply)")

@@ -8,7 +8,7 @@ import TestSupport
 import Testing
 
 /// A running `shutterpipe run` with a socket trigger and the file-stub backend.
-func socketSession(_ folder: TemporaryDirectory, backend: String = "", coordinator: String = "") async throws -> (RunningProcess, String) {
+func socketSession(_ folder: TemporaryDirectory, backend: String = "", coordinator: String = "", trigger: String = "") async throws -> (RunningProcess, String) {
     let path = folder.file("s.sock")
     let config = try writeConfig("""
     version: 1
@@ -19,6 +19,7 @@ func socketSession(_ folder: TemporaryDirectory, backend: String = "", coordinat
     triggers:
       - type: socket
         path: \(path)
+    \(trigger)
     sinks:
       - type: files
         directory: \(folder.file("out"))
@@ -36,6 +37,21 @@ func socketSession(_ folder: TemporaryDirectory, backend: String = "", coordinat
 
 @Suite("socket trigger", .timeLimit(.minutes(2)))
 struct SocketTriggerTests {
+    @Test("shutterpipe trigger sends the session's aliases; a name the session does not know exits 1 and says so")
+    func clientAliases() async throws {
+        let folder = TemporaryDirectory("socket-alias")
+        let (session, path) = try await socketSession(folder, trigger: "    map: {shoot: capture, enter: enter, exit: exit}")
+        let shot = try await shutterpipe(["trigger", "shoot", "--socket", path], in: folder.path)
+        #expect(shot.status == 0 && shot.stdout.hasPrefix("photoSuccess "), "\(shot.stdout) \(shot.stderr)")
+        let unknown = try await shutterpipe(["trigger", "jump", "--socket", path], in: folder.path)
+        #expect(unknown.status == 1 && unknown.stderr.contains("the session does not know 'jump'"), "\(unknown.stdout) \(unknown.stderr)")
+        // capture is not in this map: the session does not take it either.
+        let plain = try await shutterpipe(["trigger", "capture", "--socket", path], in: folder.path)
+        #expect(plain.status == 1 && plain.stderr.contains("does not know 'capture'"))
+        session.signal(SIGTERM)
+        #expect(await session.wait().status == 0)
+    }
+
     @Test("shutterpipe trigger prints the answering state and exits 0 only on success")
     func clientCommand() async throws {
         let folder = TemporaryDirectory("socket-client")

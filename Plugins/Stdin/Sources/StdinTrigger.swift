@@ -31,6 +31,7 @@ public struct StdinTrigger: TriggerSource {
 
     private let input: Int32
     private let interactive: Bool
+    private let log: Logger
     private let output: LineWriter
     private let answered: AsyncStream<Void>
     private let answeredInput: AsyncStream<Void>.Continuation
@@ -53,6 +54,7 @@ public struct StdinTrigger: TriggerSource {
     public init(input: Int32, interactive: Bool, output: @escaping @Sendable (String) -> Void, log: Logger = .discarding) {
         self.input = input
         self.interactive = interactive
+        self.log = log
         self.output = LineWriter(label: "shutterpipe stdout", limit: 100, write: output) { dropped in
             log.warning("standard output is not being read: \(dropped) answer line(s) dropped so far; read it, or redirect it to a file")
         }
@@ -72,16 +74,27 @@ public struct StdinTrigger: TriggerSource {
         guard copy >= 0 else {
             throw ShutterError(.unexpected, "stdin trigger: cannot read standard input: \(String(cString: strerror(errno)))")
         }
-        for await line in LineReader.lines(from: copy, threadName: "shutterpipe stdin", closingAtEnd: true) {
-            lineNumber += 1
+        reading: for await line in LineReader.lines(from: copy, threadName: "shutterpipe stdin", closingAtEnd: true) {
             while unanswered >= Self.linesAhead {
-                guard await answers.next() != nil else { return }  // cancelled
+                guard await answers.next() != nil else { break reading }  // cancelled: this line stays unread
                 unanswered -= 1
             }
+            lineNumber += 1
             let event = event(for: line)
-            events.send(event, origin: "line \(lineNumber)")
+            if event == .unknown {
+                let text = String(line.trimmingCharacters(in: .whitespacesAndNewlines).prefix(60))
+                log.warning("line \(lineNumber) '\(text)' is not a command: the commands are enter, capture and exit, one per line\(interactive ? " (Enter alone: capture)" : "")")
+                events.send(event, origin: text)
+            } else {
+                events.send(event, origin: "line \(lineNumber)")
+            }
             unanswered += 1
             if event != .unknown { last = event }
+        }
+        if Task.isCancelled {
+            // Stopped by a signal: what was read is answered; what was not stays unread.
+            log.info("stopped reading standard input after line \(lineNumber): every line up to it is answered, the lines after it are not taken")
+            return
         }
         // End of input means exit, unless the input just said so itself.
         if !Task.isCancelled && last != nil && last != .exit {

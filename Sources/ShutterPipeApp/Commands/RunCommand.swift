@@ -77,7 +77,7 @@ struct RunCommand: ParsableCommand {
         signals.cancel()
         statusUpdates?.stop()
         output.clearStatus()
-        guard status.triggerFailures.isEmpty else { return ShutterPipeCLI.runFailed }
+        guard status.triggerFailures.isEmpty && status.startFailures.isEmpty else { return ShutterPipeCLI.runFailed }
         if status.eventsFailed > 0 {
             log.warning("\(status.eventsFailed) event(s) failed (\(status.photosFailed) of them shots): exit \(ShutterPipeCLI.eventsFailed)")
             return ShutterPipeCLI.eventsFailed

@@ -26,6 +26,9 @@ public struct CoordinatorStatus: Sendable, Equatable {
     public var lastShotTime: Date?
     /// Trigger setup failures, as messages.
     public var triggerFailures: [String] = []
+    /// Sinks that could not start (``PhotoSink/begin()``), as messages: the session ended
+    /// before its triggers started.
+    public var startFailures: [String] = []
 
     /// All zero.
     public init() {}

@@ -100,7 +100,21 @@ public actor ShutterCoordinator {
             log.warning("no sink in this pipeline keeps the photos (\(chain.sinks.map(\.name).joined(separator: ", "))): every shot stays on the camera's card")
         }
         for named in chain.sinks {
-            do { try await named.sink.begin() } catch { log.error("sink '\(named.name)' could not start: \(ShutterError.wrapping(error))") }
+            do { try await named.sink.begin() } catch {
+                let message = "sink '\(named.name)' could not start: \(ShutterError.wrapping(error))"
+                log.error(message)
+                status.startFailures.append(message)
+            }
+        }
+        // A sink that cannot work stops the session now, before any event (the backend was
+        // not opened yet: it opens at the first enter).
+        if !status.startFailures.isEmpty {
+            orderedInput.finish()
+            refusedInput.finish()
+            await refusalLoop.value
+            for sink in chain.sinks { await sink.sink.end() }
+            log.info("pipeline not started: \(status.startFailures.count) sink(s) could not start")
+            return status
         }
         let backend = self.backend
         let view = SessionView(liveView: backend as? any LiveViewSource, cameras: { await backend.status() })

@@ -41,8 +41,11 @@ public protocol PhotoSink: Sendable {
     /// Bytes free at the destination, for the status line; `nil` if unknown.
     func availableCapacity() async -> Int64?
 
-    /// Called once when the pipeline starts, before any event. A failure is logged and
-    /// the sink still gets the photos. (Named so it does not hide Glibc's `open` in sinks.)
+    /// Called once when the pipeline starts, before any event: the place to check that
+    /// the sink can work (its destination exists and takes files). A failure stops the
+    /// session before its triggers start, with the error's message: a config that cannot
+    /// work fails at start, not at the first shot. (Named so it does not hide Glibc's
+    /// `open` in sinks.)
     func begin() async throws
 
     /// Called with every answer the coordinator gives, after it was synced to its trigger

@@ -228,6 +228,7 @@ public final class PluginRegistry: Sendable {
         var message = "unknown \(spec.kind) type '\(spec.type)'"
         if let suggestion = closestMatch(to: spec.type, in: known) { message += "; did you mean '\(suggestion)'?" }
         message += known.isEmpty ? "; no \(spec.kind) types are registered" : "; known \(spec.kind) types: \(known.joined(separator: ", "))"
+        message += ". A third-party plugin's type is known once its library is loaded: --plugin-path PATH, the config's plugins.paths, or $SHUTTERPIPE_PLUGIN_PATH"
         throw ConfigError(message, at: spec.typeLocation)
     }
 }
