@@ -100,6 +100,36 @@ struct EndToEndTests {
         #expect(invalid.status == 3 && invalid.stderr.contains("'minFreeSpace' must be a size such as 500MB or 2GB"), "\(invalid.stderr)")
     }
 
+    @Test("every plugin's mistake in one pass, in file order, each with its line and fix, then the count; validate and run exit 3")
+    func everyMistakeAtOnce() async throws {
+        let folder = TemporaryDirectory("many-mistakes")
+        let config = try writeConfig("""
+        version: 1
+        session: typos
+        backend:
+          type: file-stub
+          widht: 640
+        triggers:
+          - type: stdn
+          - type: socket
+            maximumClients: lots
+        sinks:
+          - type: files
+            sidecars: sometimes
+          - type: comand
+        """, in: folder)
+        for command in [["validate", config], ["run", "--config", config]] {
+            let outcome = try await shutterpipe(command, input: "capture\n", in: folder.path)
+            #expect(outcome.status == 3, "\(command): \(outcome.stderr)")
+            let errors = outcome.stderr.split(separator: "\n").filter { $0.hasPrefix("error: \(config):") }
+            let lines = errors.compactMap { Int($0.dropFirst("error: \(config):".count).prefix { $0.isNumber }) }
+            #expect(lines == [5, 7, 9, 12, 13], "\(command): \(outcome.stderr)")
+            #expect(errors.first?.contains("did you mean 'width'") == true && errors[1].contains("did you mean 'stdin'") == true, "\(errors)")
+            #expect(outcome.stderr.contains("5 errors in the config"), "\(outcome.stderr)")
+            #expect(outcome.stdout.isEmpty)
+        }
+    }
+
     @Test("an unknown plugin type suggests the closest and says how third-party plugins are loaded")
     func unknownType() async throws {
         let folder = TemporaryDirectory("unknown-type")

@@ -56,6 +56,9 @@ struct RunCommand: ParsableCommand {
         } catch let error as ConfigError {
             context.errors.printLine("error: \(error)")
             return ShutterPipeCLI.configError
+        } catch let errors as ConfigErrors {
+            context.errors.printLine("\(errors)")
+            return ShutterPipeCLI.configError
         } catch let error as PluginPathError {
             context.errors.printLine("shutterpipe run: \(error)")
             return ShutterPipeCLI.runFailed

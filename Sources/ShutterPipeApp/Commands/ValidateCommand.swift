@@ -36,6 +36,9 @@ struct ValidateCommand: ParsableCommand {
             } catch let error as ConfigError {
                 context.errors.printLine("error: \(error)")
                 code = ShutterPipeCLI.configError
+            } catch let errors as ConfigErrors {
+                context.errors.printLine("\(errors)")
+                code = ShutterPipeCLI.configError
             } catch let error as PluginPathError {
                 context.errors.printLine("shutterpipe validate: \(error)")
                 return ShutterPipeCLI.runFailed
