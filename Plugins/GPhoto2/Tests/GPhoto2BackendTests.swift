@@ -85,6 +85,26 @@ struct GPhoto2BackendTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: String(raw))).prefix(6) == Data("SPRAW1".utf8))
     }
 
+    @Test("the virtual camera's settings read as docs/virtual-camera.md says, and imagequality set by the name it shows takes RAW+JPEG")
+    func settingNamesAsDocumented() async throws {
+        let folder = TemporaryDirectory("tether-setting-names")
+        let camera = try await FakeCamera()
+        let docs = try String(contentsOfFile: "\(repositoryRoot)/docs/virtual-camera.md", encoding: .utf8)
+        let quality = try await camera.gphoto2(["--get-config", "imagequality"]).text
+        for shown in ["Unknown value 0000", "Unknown value 0001"] {
+            #expect(quality.contains("Choice: \(shown == "Unknown value 0000" ? 0 : 1) \(shown)") && docs.contains("`\(shown)`"), "\(quality)")
+        }
+        for (setting, shown) in [("iso", "Current: 100"), ("f-number", "Current: f/5.6"), ("batterylevel", "Current: 87%")] {
+            #expect(try await camera.gphoto2(["--get-config", setting]).text.contains(shown))
+        }
+        #expect(docs.contains("`100` … `3200`") && docs.contains("`87%`"))
+        let raw = tetherConfig(camera, output: folder.file("out"), backend: "  settings:\n    imagequality: \"Unknown value 0001\"")
+        let outcome = try await runTethered(camera, raw, input: "capture\n", in: folder)
+        let stored = folder.names("out").filter { !$0.hasPrefix(".") }
+        #expect(stored.contains { $0.hasSuffix(".CR2") || $0.hasSuffix(".cr2") } && stored.contains { $0.lowercased().hasSuffix(".jpg") },
+                "\(stored) \(outcome.stdout) \(outcome.stderr)")
+    }
+
     @Test("settings are applied, read back on the camera, and a value the camera does not offer is refused with its choices")
     func settings() async throws {
         let folder = TemporaryDirectory("tether-settings")
