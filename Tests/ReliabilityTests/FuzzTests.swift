@@ -6,6 +6,7 @@ import Foundation
 @testable import ShutterPipeApp
 import ShutterPipeFixtures
 import ShutterPipeKit
+import ShutterPipeRuntime
 import TestSupport
 import Testing
 
@@ -86,13 +87,18 @@ struct FuzzTests {
                     let root = try YAMLLoader.parse(input, file: "fuzz.yaml", environment: ["HOME": "/home/fuzz"])
                     _ = try PipelineLoader.make(root, registry: BuiltInPlugins.registry(), log: .discarding, console: Console { _ in })
                     accepted += 1
-                } catch let error as ConfigError {
+                } catch let caught where caught is ConfigError || caught is ConfigErrors {
                     rejected += 1
-                    guard let location = error.location, location.file == "fuzz.yaml", (1...lines + 1).contains(location.line), location.column >= 1 else {
-                        badErrors.append("iteration \(iteration) (from \(path)): \(error)")
-                        continue
+                    // One mistake, or several found in one pass: each must be placed.
+                    let errors = (caught as? ConfigErrors)?.errors ?? [caught as! ConfigError]
+                    if errors.count > ConfigErrors.limit { badErrors.append("iteration \(iteration): \(errors.count) errors, over the limit") }
+                    for error in errors {
+                        guard let location = error.location, location.file == "fuzz.yaml", (1...lines + 1).contains(location.line), location.column >= 1 else {
+                            badErrors.append("iteration \(iteration) (from \(path)): \(error)")
+                            continue
+                        }
+                        if error.message.isEmpty { badErrors.append("iteration \(iteration): empty message") }
                     }
-                    if error.message.isEmpty { badErrors.append("iteration \(iteration): empty message") }
                 } catch {
                     badErrors.append("iteration \(iteration) (from \(path)): not a config error: \(error)")
                 }
