@@ -65,7 +65,11 @@ struct CameraWorkerTests {
         let answers = outcome.lines.filter { $0.hasPrefix("photo") }
         #expect(answers.count == 7 && answers.filter { $0.hasPrefix("photoFailed") }.count == 2, "\(answers)")
         #expect(outcome.stderr.contains("did not answer in time; killed and restarted"), "\(outcome.stderr.suffix(2000))")
-        #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == 5)
+        // Five answered shots; a sixth file when the stopped worker had already fired: the
+        // camera's exposure is not lost, the next worker finds it and stores it as a shot
+        // from the camera (a loaded machine decides which).
+        let stored = folder.names("out").filter { $0.hasSuffix(".jpg") }.count
+        #expect(stored == 5 || (stored == 6 && outcome.stderr.contains("camera shot")), "\(stored) files\n\(outcome.stderr.suffix(2000))")
     }
 
     @Test("a PTP/IP camera dropped and reconnected while stdin is fed line by line: the session reads every line (libgphoto2's close(0) stays in the worker)")
