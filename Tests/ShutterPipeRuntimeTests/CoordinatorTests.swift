@@ -270,6 +270,16 @@ struct CoordinatorTests {
         #expect(status.photosStored == 3)
     }
 
+    @Test("rule 13: a sink that cannot start stops the session before any event: no trigger starts, the backend is never opened")
+    func sinkThatCannotStart() async throws {
+        let backend = ScriptedBackend()
+        let trigger = ScriptedTrigger(events: [.enter, .capture])
+        let status = try await runToEnd([trigger], backend: backend, sinks: [UnstartableSink()])
+        #expect(status.startFailures.count == 1 && status.startFailures[0].hasPrefix("sink 's0' could not start: ")
+                && status.startFailures[0].contains("no permission: cannot write in folder '/x'"), "\(status.startFailures)")
+        #expect(trigger.answers.isEmpty && backend.calls.isEmpty)
+    }
+
     @Test("rule 10: a finish that hangs is cut off at finishTimeout; the answer and the next shot do not wait for it")
     func finishDeadline() async throws {
         var settings = CoordinatorSettings()
@@ -369,4 +379,10 @@ struct CoordinatorTests {
             #expect(cause.state(answering: .enter) == .exitedOrUnableToEnter)
         }
     }
+}
+
+/// A sink whose destination cannot work.
+final class UnstartableSink: PhotoSink {
+    func begin() async throws { throw ShutterError(.storageUnavailable, "no permission: cannot write in folder '/x'", fix: "choose another") }
+    func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt { SinkReceipt(files: []) }
 }
