@@ -41,7 +41,7 @@ public enum PipelineLoader {
             }
             try block.rejectUnknownKeys()
         }
-        let report = PluginLoader.load(configured + pluginPaths + PluginLoader.environmentPaths(), into: registry)
+        let report = PluginLoader.load(configured + pluginPaths + PluginLoader.defaultPaths(), into: registry)
         report.notes.forEach(notes)
         if let refusal = report.refusals.first {
             if case .config(let location) = refusal.given?.source { throw ConfigError("\(refusal)", at: location) }

@@ -12,6 +12,9 @@ public enum PluginPathSource: Sendable, Equatable, CustomStringConvertible {
     case commandLine
     /// `$SHUTTERPIPE_PLUGIN_PATH`.
     case environment
+    /// The `plugins` folder next to the installed program (`PREFIX/lib/shutterpipe/plugins`),
+    /// searched without configuration.
+    case installed
 
     /// How messages name it: "--plugin-path /opt/p", "SHUTTERPIPE_PLUGIN_PATH entry '/opt/p'".
     public func naming(_ path: String) -> String {
@@ -19,6 +22,7 @@ public enum PluginPathSource: Sendable, Equatable, CustomStringConvertible {
         case .config(let location): return "\(location): plugins.paths entry '\(path)'"
         case .commandLine: return "--plugin-path \(path)"
         case .environment: return "\(PluginLoader.environmentVariable) entry '\(path)'"
+        case .installed: return "the installed plugins folder '\(path)'"
         }
     }
 
@@ -27,6 +31,7 @@ public enum PluginPathSource: Sendable, Equatable, CustomStringConvertible {
         case .config: return "the config's plugins.paths"
         case .commandLine: return "--plugin-path"
         case .environment: return "$\(PluginLoader.environmentVariable)"
+        case .installed: return "the installed plugins folder"
         }
     }
 }
@@ -84,6 +89,21 @@ public enum PluginLoader {
     public static func environmentPaths(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> [PluginPath] {
         (environment[environmentVariable] ?? "").split(separator: ":").map(String.init).filter { !$0.isEmpty }
             .map { PluginPath($0, from: .environment) }
+    }
+
+    /// `$SHUTTERPIPE_PLUGIN_PATH`'s entries, then the `plugins` folder next to the running
+    /// program when there is one (an install: scripts/install makes it).
+    public static func defaultPaths() -> [PluginPath] {
+        environmentPaths() + installedPaths()
+    }
+
+    /// The `plugins` folder next to the program (its real path: `bin/shutterpipe` is a link).
+    public static func installedPaths() -> [PluginPath] {
+        guard let program = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return [] }
+        let folder = URL(fileURLWithPath: program).deletingLastPathComponent().appendingPathComponent("plugins").path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else { return [] }
+        return [PluginPath(folder, from: .installed)]
     }
 
     /// Loads every path into `registry`: a file as it is; a folder, every `lib*.so` in

@@ -81,7 +81,7 @@ public enum ShutterPipeCLI {
     static func command(named name: String, in registry: PluginRegistry) -> (any ParsableCommand.Type)? {
         if let found = hostCommands.first(where: { $0.configuration.commandName == name }) { return found }
         if let found = registry.commands.first(where: { $0.name == name }) { return found.command }
-        _ = PluginLoader.load(PluginLoader.environmentPaths(), into: registry)
+        _ = PluginLoader.load(PluginLoader.defaultPaths(), into: registry)
         return registry.commands.first { $0.name == name }?.command
     }
 

@@ -17,7 +17,7 @@ struct PluginsCommand: ParsableCommand {
     var pluginPath: [String] = []
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let report = PluginLoader.load(pluginPath.map { PluginPath($0, from: .commandLine) } + PluginLoader.environmentPaths(),
+        let report = PluginLoader.load(pluginPath.map { PluginPath($0, from: .commandLine) } + PluginLoader.defaultPaths(),
                                        into: context.registry)
         for note in report.notes { context.errors.printLine("note: \(note)") }
         for refusal in report.refusals { context.errors.printLine("error: \(refusal.located)") }

@@ -1,0 +1,47 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// shutterpipe as a Linux tool: the .deb that scripts/package-deb makes, unpacked into a
+/// temporary root and run from there, outside the checkout, with the Swift toolchain out
+/// of sight.
+@Suite("install: the .deb unpacked and run outside the checkout", .timeLimit(.minutes(5)))
+struct InstallTests {
+    @Test("dpkg -x of the package: --version and the quickstart run without the toolchain; Debian dependencies declared; the plugins folder is searched without configuration; a systemd user unit")
+    func debianPackage() async throws {
+        let folder = TemporaryDirectory("install-deb")
+        let build = URL(fileURLWithPath: try shutterpipeBinary()).deletingLastPathComponent().path
+        let deb = folder.file("shutterpipe.deb")
+        let packaged = try await runProgram(["\(repositoryRoot)/scripts/package-deb", "--build-dir", build, "--output", deb, "--compression", "none"])
+        #expect(packaged.status == 0, "\(packaged.text)")
+        let root = folder.file("root")
+        #expect(try await runProgram(["dpkg", "-x", deb, root]).status == 0)
+        let depends = try await runProgram(["dpkg-deb", "-f", deb, "Depends"]).text
+        for library in ["libgphoto2-6", "libexif12", "libyaml-0-2", "libdbus-1-3", "libmicrohttpd12", "libturbojpeg0", "libmosquitto1"] {
+            #expect(depends.contains(library), "\(depends)")
+        }
+        let unit = try String(contentsOfFile: "\(root)/usr/lib/systemd/user/shutterpipe@.service", encoding: .utf8)
+        #expect(unit.contains("ExecStart=/usr/bin/shutterpipe run --no-status --config %h/.config/shutterpipe/%i.yaml"))
+        #expect(FileManager.default.fileExists(atPath: "\(root)/usr/share/shutterpipe/default.yaml")
+                && FileManager.default.fileExists(atPath: "\(root)/usr/share/shutterpipe/examples/mqtt.yaml"))
+
+        // A third-party plugin dropped into the installed plugins folder is found as it is.
+        try FileManager.default.copyItem(atPath: try await examplePlugin(), toPath: "\(root)/usr/lib/shutterpipe/plugins/libShutterPipeManifest.so")
+
+        // The toolchain's runtime folder hidden by an empty mount: only the package's own
+        // copy of the Swift runtime can be used. Run in a folder outside the checkout.
+        let linked = try await runProgram(["ldd", try shutterpipeBinary()]).text
+        let runtime = try #require(linked.split(separator: "\n").first { $0.contains("libswiftCore.so") }?
+            .split(separator: " ").first { $0.hasPrefix("/") }.map { URL(fileURLWithPath: String($0)).deletingLastPathComponent().path })
+        let elsewhere = folder.file("studio")
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        let script = """
+        mount -t tmpfs tmpfs \(runtime) && cd \(elsewhere) && \(root)/usr/bin/shutterpipe --version && \(root)/usr/bin/shutterpipe plugins && \
+        printf 'enter\\ncapture\\nexit\\n' | \(root)/usr/bin/shutterpipe run --no-status --config \(root)/usr/share/shutterpipe/default.yaml
+        """
+        let ran = try await runProgram(["/usr/bin/unshare", "-rm", "sh", "-c", script])
+        #expect(ran.status == 0, "\(ran.text)")
+        #expect(ran.text.contains("shutterpipe 0.1.0") && ran.text.contains(" manifest ") && ran.text.contains("photoSuccess ./captures/"), "\(ran.text)")
+        #expect(FileManager.default.fileExists(atPath: "\(elsewhere)/captures/session-0001.jpg"))
+    }
+}
