@@ -12,7 +12,7 @@ struct InstallTests {
         let folder = TemporaryDirectory("install-deb")
         let build = URL(fileURLWithPath: try shutterpipeBinary()).deletingLastPathComponent().path
         let deb = folder.file("shutterpipe.deb")
-        let packaged = try await runProgram(["\(repositoryRoot)/scripts/package-deb", "--build-dir", build, "--output", deb, "--compression", "none"])
+        let packaged = try await runProgram(["sh", "-c", "'\(repositoryRoot)/scripts/package-deb' --build-dir '\(build)' --output '\(deb)' --compression none 2>&1"])
         #expect(packaged.status == 0, "\(packaged.text)")
         let root = folder.file("root")
         #expect(try await runProgram(["dpkg", "-x", deb, root]).status == 0)
@@ -39,7 +39,7 @@ struct InstallTests {
         mount -t tmpfs tmpfs \(runtime) && cd \(elsewhere) && \(root)/usr/bin/shutterpipe --version && \(root)/usr/bin/shutterpipe plugins && \
         printf 'enter\\ncapture\\nexit\\n' | \(root)/usr/bin/shutterpipe run --no-status --config \(root)/usr/share/shutterpipe/default.yaml
         """
-        let ran = try await runProgram(["/usr/bin/unshare", "-rm", "sh", "-c", script])
+        let ran = try await runProgram(["/usr/bin/unshare", "-rm", "sh", "-c", "(\(script)) 2>&1"])
         #expect(ran.status == 0, "\(ran.text)")
         #expect(ran.text.contains("shutterpipe 0.1.0") && ran.text.contains(" manifest ") && ran.text.contains("photoSuccess ./captures/"), "\(ran.text)")
         #expect(FileManager.default.fileExists(atPath: "\(elsewhere)/captures/session-0001.jpg"))
