@@ -61,7 +61,9 @@ public struct MQTTOptions: Sendable {
         feedback = try StateCommands(options)
     }
 
-    var address: BrokerAddress { (try? BrokerAddress(parsing: broker, caFile: ca)) ?? BrokerAddress(host: "127.0.0.1", port: 1883, tls: false) }
+    /// The broker, parsed; a `broker` set in code that is no URL fails here, never falls
+    /// back to another broker.
+    func address() throws(ShutterError) -> BrokerAddress { try BrokerAddress(parsing: broker, caFile: ca) }
 
     /// The host name, up to its first dot.
     static var hostName: String {

@@ -45,6 +45,7 @@ public final class MQTTTrigger: TriggerSource {
         var seenOrder: [String] = []
         var pending: [UInt64: Pending] = [:]
         var nextToken: UInt64 = 1
+        var address = BrokerAddress(host: "", port: 0, tls: false)  // set by run, before any callback
         var lostAt: ContinuousClock.Instant?
         var connectedOnce = false
     }
@@ -70,7 +71,9 @@ public final class MQTTTrigger: TriggerSource {
         handlers.onDisconnect = { [weak self] unexpected, reason in self?.disconnected(unexpected: unexpected, reason: reason) }
         handlers.onMessage = { [weak self] topic, payload, _ in self?.received(topic: topic, payload: payload) }
         let credentials = options.username.map { (user: $0, password: options.password) }
-        let client = try MQTTClient(broker: options.address, clientID: "shutterpipe-\(options.rig)-\(options.node)-\(getpid())",
+        let address = try options.address()
+        state.withLock { $0.address = address }
+        let client = try MQTTClient(broker: address, clientID: "shutterpipe-\(options.rig)-\(options.node)-\(getpid())",
                                     credentials: credentials, will: .init(topic: onlineTopic, payload: "false", retain: true),
                                     keepalive: Int(options.keepalive.components.seconds), handlers: handlers)
         state.withLock { state in
@@ -82,8 +85,8 @@ public final class MQTTTrigger: TriggerSource {
         }
         if let problem = client.start() {
             state.withLock { $0.lostAt = .now }
-            log.warning("cannot reach the broker \(options.address): \(problem); retrying with backoff (1 s, doubling to 30 s)",
-                        [("broker", "\(options.address)")])
+            log.warning("cannot reach the broker \(address): \(problem); retrying with backoff (1 s, doubling to 30 s)",
+                        [("broker", "\(address)")])
         }
         await withTaskCancellationHandler {
             for await _ in AsyncStream<Void>(unfolding: { try? await Task.sleep(for: .seconds(3600)); return Task.isCancelled ? nil : () }) {}
@@ -111,9 +114,9 @@ public final class MQTTTrigger: TriggerSource {
     }
 
     private func connected(refused: String?) {
-        guard let client = state.withLock({ $0.client }) else { return }
+        guard let (client, address) = state.withLock({ state in state.client.map { ($0, state.address) } }) else { return }
         if let refused {
-            log.error("the broker \(options.address) refused this node: \(refused); retrying with backoff")
+            log.error("the broker \(address) refused this node: \(refused); retrying with backoff")
             return
         }
         client.subscribe(commandTopic)
@@ -124,19 +127,19 @@ public final class MQTTTrigger: TriggerSource {
         }
         if let lostAt {
             let seconds = Double((ContinuousClock.now - lostAt) / .milliseconds(1)) / 1000
-            log.info("\(first ? "connected" : "reconnected") to the broker \(options.address) after \(String(format: "%.1f", seconds)) s without it; node '\(options.node)' of rig '\(options.rig)' online")
+            log.info("\(first ? "connected" : "reconnected") to the broker \(address) after \(String(format: "%.1f", seconds)) s without it; node '\(options.node)' of rig '\(options.rig)' online")
         } else {
-            log.info("connected to the broker \(options.address): node '\(options.node)' of rig '\(options.rig)' online, commands on \(commandTopic)")
+            log.info("connected to the broker \(address): node '\(options.node)' of rig '\(options.rig)' online, commands on \(commandTopic)")
         }
     }
 
     private func disconnected(unexpected: Bool, reason: String) {
         guard unexpected else { return }
-        let first = state.withLock { state -> Bool in
+        let (first, address) = state.withLock { state -> (Bool, BrokerAddress) in
             defer { if state.lostAt == nil { state.lostAt = .now } }
-            return state.lostAt == nil
+            return (state.lostAt == nil, state.address)
         }
-        if first { log.warning("lost the broker \(options.address): \(reason); reconnecting with backoff (1 s, doubling to 30 s)") }
+        if first { log.warning("lost the broker \(address): \(reason); reconnecting with backoff (1 s, doubling to 30 s)") }
         if let client = state.withLock({ $0.client }), let problem = client.lastProblem { log.debug("libmosquitto: \(problem)") }
     }
 
