@@ -77,13 +77,10 @@ enum DurableWriter {
         }
     }
 
-    /// Checks that `directory` takes a new file: creates one and removes it.
+    /// Checks that `directory` takes a new file the way a photo is written (an unnamed
+    /// file, or a locked temporary one), and drops it unnamed: nothing is left behind.
     static func checkWritable(_ directory: String) throws(ShutterError) {
-        let probe = "\(directory)/.shutterpipe-probe-\(getpid())"
-        let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw storageError("cannot write in folder", directory, errno) }
-        close(descriptor)
-        unlink(probe)
+        _ = try prepare([], for: "\(directory)/.shutterpipe-preflight")
     }
 
     /// Removes temporary files that killed runs left (only named ones can be left).
