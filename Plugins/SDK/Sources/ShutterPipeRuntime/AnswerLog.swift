@@ -36,6 +36,31 @@ struct AnswerLog: Sendable {
         }
     }
 
+    /// Logs the answer to a settings request from `trigger`: each setting as applied or
+    /// read, or the refusal.
+    func settings(_ answer: SettingsAnswer, by trigger: String) {
+        let verb: String
+        switch answer.request.action {
+        case .read: verb = "settings read"
+        case .change: verb = "settings change"
+        }
+        var fields: [(String, String)] = [("event", "settings"), ("trigger", trigger), ("ms", Self.ms(answer.duration))]
+        if let origin = answer.request.origin { fields.append(("origin", origin)) }
+        if let camera = answer.request.camera { fields.append(("camera", camera)) }
+        let values = answer.settings.map { ($0.camera.map { "\($0)." } ?? "") + "\($0.key)=\($0.value)" }.joined(separator: " ")
+        if let failure = answer.failure {
+            fields += [("cause", failure.cause.rawValue), ("message", failure.description)]
+            log.warning("\(verb) from \(trigger) refused in \(formatDuration(answer.duration)): \(failure.cause.rawValue): \(failure)", fields)
+        } else {
+            fields.append(("settings", values))
+            if case .change = answer.request.action {
+                log.info("\(verb) from \(trigger) applied in \(formatDuration(answer.duration)): \(values)", fields)
+            } else {
+                log.debug("\(verb) from \(trigger) in \(formatDuration(answer.duration)): \(answer.settings.count) setting(s)", fields)
+            }
+        }
+    }
+
     private static func shotFields(_ answer: ShutterAnswer) -> [(String, String)] {
         var fields: [(String, String)] = []
         if let shot = answer.shotNumber { fields.append(("shot", String(shot))) }

@@ -18,6 +18,8 @@ public struct CoordinatorSettings: Sendable, Equatable {
     public var exitTimeout: Duration = .seconds(15)
     /// The deadline for a trigger to take an answer.
     public var syncTimeout: Duration = .seconds(5)
+    /// The deadline for reading or changing camera settings (rule 15).
+    public var settingsTimeout: Duration = .seconds(15)
 
     /// The defaults.
     public init() {}

@@ -5,6 +5,8 @@ import Synchronization
 enum Submission: Sendable {
     /// An event from the trigger at this index.
     case event(TriggerEvent, trigger: Int)
+    /// A settings request from the trigger at this index, with who takes its answer.
+    case settings(SettingsRequest, trigger: Int, answer: @Sendable (SettingsAnswer) -> Void)
     /// A photo taken with the camera's own button.
     case cameraShot(CapturedPhoto)
     /// Every trigger has ended.
@@ -17,10 +19,10 @@ enum Submission: Sendable {
     }
 }
 
-/// An event refused because the queue was full (rule 3), answered at once.
-struct Refusal: Sendable {
-    var request: TriggerEvent
-    var trigger: Int
+/// What was refused because the queue was full (rule 3), answered at once.
+enum Refusal: Sendable {
+    case event(TriggerEvent, trigger: Int)
+    case settings(SettingsRequest, trigger: Int, answer: @Sendable (SettingsAnswer) -> Void)
 }
 
 /// Where events enter the coordinator from any thread: counts what waits, refuses past
@@ -41,11 +43,29 @@ final class Ingress: Sendable {
         state.withLock { state in
             guard !state.closed else { return }
             if request.event != .exit && state.waiting >= limit {
-                refused.yield(Refusal(request: request, trigger: trigger))
+                refused.yield(.event(request, trigger: trigger))
             } else {
                 state.waiting += 1
                 ordered.yield(.event(request, trigger: trigger))
             }
+        }
+    }
+
+    /// A settings request waits in the same queue as events and counts against its bound.
+    func submit(_ request: SettingsRequest, from trigger: Int, answer: @escaping @Sendable (SettingsAnswer) -> Void) {
+        let accepted = state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            if state.waiting >= limit {
+                refused.yield(.settings(request, trigger: trigger, answer: answer))
+            } else {
+                state.waiting += 1
+                ordered.yield(.settings(request, trigger: trigger, answer: answer))
+            }
+            return true
+        }
+        // After the session ended nobody would answer it: say so at once (rule 1's spirit).
+        if !accepted {
+            answer(SettingsAnswer(request: request, failure: ShutterError(.busy, "the session is stopping; the settings were not changed")))
         }
     }
 

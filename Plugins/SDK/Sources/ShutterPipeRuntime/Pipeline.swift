@@ -40,9 +40,10 @@ public struct Pipeline: Sendable {
     public var archivesPhotos: Bool { sinks.contains { $0.sink.role == .archival } }
 
     /// A coordinator that runs this pipeline.
-    public func makeCoordinator(log: Logger, observer: (@Sendable (CoordinatorStatus) -> Void)? = nil) -> ShutterCoordinator {
+    public func makeCoordinator(log: Logger, observer: (@Sendable (CoordinatorStatus) -> Void)? = nil,
+                                tracker: ShotTracker = ShotTracker()) -> ShutterCoordinator {
         ShutterCoordinator(backend: backend, triggers: triggers, sinks: sinks, session: config.session,
-                           settings: config.coordinator, log: log.named("coordinator"), observer: observer)
+                           settings: config.coordinator, log: log.named("coordinator"), observer: observer, tracker: tracker)
     }
 }
 

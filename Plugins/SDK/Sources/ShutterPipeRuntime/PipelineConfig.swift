@@ -55,6 +55,7 @@ public struct PipelineConfig: Sendable {
             settings.finishTimeout = try block.duration("finishTimeout", default: settings.finishTimeout)
             settings.exitTimeout = try block.duration("exitTimeout", default: settings.exitTimeout)
             settings.syncTimeout = try block.duration("syncTimeout", default: settings.syncTimeout)
+            settings.settingsTimeout = try block.duration("settingsTimeout", default: settings.settingsTimeout)
             try block.rejectUnknownKeys()
         }
         coordinator = settings

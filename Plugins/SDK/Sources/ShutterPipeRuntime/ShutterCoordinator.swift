@@ -49,20 +49,35 @@ import Synchronization
 ///     An archival sink whose receipt misses a file has failed. The backend learns it
 ///     after the answer, so deleting never delays the answer; the next photo's storing
 ///     and the exit still wait for it.
+/// 13. **A sink that cannot start stops the session before any event.** Every sink's
+///     `begin()` runs before the triggers start; one that throws ends the session there.
+/// 14. **A capture for a later moment** (`TriggerEvent.fireAt`) is handed to the backend
+///     at its turn, with the moment; its deadline is `captureTimeout` plus the wait.
+/// 15. **Setting changes are serialised with captures.** A settings request
+///     (`EventChannel.send(_:answer:)`) takes its turn among the events like any other
+///     (rules 2 and 3): it never runs during a capture or while a photo is being stored, a
+///     capture that arrived before it is taken with the old values and one that arrived
+///     after it with the new. Outside photo mode it enters first, as a capture does
+///     (rule 6). It is answered, to the function that asked, with each setting as the
+///     camera reads it back, or refused with the settings' choices and nothing changed.
+///     A backend without `CameraSettingsControl` refuses every request. Settings requests
+///     are not shutter events: they are not counted among the events answered or failed.
 public actor ShutterCoordinator {
-    private let backend: any CaptureBackend
-    private let triggers: [NamedTrigger]
+    let backend: any CaptureBackend
+    let triggers: [NamedTrigger]
     private let chain: SinkChain
     private let session: String
-    private let settings: CoordinatorSettings
+    let settings: CoordinatorSettings
     private let log: Logger
-    private let answerLog: AnswerLog
-    private let observer: (@Sendable (CoordinatorStatus) -> Void)?
+    let answerLog: AnswerLog
+    let observer: (@Sendable (CoordinatorStatus) -> Void)?
     /// The plugins that see every answer (``SessionObserver``).
     private let sessionObservers: [any SessionObserver]
     private let triggerTasks = Mutex<(tasks: [Task<Void, Never>], stopping: Bool)>(([], false))
+    /// The shots in flight, for status displays.
+    public nonisolated let shotsInFlight: ShotTracker
 
-    private var status = CoordinatorStatus()
+    var status = CoordinatorStatus()
     private var shotNumber = 0
     /// The last enter gave up waiting for the backend's prepare, which may still run.
     private var enterGaveUp = false
@@ -70,12 +85,13 @@ public actor ShutterCoordinator {
     private var pending = PendingStore()
 
     /// Creates a coordinator. `observer` hears the status after every change; it must
-    /// return quickly.
+    /// return quickly. `tracker` follows the shots in flight.
     public init(
         backend: any CaptureBackend, triggers: [NamedTrigger], sinks: [NamedSink],
         session: String, settings: CoordinatorSettings = CoordinatorSettings(),
-        log: Logger, observer: (@Sendable (CoordinatorStatus) -> Void)? = nil
+        log: Logger, observer: (@Sendable (CoordinatorStatus) -> Void)? = nil, tracker: ShotTracker = ShotTracker()
     ) {
+        self.shotsInFlight = tracker
         self.backend = backend
         self.triggers = triggers
         self.chain = SinkChain(sinks: sinks, backend: backend, settings: settings, log: log)
@@ -145,7 +161,9 @@ public actor ShutterCoordinator {
     private func startTriggers(into ingress: Ingress) {
         let log = self.log
         let tasks = triggers.enumerated().map { index, trigger in
-            let channel = EventChannel { ingress.submit($0, from: index) }
+            let channel = EventChannel({ ingress.submit($0, from: index) }, settings: { request, answer in
+                ingress.submit(request, from: index, answer: answer)
+            })
             return Task.detached {
                 do {
                     try await trigger.source.run(delivering: channel)
@@ -195,6 +213,9 @@ public actor ShutterCoordinator {
                 log.info("unknown command \(request.origin.map { "'\($0)' " } ?? "")from \(trigger.name): ignored")
                 await answerInOrder(ShutterAnswer(request: request, state: currentModeState), to: trigger, started: started)
             }
+        case .settings(let request, let triggerIndex, let reply):
+            ingress?.dequeued()
+            await handle(request, from: triggerIndex, answer: reply)
         case .cameraShot(let photo):
             await storeCameraShot(photo)
         case .endOfInput:
@@ -208,13 +229,15 @@ public actor ShutterCoordinator {
     }
 
     /// Prepares the backend unless photo mode is on; returns the failure, if any.
-    private func enterPhotoMode() async -> ShutterError? {
+    func enterPhotoMode() async -> ShutterError? {
         guard !status.inPhotoMode else { return nil }
         await settlePendingStore()  // prepare never overlaps another call
         let backend = self.backend
-        let context = BackendContext(log: log.named("backend")) { [ingress] photo in
+        let context = BackendContext(log: log.named("backend"), deliver: { [ingress] photo in
             ingress?.submitCameraShot(photo)
-        }
+        }, progress: { [shotsInFlight] progress in
+            shotsInFlight.report(progress)
+        })
         do {
             try await withDeadline(settings.enterTimeout, "entering photo mode") {
                 try await backend.prepare(context)
@@ -250,6 +273,7 @@ public actor ShutterCoordinator {
         let backend = self.backend
         let captureStarted = ContinuousClock.now
         let photo: CapturedPhoto
+        shotsInFlight.capturing(number)
         do {
             // A capture for a later moment (a rig's `at`) has the wait on top of its deadline.
             let fireAt = request.fireAt
@@ -259,10 +283,12 @@ public actor ShutterCoordinator {
             var failed = ShutterAnswer(request: request, state: .photoFailed,
                                        failure: ShutterError.wrapping(error, as: .cameraFailure), shotNumber: number)
             failed.captureDuration = ContinuousClock.now - captureStarted
+            shotsInFlight.ended(number)
             await answerInOrder(failed, to: trigger, started: started)
             return
         }
         let captureDuration = ContinuousClock.now - captureStarted
+        shotsInFlight.storing(number)
         await settlePendingStore()
         let context = ShotContext(session: session, shotNumber: number, captureTime: photo.captureTime, camera: photo.camera, trigger: trigger.name)
         pending.begin(Task {
@@ -275,6 +301,7 @@ public actor ShutterCoordinator {
             stored.captureTime = photo.captureTime
             stored.storeDuration = ContinuousClock.now - storeStarted
             stored.duration = ContinuousClock.now - started
+            self.shotsInFlight.ended(number)
             await self.deliver(stored, to: trigger)
             await self.chain.finish(photo, archived: outcome.archived)
         })
@@ -286,7 +313,9 @@ public actor ShutterCoordinator {
         let started = ContinuousClock.now
         shotNumber += 1
         let context = ShotContext(session: session, shotNumber: shotNumber, captureTime: photo.captureTime, camera: photo.camera, trigger: "camera")
+        shotsInFlight.storing(context.shotNumber)
         let outcome = await chain.store(photo, context: context)
+        shotsInFlight.ended(context.shotNumber)
         let failure = photo.missing ?? outcome.failure
         var answer = ShutterAnswer(request: TriggerEvent(.capture, origin: "camera button"), state: failure == nil ? .photoSuccess : .photoFailed,
                                    failure: failure, stored: outcome.files, shotNumber: context.shotNumber, warnings: outcome.warnings)
@@ -329,12 +358,19 @@ public actor ShutterCoordinator {
 
     /// Answers a refusal at once (rule 3).
     private func answer(_ refusal: Refusal) async {
-        let event = refusal.request.event
+        let request: TriggerEvent, trigger: Int
+        switch refusal {
+        case .settings(let settingsRequest, let trigger, let reply):
+            return refuse(settingsRequest, from: trigger, answer: reply)
+        case .event(let event, let index):
+            (request, trigger) = (event, index)
+        }
+        let event = request.event
         let failure: ShutterError? = event == .unknown ? nil : ShutterError(
             .busy, "\(settings.queueLimit) events are already waiting",
             fix: "wait for the answers, or raise coordinator.queueLimit")
-        let answer = ShutterAnswer(request: refusal.request, state: event == .capture ? .photoFailed : currentModeState, failure: failure)
-        await deliver(answer, to: triggers[refusal.trigger], refused: true)
+        let answer = ShutterAnswer(request: request, state: event == .capture ? .photoFailed : currentModeState, failure: failure)
+        await deliver(answer, to: triggers[trigger], refused: true)
     }
 
     /// The one way an answer leaves the coordinator: counted, logged, synced to its

@@ -26,3 +26,17 @@ public func formatByteCount(_ bytes: Int64) -> String {
     while value >= 1000 && unit < units.count - 1 { value /= 1000; unit += 1 }
     return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
 }
+
+/// Rows as aligned columns, two spaces apart: every column but the last is padded to its
+/// widest cell, and trailing spaces are trimmed. For command output (`shutterpipe
+/// cameras`, `camera settings`, `get`).
+public func formatColumns(_ rows: [[String]], indent: String = "") -> [String] {
+    let columns = rows.map(\.count).max() ?? 0
+    let widths = (0..<columns).map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
+    return rows.map { row in
+        let cells = row.enumerated().map { index, cell in
+            index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+        }
+        return (indent + cells.joined(separator: "  ")).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+    }
+}

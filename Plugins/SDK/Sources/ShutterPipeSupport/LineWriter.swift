@@ -16,7 +16,7 @@ public final class LineWriter: Sendable {
     }
 
     private struct State {
-        var lines: [(String, Waiter)] = []
+        var lines: [(String, Waiter?)] = []
         var dropped = 0
         var stalled = false
         var closed = false
@@ -44,7 +44,7 @@ public final class LineWriter: Sendable {
         let thread = Thread { [queue] in
             while true {
                 queue.ready.wait()
-                let next = queue.state.withLock { state -> (String, Waiter)?? in
+                let next = queue.state.withLock { state -> (String, Waiter?)?? in
                     if let first = state.lines.first { state.lines.removeFirst(); return first }
                     return state.closed ? .some(nil) : nil
                 }
@@ -53,7 +53,7 @@ public final class LineWriter: Sendable {
                 queue.state.withLock { $0.writingSince = .now }
                 write(line)
                 queue.state.withLock { $0.writingSince = nil }
-                waiter.resume()
+                waiter?.resume()
             }
         }
         thread.name = label
@@ -72,26 +72,40 @@ public final class LineWriter: Sendable {
         await withCheckedContinuation { continuation in
             let waiter = Waiter(continuation)
             var stuck = false
-            let dropped = queue.state.withLock { state -> Int? in
+            let queued = append(line, waiter: waiter) { state in
                 if let since = state.writingSince, ContinuousClock.now - since > patience { stuck = true }
-                guard state.lines.count < limit else {
-                    state.dropped += 1
-                    defer { state.stalled = true }
-                    return state.stalled ? -1 : state.dropped
-                }
-                state.stalled = false
-                state.lines.append((line, waiter))
-                return nil
             }
-            guard let dropped else {
-                queue.ready.signal()
-                if stuck { return waiter.resume() }
-                let nanoseconds = Int(patience.components.seconds) * 1_000_000_000 + Int(patience.components.attoseconds / 1_000_000_000)
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { waiter.resume() }
-                return
-            }
-            waiter.resume()
-            if dropped > 0 { onDrop(dropped) }
+            guard queued else { return waiter.resume() }
+            if stuck { return waiter.resume() }
+            let nanoseconds = Int(patience.components.seconds) * 1_000_000_000 + Int(patience.components.attoseconds / 1_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { waiter.resume() }
         }
+    }
+
+    /// Queues `line` and returns at once, from any thread; it is written in order with
+    /// the others (or dropped, like them, past the limit).
+    public func enqueue(_ line: String) {
+        _ = append(line, waiter: nil) { _ in }
+    }
+
+    /// Queues a line unless `limit` lines wait; returns whether it was queued.
+    private func append(_ line: String, waiter: Waiter?, inspecting: (State) -> Void) -> Bool {
+        let dropped = queue.state.withLock { state -> Int? in
+            inspecting(state)
+            guard state.lines.count < limit else {
+                state.dropped += 1
+                defer { state.stalled = true }
+                return state.stalled ? -1 : state.dropped
+            }
+            state.stalled = false
+            state.lines.append((line, waiter))
+            return nil
+        }
+        guard let dropped else {
+            queue.ready.signal()
+            return true
+        }
+        if dropped > 0 { onDrop(dropped) }
+        return false
     }
 }

@@ -99,19 +99,50 @@ public struct CameraStatus: Sendable, Equatable {
 /// What the coordinator gives a backend on ``CaptureBackend/prepare(_:)``.
 public struct BackendContext: Sendable {
     let deliverPhoto: @Sendable (CapturedPhoto) -> Void
+    let reportProgress: @Sendable (DownloadProgress) -> Void
     /// The backend's logger.
     public let log: Logger
 
     /// Creates a context. The coordinator makes these; tests of a backend can make their
-    /// own.
-    public init(log: Logger, deliver: @escaping @Sendable (CapturedPhoto) -> Void) {
+    /// own. `progress` hears ``report(_:)``.
+    public init(log: Logger, deliver: @escaping @Sendable (CapturedPhoto) -> Void,
+                progress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }) {
         self.log = log
         self.deliverPhoto = deliver
+        self.reportProgress = progress
     }
 
     /// Hands over a photo the camera took by itself. It goes to the sinks in order with
     /// the triggered shots.
     public func deliver(_ photo: CapturedPhoto) {
         deliverPhoto(photo)
+    }
+
+    /// Tells how far the download of a file of the capture in flight has come, for the
+    /// status line ("downloading 45 % of 24 MB"). Call it from any thread, as often as
+    /// the bytes arrive: it never blocks, and reports outside a capture are ignored.
+    /// (Added in ABI 5.)
+    public func report(_ progress: DownloadProgress) {
+        reportProgress(progress)
+    }
+}
+
+/// How far the download of one file of a capture has come.
+public struct DownloadProgress: Sendable, Equatable {
+    /// The file's name on the camera.
+    public var file: String
+    /// The camera's name in the pipeline, when a backend drives several.
+    public var camera: String?
+    /// Bytes received so far.
+    public var bytes: Int64
+    /// The file's size, when the camera announced it.
+    public var total: Int64?
+
+    /// Creates a report.
+    public init(file: String, camera: String? = nil, bytes: Int64, total: Int64?) {
+        self.file = file
+        self.camera = camera
+        self.bytes = bytes
+        self.total = total
     }
 }

@@ -25,9 +25,12 @@ public enum PluginEntry {
     /// history: 1, the first; 2, `PhotoSink.begin()`, `observe(_:)` and `end()`; 3, the
     /// contract alone (helpers and the coordinator left the library), `PhotoSink.role`,
     /// `StoredFile.cameraFile`, commands in the registry, several cameras per backend
-    /// (`CapturedFile.camera`, `CapturedPhoto.missing`, `status()` per camera).
+    /// (`CapturedFile.camera`, `CapturedPhoto.missing`, `status()` per camera); 4,
+    /// `CaptureBackend.capture(at:)`, `TriggerEvent.fireAt`, `ShutterAnswer.captureTime`;
+    /// 5, camera settings during a session (`CameraSettingsControl`, settings requests on
+    /// `EventChannel`) and download progress (`BackendContext.report(_:)`).
     @_alwaysEmitIntoClient
-    public static var abi: Int32 { 4 }
+    public static var abi: Int32 { 5 }
 
     /// `shutterpipe_plugin_entry` registered the plugin's types.
     public static let registered: Int32 = 0

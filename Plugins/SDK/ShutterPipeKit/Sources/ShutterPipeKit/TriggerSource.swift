@@ -27,12 +27,21 @@ public protocol TriggerSource: Sendable {
 /// ``TriggerSource/sync(_:)``. The channel is `Sendable`; a trigger may send from any
 /// thread.
 public struct EventChannel: Sendable {
-    let submit: @Sendable (TriggerEvent) -> Void
+    /// Where a settings request goes, with the function that takes its answer.
+    public typealias SettingsSubmit = @Sendable (SettingsRequest, @escaping @Sendable (SettingsAnswer) -> Void) -> Void
 
-    /// Creates a channel that hands every event to `submit`. The coordinator makes the
-    /// channels it gives triggers; tests of a trigger can make their own.
-    public init(_ submit: @escaping @Sendable (TriggerEvent) -> Void) {
+    let submit: @Sendable (TriggerEvent) -> Void
+    let submitSettings: SettingsSubmit
+
+    /// Creates a channel that hands every event to `submit` and every settings request to
+    /// `settings` (by default, each is answered at once: this channel takes none). The
+    /// coordinator makes the channels it gives triggers; tests of a trigger can make their
+    /// own.
+    public init(_ submit: @escaping @Sendable (TriggerEvent) -> Void, settings: SettingsSubmit? = nil) {
         self.submit = submit
+        self.submitSettings = settings ?? { request, answer in
+            answer(SettingsAnswer(request: request, failure: ShutterError(.invalidConfiguration, "this session takes no settings requests")))
+        }
     }
 
     /// Delivers one event to the coordinator.
@@ -43,5 +52,13 @@ public struct EventChannel: Sendable {
     /// Delivers one event to the coordinator.
     public func send(_ event: ShutterEvent, origin: String? = nil, token: UInt64 = 0) {
         submit(TriggerEvent(event, origin: origin, token: token))
+    }
+
+    /// Asks the coordinator to read or change camera settings. It takes its turn among the
+    /// events this and the other triggers send (never during a capture), and `answer` is
+    /// called once, on some thread, with the applied values or the refusal. Like an event,
+    /// it never blocks; a full queue refuses it at once with cause `busy`. (Added in ABI 5.)
+    public func send(_ request: SettingsRequest, answer: @escaping @Sendable (SettingsAnswer) -> Void) {
+        submitSettings(request, answer)
     }
 }

@@ -1,0 +1,95 @@
+import ShutterPipeKit
+import Synchronization
+
+/// The shots in flight, for status displays: what each is doing now ("capturing 2.1 s",
+/// "downloading 45 % of 24 MB", "storing") and since when.
+///
+/// The coordinator moves each shot through its phases; the backend's download reports
+/// (``BackendContext/report(_:)``) arrive from any thread and go to the shot being
+/// captured. In a burst two shots are in flight: one storing while the next is captured.
+/// Reading it never waits for the coordinator.
+public final class ShotTracker: Sendable {
+    /// One shot in flight.
+    public struct Shot: Sendable, Equatable {
+        /// What the shot is doing.
+        public enum Phase: Sendable, Equatable {
+            /// The camera is exposing (or the backend has not reported bytes yet).
+            case capturing
+            /// Its files are coming from the camera.
+            case downloading
+            /// The sinks are storing it.
+            case storing
+        }
+
+        /// The shot number in this session.
+        public var number: Int
+        /// What it is doing now.
+        public var phase: Phase
+        /// When the capture began (for a shot the camera took itself, when storing began).
+        public var began: ContinuousClock.Instant
+        /// When the current phase began.
+        public var phaseBegan: ContinuousClock.Instant
+        /// The downloads reported so far, by camera and file.
+        var downloads: [String: DownloadProgress] = [:]
+
+        /// Bytes downloaded so far, across its files.
+        public var bytes: Int64 { downloads.values.reduce(0) { $0 + $1.bytes } }
+        /// The announced size of the files reported so far; `nil` when one is unknown.
+        public var total: Int64? {
+            downloads.values.reduce(Int64(0) as Int64?) { sum, download in download.total.flatMap { total in sum.map { $0 + total } } }
+        }
+        /// How many files have reported.
+        public var files: Int { downloads.count }
+    }
+
+    private let state = Mutex<[Int: Shot]>([:])
+    private let changed: @Sendable () -> Void
+
+    /// Creates a tracker; `changed` hears every change of phase (not every byte).
+    public init(changed: @escaping @Sendable () -> Void = {}) {
+        self.changed = changed
+    }
+
+    /// The shots in flight, oldest first.
+    public var shots: [Shot] {
+        state.withLock { $0.values.sorted { $0.number < $1.number } }
+    }
+
+    func capturing(_ number: Int) {
+        let now = ContinuousClock.now
+        state.withLock { $0[number] = Shot(number: number, phase: .capturing, began: now, phaseBegan: now) }
+        changed()
+    }
+
+    /// A download report from the backend: it belongs to the shot being captured; one
+    /// that comes when none is (late, from a capture that gave up) is dropped.
+    func report(_ progress: DownloadProgress) {
+        let entered = state.withLock { shots -> Bool in
+            guard let number = shots.values.first(where: { $0.phase != .storing })?.number else { return false }
+            let first = shots[number]?.phase == .capturing
+            if first {
+                shots[number]?.phase = .downloading
+                shots[number]?.phaseBegan = .now
+            }
+            shots[number]?.downloads["\(progress.camera ?? "")/\(progress.file)"] = progress
+            return first
+        }
+        if entered { changed() }
+    }
+
+    func storing(_ number: Int) {
+        let now = ContinuousClock.now
+        state.withLock { shots in
+            var shot = shots[number] ?? Shot(number: number, phase: .storing, began: now, phaseBegan: now)
+            shot.phase = .storing
+            shot.phaseBegan = now
+            shots[number] = shot
+        }
+        changed()
+    }
+
+    func ended(_ number: Int) {
+        state.withLock { _ = $0.removeValue(forKey: number) }
+        changed()
+    }
+}
