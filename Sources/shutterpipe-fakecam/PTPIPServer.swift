@@ -302,10 +302,53 @@ final class PTPIPServer: Sendable {
             sendPacket(client, .endData, end.data)
             return
         }
-        var header = PTPWriter()
-        header.u32(UInt32(8 + end.data.count + data.count)); header.u32(PTP.Packet.endData.rawValue)
-        try? DescriptorIO.writeAll(header.data + end.data, to: client)
-        for part in data.parts { try? DescriptorIO.writeAll(part, to: client) }  // straight from the card's storage
+        // As cameras do, a large object goes in DATA packets and the last piece in END_DATA:
+        // libgphoto2 hands each packet on as it arrives (what its download progress sees).
+        let pieces = Self.pieces(of: data, size: Self.dataPacketSize)
+        let pace = camera.options.linkBytesPerSecond
+        let began = ContinuousClock.now
+        var sent = 0
+        for (index, piece) in pieces.enumerated() {
+            let last = index == pieces.count - 1
+            let length = piece.reduce(0) { $0 + $1.count }
+            var header = PTPWriter()
+            header.u32(UInt32(8 + end.data.count + length)); header.u32((last ? PTP.Packet.endData : PTP.Packet.data).rawValue)
+            try? DescriptorIO.writeAll(header.data + end.data, to: client)
+            for part in piece { try? DescriptorIO.writeAll(part, to: client) }  // straight from the card's storage
+            sent += length
+            if pace > 0 {
+                let due = began + .nanoseconds(Int64(Double(sent) / Double(pace) * 1e9))
+                let wait = due - ContinuousClock.now
+                if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.attoseconds) / 1e18 + Double(wait.components.seconds)) }
+            }
+        }
+    }
+
+    /// The size of a DATA packet's payload (cameras use tens to hundreds of kilobytes).
+    static let dataPacketSize = 512 * 1024
+
+    /// The payload cut into pieces of at most `size` bytes, as slices of its parts (no
+    /// copy); an empty payload is one empty piece.
+    static func pieces(of payload: Payload, size: Int) -> [[Data]] {
+        var pieces: [[Data]] = []
+        var current: [Data] = []
+        var room = size
+        for part in payload.parts {
+            var offset = part.startIndex
+            while offset < part.endIndex {
+                let take = min(room, part.endIndex - offset)
+                current.append(part[offset..<(offset + take)])
+                offset += take
+                room -= take
+                if room == 0 {
+                    pieces.append(current)
+                    current = []
+                    room = size
+                }
+            }
+        }
+        if !current.isEmpty || pieces.isEmpty { pieces.append(current) }
+        return pieces
     }
 
     private func sendPacket(_ client: Int32, _ type: PTP.Packet, _ payload: Data) {

@@ -35,6 +35,9 @@ struct CameraOptions: Sendable {
     var loseEventsOf: Int?
     var shortTransfers = 0
     var seed: UInt64 = 1
+    /// Bytes a second a download is paced to (0: as fast as the socket goes), as a USB 2
+    /// cable (about 20 MB/s) or Wi-Fi delivers them.
+    var linkBytesPerSecond = 0
     /// A file that gets one line per InitiateCapture: when it arrived, in CLOCK_MONOTONIC
     /// nanoseconds (comparable across the cameras of a rig on one machine).
     var captureLog: String?
@@ -142,6 +145,16 @@ final class VirtualCamera: Sendable {
         }
     }
 
+    /// "iso 400 f/8 1/250 s": the exposure properties now.
+    static func exposure(_ state: State) -> String {
+        let iso = state.properties[0x500F]?.current ?? 0
+        let fNumber = Double(state.properties[0x5007]?.current ?? 0) / 100
+        let time = Double(state.properties[0x500D]?.current ?? 0) / 10_000
+        let aperture = fNumber == fNumber.rounded() ? String(Int(fNumber)) : String(fNumber)
+        let shutter = time >= 1 || time == 0 ? "\(Int(time))" : "1/\(Int((1 / time).rounded()))"
+        return "iso \(iso) f/\(aperture) \(shutter) s"
+    }
+
     /// A shot taken with the camera's own button.
     func pressButton() -> [UInt32] {
         state.withLock { addShot(&$0) }
@@ -153,8 +166,10 @@ final class VirtualCamera: Sendable {
         let rawPlusJPEG = state.properties[0x5004]?.current == 1
         var files: [(String, UInt16, Payload)] = []
         if sources.isEmpty {
+            // The exposure's settings as they were at the shot, as a camera records them in
+            // its EXIF: tests see which values a capture was taken with.
             let jpeg = SyntheticJPEG.make(width: options.width, height: options.height, shot: number, detail: options.detail,
-                                          comment: "shutterpipe-fakecam shot \(number) \(Date().timeIntervalSince1970)")
+                                          comment: "shutterpipe-fakecam shot \(number) \(Self.exposure(state)) \(Date().timeIntervalSince1970)")
             if rawPlusJPEG {
                 var raw = Data("SPRAW1\0".utf8)
                 raw.append(Data("virtual raw of shot \(number)\n".utf8))

@@ -33,6 +33,8 @@ Options:
   --lose-events-of N    never send the events of capture N (libgphoto2 then waits for good)
   --short-transfers N   the first N object downloads send half the object, while its
                         ObjectInfo still announces all of it (a transfer cut short)
+  --link-speed MB       pace downloads to MB megabytes a second, as a USB 2 cable (20) or
+                        Wi-Fi would (default: as fast as the socket goes)
   --model NAME          model name (default "Virtual Camera")
   --serial TEXT         serial number (default SP-0001)
   --battery PERCENT     battery level reported (default 87)
@@ -86,6 +88,7 @@ while !arguments.isEmpty {
     case "--store-full-after": options.storeFullAfter = number(argument)
     case "--lose-events-of": options.loseEventsOf = number(argument)
     case "--short-transfers": options.shortTransfers = number(argument)
+    case "--link-speed": options.linkBytesPerSecond = number(argument) * 1_000_000
     case "--model": options.model = value(argument)
     case "--serial": options.serial = value(argument)
     case "--battery": options.battery = min(100, number(argument))

@@ -16,7 +16,7 @@ enum CameraList {
                 let camera = try GPhotoCamera(model: detected.model, port: detected.port)
                 defer { camera.close() }
                 report.serial = camera.serialNumber()
-                report.battery = (try? camera.setting("batterylevel"))?.value
+                report.battery = (try? camera.setting(named: "batterylevel"))?.value
                 report.freeCardBytes = camera.freeBytes()
             } catch {
                 report.problem = "\(CameraOpening.openError(error, model: detected.model, port: detected.port))"

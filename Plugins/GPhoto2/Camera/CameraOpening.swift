@@ -60,34 +60,20 @@ enum CameraOpening {
         return preferred.map { ($0.model, $0.port) }
     }
 
-    /// Applies the configured settings, each checked against the camera's own choices.
+    /// Applies the configured settings (and those changed during the session), all or
+    /// none, each checked against the camera's own choices.
     static func apply(_ settings: [String: String], to camera: GPhotoCamera) throws(ShutterError) {
-        for (key, value) in settings.sorted(by: { $0.key < $1.key }) {
-            var found: GPhotoCamera.Setting?
-            for name in CameraSettings.widgetNames(for: key) {
-                if let setting = try? camera.setting(name) { found = setting; break }
+        guard !settings.isEmpty else { return }
+        let changes = settings.sorted { $0.key < $1.key }.map { SettingChange(key: $0.key, value: $0.value) }
+        do {
+            for setting in try CameraSettings.apply(changes, to: camera, fix: "use one of the choices in 'settings'") {
+                WorkerLog.info("\(setting.key) set to \(setting.value)")
             }
-            guard let setting = found else {
-                throw ShutterError(.invalidConfiguration, "\(camera.model) has no setting '\(key)'",
-                                   fix: "see `gphoto2 --list-config` for the names this camera knows")
+        } catch {
+            switch error {
+            case .refused(let refusal): throw refusal.error
+            case .camera(let failure): throw ShutterError(.invalidConfiguration, "\(camera.model) refused a setting: \(failure)")
             }
-            guard !setting.readOnly else {
-                throw ShutterError(.invalidConfiguration, "'\(key)' is read-only on \(camera.model)")
-            }
-            let target: String
-            if setting.choices.isEmpty {
-                target = value
-            } else {
-                guard let choice = CameraSettings.choice(matching: value, in: setting.choices) else {
-                    throw ShutterError(.invalidConfiguration, "\(key) '\(value)' is not offered by \(camera.model); choices: \(setting.choices.joined(separator: ", "))",
-                                       fix: "use one of the choices in 'settings'")
-                }
-                target = choice
-            }
-            do { try camera.set(setting.name, to: target) } catch {
-                throw ShutterError(.invalidConfiguration, "\(camera.model) refused \(key) '\(value)': \(error)")
-            }
-            WorkerLog.info("\(key) set to \(target)")
         }
     }
 

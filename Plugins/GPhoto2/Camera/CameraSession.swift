@@ -12,6 +12,9 @@ import ShutterPipeSupport
 final class CameraSession: @unchecked Sendable {
     private var camera: GPhotoCamera?
     private var selection: CameraSelection?
+    /// The settings changed during the session, as applied: every reopen applies them on
+    /// top of the selection's (``CameraSelection/withSessionSettings(_:)``).
+    private var sessionSettings: [CameraSetting] = []
     private var identity: CameraIdentity?
     private let reconnection = Reconnection()
     /// The files this worker downloaded that are still on the card.
@@ -37,7 +40,9 @@ final class CameraSession: @unchecked Sendable {
     func handle(_ request: WorkerRequest) -> (WorkerReply, [Int32]) {
         switch request {
         case .open(let selection, let poll, let limit, let keepTrying):
+            // The backend's selection already carries the session's changes.
             self.selection = selection
+            sessionSettings = []
             reconnection.configure(pollMilliseconds: poll, limitMilliseconds: limit)
             return (open(keepTrying: keepTrying), [])
         case .capture(let moment):
@@ -51,7 +56,7 @@ final class CameraSession: @unchecked Sendable {
             return preview()
         case .status:
             guard let camera else { return (.status(battery: nil, freeCardBytes: nil, connected: false), []) }
-            return (.status(battery: (try? camera.setting("batterylevel"))?.value, freeCardBytes: camera.freeBytes(), connected: true), [])
+            return (.status(battery: (try? camera.setting(named: "batterylevel"))?.value, freeCardBytes: camera.freeBytes(), connected: true), [])
         case .close:
             close()
             selection = nil
@@ -61,8 +66,51 @@ final class CameraSession: @unchecked Sendable {
             return (.cameras(cameras, problem: problem), [])
         case .abandon:
             return (.done, [])
+        case .readSettings(let keys):
+            return (readSettings(keys), [])
+        case .applySettings(let changes):
+            return (applySettings(changes), [])
         }
     }
+
+    // MARK: Settings
+
+    private func readSettings(_ keys: [String]) -> WorkerReply {
+        guard let camera else { return .failed(WorkerFailure(Self.notOpen)) }
+        do throws(GPhotoFailure) {
+            if keys.isEmpty { return .settings(try camera.allSettings()) }
+            var found: [CameraSetting] = []
+            var unknown: [String] = []
+            for key in keys {
+                if let setting = try camera.setting(named: key) { found.append(setting) } else { unknown.append(key) }
+            }
+            guard unknown.isEmpty else {
+                return .refused(WorkerFailure(ShutterError(.invalidConfiguration, "\(camera.model) has no setting \(unknown.map { "'\($0)'" }.joined(separator: ", "))",
+                                                           fix: "`shutterpipe camera settings` lists the settings this camera has")), found)
+            }
+            return .settings(found)
+        } catch {
+            return .failed(WorkerFailure(failed(error, while: "reading settings")))
+        }
+    }
+
+    private func applySettings(_ changes: [SettingChange]) -> WorkerReply {
+        guard let camera else { return .failed(WorkerFailure(Self.notOpen)) }
+        do {
+            let applied = try CameraSettings.apply(changes, to: camera, fix: "pick one of the choices")
+            sessionSettings.removeAll { old in applied.contains { $0.key == old.key } }
+            sessionSettings += applied
+            for setting in applied { WorkerLog.info("\(setting.key) set to \(setting.value)") }
+            return .settings(applied)
+        } catch {
+            switch error {
+            case .refused(let refusal): return .refused(WorkerFailure(refusal.error), refusal.settings)
+            case .camera(let failure): return .failed(WorkerFailure(failed(failure, while: "changing settings")))
+            }
+        }
+    }
+
+    private static let notOpen = ShutterError(.notInPhotoMode, "the camera is not open", fix: "send enter first")
 
     func close() {
         camera?.close()
@@ -100,7 +148,7 @@ final class CameraSession: @unchecked Sendable {
     private func reconnect() {
         guard let selection else { return }
         do throws(ShutterError) {
-            let opened = try CameraOpening.open(selection, known: identity)
+            let opened = try CameraOpening.open(selection.withSessionSettings(sessionSettings), known: identity)
             camera = opened
             hadCamera = true
             let known = CameraIdentity(model: opened.model, port: opened.port, serial: opened.serialNumber() ?? identity?.serial)
@@ -233,10 +281,12 @@ final class CameraSession: @unchecked Sendable {
                 throw GPhotoFailure(code: GP_ERROR_NO_MEMORY, operation: "downloading \(path.name)", detail: "\(error)")
             }
             let size: Int
-            do { size = try camera.download(path, into: descriptor) } catch {
+            let progress = ProgressThrottle(file: path.name, total: announced.map(Int64.init)) { [send] message in send(message, []) }
+            do { size = try camera.download(path, into: descriptor, progress: progress.report) } catch {
                 Glibc.close(descriptor)
                 throw error
             }
+            progress.finish()
             if announced == nil || size == announced { return (WorkerFile(path: path, size: size), descriptor) }
             Glibc.close(descriptor)
             sizes.append(size)
@@ -290,5 +340,37 @@ final class CameraSession: @unchecked Sendable {
         send(.event(.lost(text)), [])
         return ShutterError(.cameraFailure, "the camera went away during \(action): \(text)",
                             fix: "check the cable and that the camera is awake; shutterpipe reconnects when it is back")
+    }
+}
+
+/// Download reports for the backend, a few a second: one per data packet would be
+/// thousands of messages for a RAW file.
+final class ProgressThrottle {
+    static let interval: Duration = .milliseconds(100)
+    private let file: String
+    private let total: Int64?
+    private let send: (WorkerMessage) -> Void
+    private var last: ContinuousClock.Instant?
+    private var bytes: Int64 = 0
+
+    init(file: String, total: Int64?, send: @escaping (WorkerMessage) -> Void) {
+        self.file = file
+        self.total = total
+        self.send = send
+    }
+
+    /// The bytes so far; the first report goes at once, later ones at most every
+    /// ``interval``.
+    func report(_ bytes: Int64) {
+        self.bytes = bytes
+        let now = ContinuousClock.now
+        if let last, now - last < Self.interval { return }
+        last = now
+        send(.event(.progress(file: file, bytes: bytes, total: total)))
+    }
+
+    /// The last count, once the download is over.
+    func finish() {
+        send(.event(.progress(file: file, bytes: bytes, total: total)))
     }
 }

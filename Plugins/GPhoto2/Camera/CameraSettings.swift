@@ -1,46 +1,44 @@
 import Foundation
+import GPhoto2Backend
+import ShutterPipeKit
 
-/// Matching a config value to a camera's own choices.
-///
-/// Config keys have friendly names with the usual libgphoto2 widget names behind them
-/// (`aperture` is `aperture` on Canon and `f-number` on generic PTP cameras). Values match
-/// a choice exactly (case-insensitive), or by number: `1/125` matches `0.0080s`, `8`
-/// matches `f/8`, `200` matches `ISO 200`.
+/// Applying a batch of setting changes to one camera, all or none (the values are
+/// matched by ``SettingValues``).
 enum CameraSettings {
-    /// Widget names to try for a config key, in order.
-    static func widgetNames(for key: String) -> [String] {
-        switch key.lowercased() {
-        case "iso": return ["iso", "isospeed"]
-        case "shutterspeed": return ["shutterspeed", "shutterspeed2", "exptime"]
-        case "aperture": return ["aperture", "f-number", "fnumber"]
-        case "imageformat": return ["imageformat", "imagequality"]
-        case "capturetarget": return ["capturetarget"]
-        default: return [key]
+    /// Applies `changes` to `camera`, all or none: every change is resolved and checked
+    /// against the camera's own choices first, and one that cannot be made refuses the
+    /// whole batch (``SettingsRefusal``, every problem named, the settings concerned as
+    /// they are). Then each is set and read back. `fix` is the refusal's advice.
+    static func apply(_ changes: [SettingChange], to camera: GPhotoCamera, fix: String) throws(ApplyFailure) -> [CameraSetting] {
+        var resolved: [(change: SettingChange, setting: CameraSetting, target: SettingValues.WidgetValue)] = []
+        var found: [SettingChange: CameraSetting] = [:]
+        for change in changes {
+            do throws(GPhotoFailure) { found[change] = try camera.setting(named: change.key) } catch { throw .camera(error) }
         }
+        switch SettingValues.check(changes, against: found, model: camera.model, fix: fix) {
+        case .success(let targets): resolved = zip(changes, targets).map { ($0, found[$0]!, $1) }
+        case .failure(let refusal): throw .refused(refusal)
+        }
+        var applied: [CameraSetting] = []
+        for (index, item) in resolved.enumerated() {
+            do throws(GPhotoFailure) {
+                try camera.set(item.setting.key, to: item.target)
+                applied.append(try camera.setting(named: item.setting.key) ?? item.setting)
+            } catch {
+                let done = resolved[..<index].map { "\($0.setting.key)" }
+                throw .camera(GPhotoFailure(code: error.code, operation: "setting '\(item.setting.key)' to '\(item.change.value)'",
+                                            detail: [error.detail, done.isEmpty ? nil : "already set: \(done.joined(separator: ", "))"]
+                                                .compactMap { $0 }.joined(separator: "; ")))
+            }
+        }
+        return applied
     }
 
-    /// The choice `value` names, if any.
-    static func choice(matching value: String, in choices: [String]) -> String? {
-        let wanted = value.trimmingCharacters(in: .whitespaces)
-        if let exact = choices.first(where: { $0.caseInsensitiveCompare(wanted) == .orderedSame }) { return exact }
-        guard let number = Self.number(in: wanted) else { return nil }
-        return choices.first { choice in
-            guard let candidate = Self.number(in: choice) else { return false }
-            return abs(candidate - number) <= max(abs(number), 1e-9) * 0.01
-        }
-    }
-
-    /// The number a setting text stands for: `1/125` → 0.008, `0.0080s` → 0.008, `f/5.6` →
-    /// 5.6, `ISO 200` → 200.
-    static func number(in text: String) -> Double? {
-        var cleaned = text.lowercased()
-        for noise in ["iso", "f/", "sec", "s"] { cleaned = cleaned.replacingOccurrences(of: noise, with: "") }
-        cleaned = cleaned.trimmingCharacters(in: .whitespaces)
-        if let slash = cleaned.firstIndex(of: "/") {
-            guard let numerator = Double(cleaned[..<slash]), let denominator = Double(cleaned[cleaned.index(after: slash)...]),
-                  denominator != 0 else { return nil }
-            return numerator / denominator
-        }
-        return Double(cleaned)
+    /// Why ``apply(_:to:fix:)`` changed nothing, or stopped.
+    enum ApplyFailure: Error {
+        /// Refused before anything was changed.
+        case refused(SettingsRefusal)
+        /// The camera failed a call.
+        case camera(GPhotoFailure)
     }
 }

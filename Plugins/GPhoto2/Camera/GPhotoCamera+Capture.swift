@@ -110,14 +110,23 @@ extension GPhotoCamera {
         }
     }
 
-    /// Downloads a file into `descriptor` (an in-memory file the backend maps): libgphoto2
-    /// writes the bytes there itself, so nothing is copied on the way. Returns the size.
-    func download(_ path: CameraPath, into descriptor: Int32) throws(GPhotoFailure) -> Int {
+    /// Downloads a file into `descriptor` (an in-memory file the backend maps). Returns
+    /// the size.
+    ///
+    /// The bytes arrive through a ``DownloadTarget``, libgphoto2's file handler: the
+    /// driver hands over each piece as it comes off the wire (a PTP/IP data packet, a USB
+    /// read, a partial-object block), and the target writes it into the descriptor and
+    /// tells `progress` the bytes so far. libgphoto2's context progress functions are not
+    /// used for this: only its USB transport calls them, in blocks of its own unit.
+    func download(_ path: CameraPath, into descriptor: Int32, progress: @escaping (Int64) -> Void = { _ in }) throws(GPhotoFailure) -> Int {
+        let target = DownloadTarget(descriptor: descriptor, progress: progress)
         var file: OpaquePointer?
-        // The CameraFile writes into a copy of the descriptor and closes it when freed.
-        try check(gp_file_new_from_fd(&file, dup(descriptor)), "preparing a download")
+        try check(gp_file_new_from_handler(&file, DownloadTarget.handler, Unmanaged.passUnretained(target).toOpaque()), "preparing a download")
         defer { gp_file_unref(file) }
-        try check(gp_camera_file_get(camera, path.folder, path.name, GP_FILE_TYPE_NORMAL, file, context), "downloading \(path.name)")
+        try withExtendedLifetime(target) { () throws(GPhotoFailure) in
+            try check(gp_camera_file_get(camera, path.folder, path.name, GP_FILE_TYPE_NORMAL, file, context), "downloading \(path.name)")
+        }
+        if let failure = target.failure { throw GPhotoFailure(code: GP_ERROR_IO_WRITE, operation: "downloading \(path.name)", detail: failure) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw GPhotoFailure(code: GP_ERROR_IO, operation: "downloading \(path.name)", detail: "fstat failed") }
         return Int(info.st_size)
@@ -158,5 +167,55 @@ extension GPhotoCamera {
     /// Deletes a file from the card.
     func delete(_ path: CameraPath) throws(GPhotoFailure) {
         try check(gp_camera_file_delete(camera, path.folder, path.name, context), "deleting \(path.name) from the card")
+    }
+}
+
+/// Where a download's bytes go: libgphoto2's `CameraFileHandler`, writing each piece the
+/// driver hands over into an in-memory file and counting it. Confined to the camera
+/// thread, which is where libgphoto2 calls it back.
+final class DownloadTarget {
+    let descriptor: Int32
+    let progress: (Int64) -> Void
+    private(set) var written: Int64 = 0
+    /// Why a write failed; libgphoto2 only learns that it did.
+    private(set) var failure: String?
+
+    init(descriptor: Int32, progress: @escaping (Int64) -> Void) {
+        self.descriptor = descriptor
+        self.progress = progress
+    }
+
+    /// The handler table: libgphoto2 keeps the pointer, not a copy, so there is one for
+    /// the life of the process.
+    nonisolated(unsafe) static let handler: UnsafeMutablePointer<CameraFileHandler> = {
+        let table = UnsafeMutablePointer<CameraFileHandler>.allocate(capacity: 1)
+        table.initialize(to: CameraFileHandler(
+            size: { private_, size in
+                guard let private_, let size else { return GP_ERROR_BAD_PARAMETERS }
+                size.pointee = UInt64(Unmanaged<DownloadTarget>.fromOpaque(private_).takeUnretainedValue().written)
+                return GP_OK
+            },
+            read: { _, _, _ in GP_ERROR_NOT_SUPPORTED },
+            write: { private_, data, length in
+                guard let private_, let data, let length else { return GP_ERROR_BAD_PARAMETERS }
+                return Unmanaged<DownloadTarget>.fromOpaque(private_).takeUnretainedValue().write(data, count: Int(length.pointee))
+            }))
+        return table
+    }()
+
+    private func write(_ data: UnsafeMutablePointer<UInt8>, count: Int) -> Int32 {
+        var done = 0
+        while done < count {
+            let result = Glibc.write(descriptor, data + done, count - done)
+            if result < 0 && errno == EINTR { continue }
+            guard result > 0 else {
+                failure = "writing the download into memory: \(String(cString: strerror(errno)))"
+                return GP_ERROR_IO_WRITE
+            }
+            done += result
+        }
+        written += Int64(count)
+        progress(written)
+        return GP_OK
     }
 }

@@ -38,11 +38,7 @@ struct CamerasCommand: ParsableCommand {
         let rows = cameras.map { camera in
             [camera.model, camera.port, camera.serial ?? "-", camera.battery ?? "-", camera.freeCardBytes.map(formatByteCount) ?? "-"]
         }
-        let widths = (0..<header.count).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
-        for row in [header] + rows {
-            context.output.printLine(row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
-                .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
-        }
+        for line in formatColumns([header] + rows) { context.output.printLine(line) }
         for camera in cameras {
             if let problem = camera.problem { context.output.printLine("\(camera.port): \(problem)") }
         }

@@ -23,22 +23,26 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
             GPhoto2Backend(options: try Options(options), log: environment.log)
         }
         try registry.registerCommand(CamerasCommand.self)
+        try registry.registerCommand(CameraCommand.self)
     }
 
-    private struct State {
+    struct State {
         var context: BackendContext?
         var identities: [String: CameraIdentity] = [:]
         var statuses: (cameras: [CameraStatus], time: ContinuousClock.Instant)?
         var inPhotoMode = false
+        /// Each camera's settings changed during the session, as applied: every open
+        /// applies them on top of the config's.
+        var sessionSettings: [String: [CameraSetting]] = [:]
     }
 
     private let options: Options
-    private let log: Logger
-    private let selections: [CameraSelection]
-    private let state = Mutex(State())
+    let log: Logger
+    let selections: [CameraSelection]
+    let state = Mutex(State())
     private let openings = CameraOpenings()
     /// One per camera, made on first use, kept between photo-mode sessions.
-    private let workers: [CameraWorker]
+    let workers: [CameraWorker]
 
     /// Creates a backend. Nothing starts until ``prepare(_:)``.
     public init(options: Options, log: Logger = .discarding) {
@@ -57,7 +61,7 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
     /// Whether the cameras are named in a `cameras:` list (even a list of one): each file,
     /// status and failure then carries its camera's name (and `{camera}` is that name,
     /// not the model).
-    private var isRig: Bool { !options.cameras.isEmpty }
+    var isRig: Bool { !options.cameras.isEmpty }
 
     /// The camera's model once opened; with several cameras, their names.
     public var cameraName: String {
@@ -214,7 +218,8 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
     // MARK: Workers
 
     private func openRequest(_ selection: CameraSelection, keepTrying: Bool) -> WorkerRequest {
-        .open(selection, pollMilliseconds: Int(options.eventPollInterval.milliseconds),
+        let changed = state.withLock { $0.sessionSettings[selection.name] ?? [] }
+        return .open(selection.withSessionSettings(changed), pollMilliseconds: Int(options.eventPollInterval.milliseconds),
               reconnectLimitMilliseconds: Int(options.reconnectBackoffLimit.milliseconds), keepTrying: keepTrying)
     }
 
@@ -259,6 +264,8 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
                      [("event", "cameraRecovered"), ("camera", camera), ("outageMs", String(format: "%.0f", outage))])
         case .log(let level, let message):
             log.log(LogLevel(rawValue: level) ?? .info, message, [("camera", camera), ("source", "worker")])
+        case .progress(let file, let bytes, let total):
+            state.withLock { $0.context }?.report(DownloadProgress(file: file, camera: isRig ? camera : nil, bytes: bytes, total: total))
         }
     }
 

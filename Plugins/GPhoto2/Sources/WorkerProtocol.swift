@@ -154,6 +154,11 @@ public enum WorkerRequest: Codable, Sendable, Equatable {
     /// Skip request `id` if it has not started (its caller gave up waiting); answered
     /// at once, not in turn.
     case abandon(UInt64)
+    /// The settings named (every one when empty), with their values and choices.
+    case readSettings([String])
+    /// Change settings, all or none; answered with each as read back, or refused. The
+    /// worker keeps the changes and applies them again whenever it reopens the camera.
+    case applySettings([SettingChange])
 }
 
 extension WorkerRequest {
@@ -163,7 +168,7 @@ extension WorkerRequest {
     public var yieldsToCapture: Bool {
         switch self {
         case .delete, .status, .preview: true
-        case .open, .capture, .close, .list, .abandon: false
+        case .open, .capture, .close, .list, .abandon, .readSettings, .applySettings: false
         }
     }
 }
@@ -202,6 +207,10 @@ public enum WorkerReply: Codable, Sendable, Equatable {
     case frame(size: Int)
     case status(battery: String?, freeCardBytes: Int64?, connected: Bool)
     case cameras([CameraReport], problem: String?)
+    /// Settings read, or changed and read back.
+    case settings([CameraSetting])
+    /// A settings change refused before anything changed, with the settings it named.
+    case refused(WorkerFailure, [CameraSetting])
     case failed(WorkerFailure)
 }
 
@@ -215,6 +224,9 @@ public enum WorkerEvent: Codable, Sendable, Equatable {
     case recovered(CameraIdentity, outageMilliseconds: Double)
     /// A line of libgphoto2's log, or of the worker's own.
     case log(level: String, message: String)
+    /// How far the download of a file of the capture in flight has come (a few times a
+    /// second, and once at its end).
+    case progress(file: String, bytes: Int64, total: Int64?)
 }
 
 /// One message from a worker.

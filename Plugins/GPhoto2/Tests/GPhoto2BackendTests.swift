@@ -293,12 +293,12 @@ struct GPhoto2BackendTests {
 
     @Test("settings values match the camera's choices by number")
     func valueMatching() {
-        #expect(CameraSettings.choice(matching: "1/125", in: ["0.0080s", "0.0040s"]) == "0.0080s")
-        #expect(CameraSettings.choice(matching: "8", in: ["f/5.6", "f/8"]) == "f/8")
-        #expect(CameraSettings.choice(matching: "200", in: ["ISO 100", "ISO 200"]) == "ISO 200")
-        #expect(CameraSettings.choice(matching: "RAW + Large Fine JPEG", in: ["Large Fine JPEG", "RAW + Large Fine JPEG"]) == "RAW + Large Fine JPEG")
-        #expect(CameraSettings.choice(matching: "150", in: ["100", "200"]) == nil)
-        #expect(CameraSettings.widgetNames(for: "aperture").contains("f-number"))
+        #expect(SettingValues.choice(matching: "1/125", in: ["0.0080s", "0.0040s"]) == "0.0080s")
+        #expect(SettingValues.choice(matching: "8", in: ["f/5.6", "f/8"]) == "f/8")
+        #expect(SettingValues.choice(matching: "200", in: ["ISO 100", "ISO 200"]) == "ISO 200")
+        #expect(SettingValues.choice(matching: "RAW + Large Fine JPEG", in: ["Large Fine JPEG", "RAW + Large Fine JPEG"]) == "RAW + Large Fine JPEG")
+        #expect(SettingValues.choice(matching: "150", in: ["100", "200"]) == nil)
+        #expect(SettingNames.widgetNames(for: "aperture").contains("f-number"))
     }
 
     @Test("libgphoto2 failures map to causes with the fix in the message")

@@ -1,0 +1,150 @@
+import Foundation
+import ShutterPipeKit
+
+/// The names a setting goes by. Config keys and `shutterpipe set` take friendly names
+/// with the usual libgphoto2 widget names behind them (`aperture` is `aperture` on Canon
+/// and `f-number` on generic PTP cameras); answers use the widget's own name.
+public enum SettingNames {
+    /// Widget names to try for a key, in order.
+    public static func widgetNames(for key: String) -> [String] {
+        switch key.lowercased() {
+        case "iso": return ["iso", "isospeed"]
+        case "shutterspeed": return ["shutterspeed", "shutterspeed2", "exptime"]
+        case "aperture": return ["aperture", "f-number", "fnumber"]
+        case "imageformat": return ["imageformat", "imagequality"]
+        case "capturetarget": return ["capturetarget"]
+        default: return [key]
+        }
+    }
+
+    /// Whether `key` may name the widget `widget`.
+    public static func key(_ key: String, names widget: String) -> Bool {
+        widgetNames(for: key).contains { $0.caseInsensitiveCompare(widget) == .orderedSame }
+    }
+}
+
+/// Matching a wanted value to what a camera setting takes.
+///
+/// Values match a menu's choice exactly (case-insensitive), or by number: `1/125` matches
+/// `0.0080s`, `8` matches `f/8`, `200` matches `ISO 200`. Ranges take a number within
+/// their bounds, toggles `0`/`1` (or on/off, true/false), dates seconds since 1970 or
+/// `now`.
+public enum SettingValues {
+    /// What to give libgphoto2 for a widget of each kind.
+    public enum WidgetValue: Equatable {
+        case text(String)
+        case number(Float)
+        case integer(Int32)
+    }
+
+    /// The value `wanted` stands for in `setting`, or why it cannot be set.
+    public static func target(_ wanted: String, for setting: CameraSetting) -> Result<WidgetValue, RefusalReason> {
+        let value = wanted.trimmingCharacters(in: .whitespaces)
+        guard !setting.readOnly else { return .failure(.readOnly) }
+        switch setting.kind {
+        case .menu:
+            guard let choice = choice(matching: value, in: setting.choices) else { return .failure(.notOffered) }
+            return .success(.text(choice))
+        case .text:
+            return .success(.text(value))
+        case .range:
+            guard let number = number(in: value) else { return .failure(.notOffered) }
+            if let range = setting.range {
+                let slack = max(abs(range.step), 1e-6) / 2
+                guard number >= range.minimum - slack, number <= range.maximum + slack else { return .failure(.notOffered) }
+            }
+            return .success(.number(Float(number)))
+        case .toggle:
+            switch value.lowercased() {
+            case "1", "on", "true", "yes": return .success(.integer(1))
+            case "0", "off", "false", "no": return .success(.integer(0))
+            default: return .failure(.notOffered)
+            }
+        case .date:
+            if value.lowercased() == "now" { return .success(.integer(Int32(truncatingIfNeeded: Int(Date().timeIntervalSince1970)))) }
+            guard let seconds = Int32(value) else { return .failure(.notOffered) }
+            return .success(.integer(seconds))
+        case .button:
+            return .failure(.readOnly)
+        }
+    }
+
+    /// Why a value cannot be set.
+    public enum RefusalReason: Error, Equatable {
+        case notOffered
+        case readOnly
+    }
+
+    /// The choice `value` names, if any.
+    public static func choice(matching value: String, in choices: [String]) -> String? {
+        let wanted = value.trimmingCharacters(in: .whitespaces)
+        if let exact = choices.first(where: { $0.caseInsensitiveCompare(wanted) == .orderedSame }) { return exact }
+        guard let number = Self.number(in: wanted) else { return nil }
+        return choices.first { choice in
+            guard let candidate = Self.number(in: choice) else { return false }
+            return abs(candidate - number) <= max(abs(number), 1e-9) * 0.01
+        }
+    }
+
+    /// The number a setting text stands for: `1/125` → 0.008, `0.0080s` → 0.008, `f/5.6` →
+    /// 5.6, `ISO 200` → 200.
+    public static func number(in text: String) -> Double? {
+        var cleaned = text.lowercased()
+        for noise in ["iso", "f/", "sec", "s"] { cleaned = cleaned.replacingOccurrences(of: noise, with: "") }
+        cleaned = cleaned.trimmingCharacters(in: .whitespaces)
+        if let slash = cleaned.firstIndex(of: "/") {
+            guard let numerator = Double(cleaned[..<slash]), let denominator = Double(cleaned[cleaned.index(after: slash)...]),
+                  denominator != 0 else { return nil }
+            return numerator / denominator
+        }
+        return Double(cleaned)
+    }
+
+    /// Checks a batch of changes against the settings they name (`nil`: the camera has no
+    /// such setting), every problem at once: the widget values to set, in order, or the
+    /// refusal that names each problem and carries the settings concerned.
+    public static func check(_ changes: [SettingChange], against found: [SettingChange: CameraSetting], model: String,
+                             fix: String) -> Result<[WidgetValue], SettingsRefusal> {
+        var targets: [WidgetValue] = []
+        var problems: [String] = []
+        var concerned: [CameraSetting] = []
+        var unknown = false
+        for change in changes {
+            guard let setting = found[change] else {
+                problems.append("\(model) has no setting '\(change.key)'")
+                unknown = true
+                continue
+            }
+            concerned.append(setting)
+            switch target(change.value, for: setting) {
+            case .success(let value): targets.append(value)
+            case .failure(.readOnly): problems.append("'\(setting.key)' is read-only on \(model)")
+            case .failure(.notOffered):
+                problems.append("\(change.key) '\(change.value)' is not offered by \(model); \(setting.kind == .menu ? "choices" : "it takes"): \(setting.allowedValues)")
+            }
+        }
+        guard problems.isEmpty else {
+            return .failure(SettingsRefusal(ShutterError(.invalidConfiguration, problems.joined(separator: "; "),
+                                                         fix: unknown ? "`shutterpipe camera settings` lists the settings this camera has" : fix),
+                                            settings: concerned))
+        }
+        return .success(targets)
+    }
+}
+
+extension CameraSelection {
+    /// The selection with settings changed during the session on top of the config's: each
+    /// applied setting replaces every config key that names the same widget, so a camera
+    /// opened again (after a reconnection, a restarted worker, the next enter) gets the
+    /// values the photographer chose last, not the config's.
+    public func withSessionSettings(_ applied: [CameraSetting]) -> CameraSelection {
+        var selection = self
+        for setting in applied {
+            for key in selection.settings.keys where SettingNames.key(key, names: setting.key) {
+                selection.settings[key] = nil
+            }
+            selection.settings[setting.key] = setting.value
+        }
+        return selection
+    }
+}
