@@ -4,39 +4,57 @@ import ShutterPipeRuntime
 import ShutterPipeSupport
 import Synchronization
 
-/// Keeps the status line fresh: after every coordinator change, and the free space
-/// every few seconds.
+/// Keeps the status line fresh: after every coordinator change, several times a second
+/// while a shot is in flight (its seconds and bytes move), and the free space every few
+/// seconds.
 final class StatusUpdater: Sendable {
+    /// How often the shot in flight is redrawn.
+    static let progressInterval: Duration = .milliseconds(250)
+
     private let output: LogOutput
     private let sinks: [NamedSink]
     private let backend: any CaptureBackend
+    /// The shots in flight: give it to the coordinator.
+    let tracker: ShotTracker
     private let latest = Mutex<(status: CoordinatorStatus, free: Int64?, cameras: [CameraStatus])>((CoordinatorStatus(), nil, []))
-    private let refresher = Mutex<Task<Void, Never>?>(nil)
+    private let refreshers = Mutex<[Task<Void, Never>]>([])
 
     init(output: LogOutput, sinks: [NamedSink], backend: any CaptureBackend) {
         self.output = output
         self.sinks = sinks
         self.backend = backend
-        let task = Task { [weak self] in
+        let redraw = Mutex<(@Sendable () -> Void)?>(nil)
+        tracker = ShotTracker { redraw.withLock { $0 }?() }
+        redraw.withLock { $0 = { [weak self] in self?.redraw() } }
+        let freeSpace = Task { [weak self] in
             while !Task.isCancelled {
                 await self?.refreshFreeSpace()
                 try? await Task.sleep(for: .seconds(5))
             }
         }
-        refresher.withLock { $0 = task }
+        let progress = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.progressInterval)
+                guard let self else { return }
+                if !self.tracker.shots.isEmpty { self.redraw() }
+            }
+        }
+        refreshers.withLock { $0 = [freeSpace, progress] }
     }
 
     func update(_ status: CoordinatorStatus) {
-        let (free, cameras) = latest.withLock { latest -> (Int64?, [CameraStatus]) in
-            latest.status = status
-            return (latest.free, latest.cameras)
-        }
-        output.setStatus(StatusLine.text(status, freeBytes: free, cameras: cameras))
+        latest.withLock { $0.status = status }
+        redraw()
         Task { await refreshFreeSpace() }
     }
 
     func stop() {
-        refresher.withLock { $0?.cancel() }
+        refreshers.withLock { $0.forEach { $0.cancel() } }
+    }
+
+    private func redraw() {
+        let (status, free, cameras) = latest.withLock { ($0.status, $0.free, $0.cameras) }
+        output.setStatus(StatusLine.text(status, freeBytes: free, cameras: cameras, inFlight: tracker.shots))
     }
 
     private func refreshFreeSpace() async {
@@ -46,11 +64,10 @@ final class StatusUpdater: Sendable {
         }
         let current = latest.withLock { $0.status }
         let cameras = current.inPhotoMode ? await backend.status() : []
-        let status = latest.withLock { latest -> CoordinatorStatus in
+        latest.withLock { latest in
             latest.free = free
             latest.cameras = cameras
-            return latest.status
         }
-        output.setStatus(StatusLine.text(status, freeBytes: free, cameras: cameras))
+        redraw()
     }
 }

@@ -40,4 +40,15 @@ public enum JSONValue: Codable, Sendable, Equatable {
         if case .string(let text) = self { return text }
         return nil
     }
+
+    /// The text of a string, number or boolean (`400`, `true`); `nil` for the rest.
+    public var scalarText: String? {
+        switch self {
+        case .string(let text): return text
+        case .integer(let number): return String(number)
+        case .number(let number): return number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+        case .bool(let value): return value ? "1" : "0"
+        case .null, .array, .object: return nil
+        }
+    }
 }

@@ -53,22 +53,45 @@ public enum SocketProtocol {
     }
 }
 
-/// A request: `{"event":"capture","id":7}`. `id` is optional and echoed in the reply.
+/// A request: `{"event":"capture","id":7}`; or a settings request,
+/// `{"set":{"iso":"400"},"id":8}` (an object's changes are applied in key order; a list,
+/// `{"set":["iso=400","shutterspeed=1/200"]}`, in its own order) or `{"get":["iso"]}`
+/// (`{"get":[]}` for every setting), each with an optional `"camera"`. `id` is optional
+/// and echoed in the reply.
 public struct SocketRequest: Codable, Sendable, Equatable {
     /// The request name, mapped to an event by the trigger's `map:`.
-    public var event: String
+    public var event: String?
+    /// Settings to change, as `KEY=VALUE`, in order.
+    public var set: [String]?
+    /// Settings to read; empty for every one.
+    public var get: [String]?
+    /// The camera a settings request is for, when the session has several; every camera
+    /// when absent.
+    public var camera: String?
     /// Anything the client wants echoed back.
     public var id: JSONValue?
 
-    /// Creates a request.
+    /// Creates an event request.
     public init(event: String, id: JSONValue? = nil) {
         self.event = event
         self.id = id
     }
 
-    /// A line read from a client: a request, or the error reply to send back.
+    /// Creates a settings request: changes when `set` is given, else a read of `get`.
+    public init(set: [SettingChange]? = nil, get: [String]? = nil, camera: String? = nil, id: JSONValue? = nil) {
+        self.set = set?.map { "\($0.key)=\($0.value)" }
+        self.get = set == nil ? (get ?? []) : nil
+        self.camera = camera
+        self.id = id
+    }
+
+    /// What a request line asks.
     public enum Parsed: Sendable, Equatable {
-        case request(SocketRequest)
+        /// An event, by the name the client gave.
+        case event(String, id: JSONValue?)
+        /// A settings request.
+        case settings(SettingsRequest.Action, camera: String?, id: JSONValue?)
+        /// Not a request: the error reply to send back.
         case rejected(SocketReply)
     }
 
@@ -78,10 +101,54 @@ public struct SocketRequest: Codable, Sendable, Equatable {
             return .rejected(SocketReply(error: "malformed request: expected a JSON object such as {\"event\":\"capture\"}"))
         }
         let id = object["id"].flatMap { $0 == .null ? nil : $0 }
-        guard let event = object["event"]?.string else {
-            return .rejected(SocketReply(error: "missing \"event\": send {\"event\":\"capture\"}, enter or exit", id: id))
+        let camera = object["camera"]?.string
+        if object["camera"] != nil, object["camera"] != .null, camera == nil {
+            return .rejected(SocketReply(error: "\"camera\" must be a camera's name (a string)", id: id))
         }
-        return .request(SocketRequest(event: event, id: id))
+        if let set = object["set"] {
+            let (changes, problem) = settingChanges(set)
+            if let problem { return .rejected(SocketReply(error: problem, id: id)) }
+            return .settings(.change(changes), camera: camera, id: id)
+        }
+        if let get = object["get"] {
+            switch get {
+            case .null: return .settings(.read([]), camera: camera, id: id)
+            case .string(let key): return .settings(.read(key.isEmpty ? [] : [key]), camera: camera, id: id)
+            case .array(let keys):
+                let names = keys.compactMap(\.string)
+                guard names.count == keys.count else { return .rejected(SocketReply(error: "\"get\" takes a list of setting names, such as [\"iso\"]", id: id)) }
+                return .settings(.read(names), camera: camera, id: id)
+            default:
+                return .rejected(SocketReply(error: "\"get\" takes a list of setting names, such as [\"iso\"], or [] for every setting", id: id))
+            }
+        }
+        guard let event = object["event"]?.string else {
+            return .rejected(SocketReply(error: "missing \"event\": send {\"event\":\"capture\"}, enter or exit; or {\"set\":{\"iso\":\"400\"}} or {\"get\":[]} for camera settings", id: id))
+        }
+        return .event(event, id: id)
+    }
+
+    /// The changes a `set` value names: an object (in key order), or a list of
+    /// `KEY=VALUE` strings (in its order). Values may be strings, numbers or booleans.
+    static func settingChanges(_ value: JSONValue) -> (changes: [SettingChange], problem: String?) {
+        let usage = "\"set\" takes an object such as {\"iso\":\"400\"} or a list such as [\"iso=400\",\"shutterspeed=1/200\"]"
+        var changes: [SettingChange] = []
+        switch value {
+        case .object(let entries):
+            for (key, value) in entries.sorted(by: { $0.key < $1.key }) {
+                guard let text = value.scalarText, !key.isEmpty, !text.isEmpty else { return ([], "\(usage); '\(key)' has no value") }
+                changes.append(SettingChange(key: key, value: text))
+            }
+        case .array(let items):
+            for item in items {
+                guard let text = item.string, let change = SettingChange(parsing: text) else { return ([], usage) }
+                changes.append(change)
+            }
+        default:
+            return ([], usage)
+        }
+        guard !changes.isEmpty else { return ([], "\(usage); it names no setting") }
+        return (changes, nil)
     }
 }
 
@@ -108,6 +175,9 @@ public struct SocketReply: Codable, Sendable, Equatable {
     public var warnings: [String]?
     /// Why the line was not a request, or why the session refused the client.
     public var error: String?
+    /// For a settings request: each setting as applied or read; for a refused change, the
+    /// settings it named with their choices.
+    public var settings: [CameraSetting]?
 
     /// The reply to one answered request.
     public init(_ answer: ShutterAnswer, id: JSONValue?) {
@@ -123,6 +193,20 @@ public struct SocketReply: Codable, Sendable, Equatable {
         warnings = answer.warnings.isEmpty ? nil : answer.warnings
     }
 
+    /// The reply to a settings request: `event` is `set` or `get`, `state` is absent.
+    public init(_ answer: SettingsAnswer, id: JSONValue?) {
+        self.id = id
+        switch answer.request.action {
+        case .change: event = "set"
+        case .read: event = "get"
+        }
+        summary = answer.summary
+        ms = Int(answer.duration.milliseconds.rounded())
+        cause = answer.failure?.cause.rawValue
+        message = answer.failure?.description
+        settings = answer.settings.isEmpty ? nil : answer.settings
+    }
+
     /// An error reply; the session carries on.
     public init(error: String, id: JSONValue? = nil) {
         self.id = id
@@ -131,7 +215,9 @@ public struct SocketReply: Codable, Sendable, Equatable {
 
     /// Whether the state counts as success for the event it answers.
     public var isSuccess: Bool {
-        guard error == nil, let state else { return false }
+        guard error == nil else { return false }
+        if event == "set" || event == "get" { return cause == nil }
+        guard let state else { return false }
         switch event {
         case "capture": return state == ShutterState.photoSuccess.rawValue
         case "enter": return state == ShutterState.enteredPhotoMode.rawValue

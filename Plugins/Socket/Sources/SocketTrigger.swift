@@ -7,7 +7,9 @@ import ShutterPipeSupport
 import Synchronization
 
 /// A trigger on a Unix socket: programs, scripts and Stream Deck buttons send
-/// `{"event":"capture"}` lines and get back the state that answered each, as JSON.
+/// `{"event":"capture"}` lines and get back the state that answered each, as JSON; and
+/// `{"set":{"iso":"400"}}` or `{"get":[]}` lines to change or read camera settings
+/// between shots.
 ///
 /// The socket is created with mode 0600 (only this user). Each client has a thread that
 /// reads its lines and one that writes its replies (``SocketConnection``); a malformed
@@ -37,6 +39,8 @@ public final class SocketTrigger: TriggerSource {
             SocketTrigger(options: try Options(options), log: environment.log)
         }
         try registry.registerCommand(TriggerCommand.self)
+        try registry.registerCommand(SetCommand.self)
+        try registry.registerCommand(GetCommand.self)
     }
 
     private struct Client {
@@ -112,13 +116,19 @@ public final class SocketTrigger: TriggerSource {
     /// Queues the answer for the client that asked, if it is still connected; never waits
     /// for the client to read it.
     public func sync(_ answer: ShutterAnswer) async {
-        let clientID = UInt32(answer.request.token >> 32)
+        self.answer(answer.request.token) { SocketReply(answer, id: $0) }
+    }
+
+    /// Queues the reply to request `token` (made from the client's `id`) for the client
+    /// that sent it, if it is still connected.
+    private func answer(_ token: UInt64, with reply: (JSONValue?) -> SocketReply) {
+        let clientID = UInt32(token >> 32)
         // Queued while the answer still counts as pending, so a stopping trigger that sees
         // nothing pending knows every answer is queued.
         let refused = clients.withLock { state -> SocketConnection? in
-            guard var client = state.byID[clientID], let id = client.pending.removeValue(forKey: answer.request.token) else { return nil }
+            guard var client = state.byID[clientID], let id = client.pending.removeValue(forKey: token) else { return nil }
             state.byID[clientID] = client
-            return client.connection.send(SocketProtocol.line(SocketReply(answer, id: id))) ? nil : client.connection
+            return client.connection.send(SocketProtocol.line(reply(id))) ? nil : client.connection
         }
         if let refused { disconnect(refused, client: clientID) }  // the client left or reads nothing
     }
@@ -168,30 +178,39 @@ public final class SocketTrigger: TriggerSource {
     private func serve(_ id: UInt32, _ connection: SocketConnection, _ events: EventChannel) {
         LineReader.forEachLine(in: connection.descriptor) { line in
             guard !line.allSatisfy({ $0 == 0x20 || (0x09...0x0D).contains($0) }) else { return true }
-            let request: SocketRequest
             switch SocketRequest.parse(line) {
-            case .request(let parsed): request = parsed
             case .rejected(let rejection):
                 reply(SocketProtocol.line(rejection), to: connection, client: id)
-                return true
+            case .event(let name, let requestID):
+                let event = options.map.event(for: name) ?? .unknown
+                guard let token = admit(requestID, client: id, connection: connection) else { return true }
+                events.send(event, origin: "client \(id): \(name.prefix(40))", token: token)
+            case .settings(let action, let camera, let requestID):
+                guard let token = admit(requestID, client: id, connection: connection) else { return true }
+                events.send(SettingsRequest(action, camera: camera, origin: "client \(id)")) { [self] answer in
+                    self.answer(token, with: { SocketReply(answer, id: $0) })
+                }
             }
-            let event = options.map.event(for: request.event) ?? .unknown
-            let token = clients.withLock { state -> UInt64? in
-                guard !state.stopping else { return nil }
-                let token = UInt64(id) << 32 | UInt64(state.nextRequest)
-                state.nextRequest &+= 1
-                state.byID[id]?.pending[token] = .some(request.id)
-                return token
-            }
-            guard let token else {
-                reply(SocketProtocol.line(SocketReply(error: "the session is stopping; the request was not taken")), to: connection, client: id)
-                return true
-            }
-            events.send(event, origin: "client \(id): \(request.event.prefix(40))", token: token)
             return true
         }
         clients.withLock { $0.byID[id] = nil }
         connection.finishWriting()  // the descriptor closes when the last user lets go
+    }
+
+    /// Records a request as owed an answer and returns its token; a stopping trigger
+    /// refuses it instead (and says so to the client).
+    private func admit(_ requestID: JSONValue?, client id: UInt32, connection: SocketConnection) -> UInt64? {
+        let token = clients.withLock { state -> UInt64? in
+            guard !state.stopping else { return nil }
+            let token = UInt64(id) << 32 | UInt64(state.nextRequest)
+            state.nextRequest &+= 1
+            state.byID[id]?.pending[token] = .some(requestID)
+            return token
+        }
+        if token == nil {
+            reply(SocketProtocol.line(SocketReply(error: "the session is stopping; the request was not taken")), to: connection, client: id)
+        }
+        return token
     }
 }
 

@@ -6,7 +6,8 @@ import ShutterPipeKit
 import ShutterPipeSupport
 
 /// A trigger that reads `enter`, `capture` and `exit` lines from standard input and
-/// prints every answering state as one line on standard output.
+/// prints every answering state as one line on standard output; `set iso=400 …` and
+/// `get [iso …]` lines change or read the camera's settings between shots.
 ///
 /// At most ``linesAhead`` lines are read ahead of their answers, so a script can pipe any
 /// number of commands: the rest wait in the pipe, never refused by the coordinator's
@@ -80,10 +81,31 @@ public struct StdinTrigger: TriggerSource {
                 unanswered -= 1
             }
             lineNumber += 1
+            if let request = settingsRequest(for: line, lineNumber: lineNumber) {
+                switch request {
+                case .success(let request):
+                    events.send(request) { [output, answeredInput] answer in
+                        output.enqueue(answer.summary)  // in answer order, with the events' lines
+                        answeredInput.yield()
+                    }
+                case .failure(let usage):
+                    // Answered here, after the lines before it, so that answers keep the
+                    // order of the lines.
+                    while unanswered > 0 {
+                        guard await answers.next() != nil else { break reading }
+                        unanswered -= 1
+                    }
+                    log.warning("line \(lineNumber): \(usage.description)")
+                    await output.write("settingsRefused invalidConfiguration: \(usage.description)")
+                    continue
+                }
+                unanswered += 1
+                continue
+            }
             let event = event(for: line)
             if event == .unknown {
                 let text = String(line.trimmingCharacters(in: .whitespacesAndNewlines).prefix(60))
-                log.warning("line \(lineNumber) '\(text)' is not a command: the commands are enter, capture and exit, one per line\(interactive ? " (Enter alone: capture)" : "")")
+                log.warning("line \(lineNumber) '\(text)' is not a command: the commands are enter, capture and exit, one per line\(interactive ? " (Enter alone: capture)" : ""), and set KEY=VALUE… or get [KEY…] for camera settings")
                 events.send(event, origin: text)
             } else {
                 events.send(event, origin: "line \(lineNumber)")
@@ -106,6 +128,26 @@ public struct StdinTrigger: TriggerSource {
     public func sync(_ answer: ShutterAnswer) async {
         await output.write(answer.summary)
         answeredInput.yield()
+    }
+
+    /// A `set KEY=VALUE …` or `get [KEY …]` line as a settings request (or what is wrong
+    /// with it); `nil` for any other line.
+    func settingsRequest(for line: String, lineNumber: Int) -> Result<SettingsRequest, ShutterError>? {
+        let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard let verb = words.first?.lowercased(), verb == "set" || verb == "get" else { return nil }
+        let origin = "line \(lineNumber)"
+        if verb == "get" { return .success(SettingsRequest(.read(Array(words.dropFirst())), origin: origin)) }
+        var changes: [SettingChange] = []
+        for word in words.dropFirst() {
+            guard let change = SettingChange(parsing: word) else {
+                return .failure(ShutterError(.invalidConfiguration, "'\(word.prefix(60))' is not KEY=VALUE", fix: "write set iso=400 shutterspeed=1/200"))
+            }
+            changes.append(change)
+        }
+        guard !changes.isEmpty else {
+            return .failure(ShutterError(.invalidConfiguration, "set names no setting", fix: "write set iso=400 shutterspeed=1/200"))
+        }
+        return .success(SettingsRequest(.change(changes), origin: origin))
     }
 
     func event(for line: String) -> ShutterEvent {

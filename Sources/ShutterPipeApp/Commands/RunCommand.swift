@@ -68,9 +68,9 @@ struct RunCommand: ParsableCommand {
         // Only with a status line to show: its refreshes ask every camera for its battery,
         // which a script's session should not spend camera time on.
         let statusUpdates = output.showsStatus ? StatusUpdater(output: output, sinks: pipeline.sinks, backend: pipeline.backend) : nil
-        let coordinator = pipeline.makeCoordinator(log: output.logger(source: "coordinator")) { status in
+        let coordinator = pipeline.makeCoordinator(log: output.logger(source: "coordinator"), observer: { status in
             statusUpdates?.update(status)
-        }
+        }, tracker: statusUpdates?.tracker ?? ShotTracker())
         statusUpdates?.update(CoordinatorStatus())
         let signals = SignalHandler { signal in
             log.info("\(ChildProcess.ExitStatus.name(ofSignal: signal)): finishing what is queued, then stopping (again to stop now)")
