@@ -38,6 +38,9 @@ struct CameraOptions: Sendable {
     /// Bytes a second a download is paced to (0: as fast as the socket goes), as a USB 2
     /// cable (about 20 MB/s) or Wi-Fi delivers them.
     var linkBytesPerSecond = 0
+    /// The ISO speeds offered (ExposureIndex's enumeration); the first is the current one
+    /// unless 100 is among them.
+    var isoChoices: [UInt32] = [100, 200, 400, 800, 1600, 3200]
     /// A file that gets one line per InitiateCapture: when it arrived, in CLOCK_MONOTONIC
     /// nanoseconds (comparable across the cameras of a rig on one machine).
     var captureLog: String?
@@ -103,7 +106,8 @@ final class VirtualCamera: Sendable {
                 DeviceProperty(code: 0x5004, dataType: 2, writable: true, current: options.rawPlusJPEG ? 1 : 0, choices: [0, 1]),
                 DeviceProperty(code: 0x5007, dataType: 4, writable: true, current: 560, choices: [280, 400, 560, 800, 1100, 1600]),
                 DeviceProperty(code: 0x500D, dataType: 6, writable: true, current: 80, choices: [10000, 5000, 333, 80, 40, 20, 10]),
-                DeviceProperty(code: 0x500F, dataType: 4, writable: true, current: 100, choices: [100, 200, 400, 800, 1600, 3200]),
+                DeviceProperty(code: 0x500F, dataType: 4, writable: true, current: options.isoChoices.contains(100) ? 100 : options.isoChoices[0],
+                               choices: options.isoChoices),
                 // PTP 1.1 streams: SupportedStreams (bit 0: video) and EnabledStreams.
                 DeviceProperty(code: 0x5020, dataType: 6, writable: false, current: 1, choices: nil),
                 DeviceProperty(code: 0x5021, dataType: 6, writable: true, current: 0, choices: [0, 1]),

@@ -35,6 +35,7 @@ Options:
                         ObjectInfo still announces all of it (a transfer cut short)
   --link-speed MB       pace downloads to MB megabytes a second, as a USB 2 cable (20) or
                         Wi-Fi would (default: as fast as the socket goes)
+  --iso-choices LIST    the ISO speeds offered, such as 100,200,400 (default 100 to 3200)
   --model NAME          model name (default "Virtual Camera")
   --serial TEXT         serial number (default SP-0001)
   --battery PERCENT     battery level reported (default 87)
@@ -89,6 +90,10 @@ while !arguments.isEmpty {
     case "--lose-events-of": options.loseEventsOf = number(argument)
     case "--short-transfers": options.shortTransfers = number(argument)
     case "--link-speed": options.linkBytesPerSecond = number(argument) * 1_000_000
+    case "--iso-choices":
+        let choices = value(argument).split(separator: ",").compactMap { UInt32($0.trimmingCharacters(in: .whitespaces)) }
+        guard !choices.isEmpty else { fail("--iso-choices needs a list such as 100,200,400") }
+        options.isoChoices = choices
     case "--model": options.model = value(argument)
     case "--serial": options.serial = value(argument)
     case "--battery": options.battery = min(100, number(argument))

@@ -20,10 +20,13 @@ public final class ScriptedTrigger: TriggerSource {
         case holdOpen
         /// Throw this error from `run`.
         case fail(ShutterError)
+        /// Send this settings request (its answer lands in ``settingsAnswers``).
+        case settings(SettingsRequest)
     }
 
     private let steps: [Step]
     private let received = Mutex<[ShutterAnswer]>([])
+    private let settingsReceived = Mutex<[SettingsAnswer]>([])
 
     /// Creates a trigger that plays `steps` and then returns.
     public init(_ steps: [Step]) {
@@ -38,6 +41,9 @@ public final class ScriptedTrigger: TriggerSource {
 
     /// The answers synced so far, in order.
     public var answers: [ShutterAnswer] { received.withLock { $0 } }
+
+    /// The answers to the settings requests sent so far, in the order they came.
+    public var settingsAnswers: [SettingsAnswer] { settingsReceived.withLock { $0 } }
 
     public func run(delivering events: EventChannel) async throws {
         var token: UInt64 = 0
@@ -54,6 +60,8 @@ public final class ScriptedTrigger: TriggerSource {
                 while true { try await Task.sleep(for: .seconds(3600)) }
             case .fail(let error):
                 throw error
+            case .settings(let request):
+                events.send(request) { [self] answer in self.settingsReceived.withLock { $0.append(answer) } }
             }
         }
     }
@@ -220,6 +228,86 @@ public final class ScriptedBackend: CaptureBackend {
     }
 }
 
+/// What happened when, across test doubles: "capture 1 began", "store 1 ended", "apply
+/// began". Tells whether two things overlapped.
+public final class Timeline: Sendable {
+    private let entries = Mutex<[String]>([])
+
+    /// Creates an empty timeline.
+    public init() {}
+
+    /// Notes one thing.
+    public func note(_ entry: String) { entries.withLock { $0.append(entry) } }
+
+    /// Everything noted, in order.
+    public var all: [String] { entries.withLock { $0 } }
+
+    /// Whether `entry` was noted, and where.
+    public func index(of entry: String) -> Int? { all.firstIndex(of: entry) }
+}
+
+/// A backend with one camera setting, `iso` (choices 100, 200, 400, 800): each photo's
+/// name says the ISO it was taken at ("ISO400_2.JPG"). Captures take `captureDelay`;
+/// every call is noted on the timeline, so a test sees what overlapped.
+public final class SettingsBackend: CaptureBackend, CameraSettingsControl {
+    public static let choices = ["100", "200", "400", "800"]
+    private let timeline: Timeline
+    private let captureDelay: Duration
+    private let state = Mutex<(iso: String, captures: Int, prepares: Int)>(("100", 0, 0))
+
+    /// Creates a backend noting on `timeline`.
+    public init(timeline: Timeline, captureDelay: Duration = .milliseconds(50)) {
+        self.timeline = timeline
+        self.captureDelay = captureDelay
+    }
+
+    /// How many times it was prepared.
+    public var prepares: Int { state.withLock { $0.prepares } }
+
+    public var cameraName: String { "settings" }
+
+    public func prepare(_ context: BackendContext) async throws {
+        state.withLock { $0.prepares += 1 }
+    }
+
+    public func capture() async throws -> CapturedPhoto {
+        let (number, iso) = state.withLock { state -> (Int, String) in state.captures += 1; return (state.captures, state.iso) }
+        timeline.note("capture \(number) began")
+        try await Task.sleep(for: captureDelay)
+        // The value at the end counts too: a change during the exposure would show.
+        let after = state.withLock { $0.iso }
+        timeline.note("capture \(number) ended")
+        return CapturedPhoto(files: [CapturedFile(name: "ISO\(iso == after ? iso : "\(iso)-\(after)")_\(number).JPG", data: Data("photo \(number)".utf8))],
+                             camera: "settings")
+    }
+
+    public func stop() async {}
+
+    private var setting: CameraSetting {
+        CameraSetting(key: "iso", label: "ISO Speed", kind: .menu, value: state.withLock { $0.iso }, choices: Self.choices)
+    }
+
+    public func settings(_ keys: [String], camera: String?) async throws -> [CameraSetting] {
+        timeline.note("read")
+        guard keys.allSatisfy({ $0 == "iso" }) else {
+            throw SettingsRefusal(ShutterError(.invalidConfiguration, "no setting \(keys)"))
+        }
+        return [setting]
+    }
+
+    public func apply(_ changes: [SettingChange], camera: String?) async throws -> [CameraSetting] {
+        timeline.note("apply began")
+        defer { timeline.note("apply ended") }
+        try await Task.sleep(for: .milliseconds(20))
+        for change in changes where change.key != "iso" || !Self.choices.contains(change.value) {
+            throw SettingsRefusal(ShutterError(.invalidConfiguration, "\(change.key) '\(change.value)' is not offered; choices: \(Self.choices.joined(separator: ", "))"),
+                                  settings: change.key == "iso" ? [setting] : [])
+        }
+        for change in changes { state.withLock { $0.iso = change.value } }
+        return [setting]
+    }
+}
+
 /// A sink that records what it stores, and can fail or be slow.
 public final class RecordingSink: PhotoSink {
     private let failure: ShutterError?
@@ -228,12 +316,15 @@ public final class RecordingSink: PhotoSink {
     private let stored = Mutex<[(CapturedPhoto, ShotContext)]>([])
     private let concurrency = Mutex<(now: Int, most: Int)>((0, 0))
     private let label: String
+    private let timeline: Timeline?
     public let role: SinkRole
 
     /// A sink named `label` that fails every store with `failure`, if given. Archival by
-    /// default: its receipt lists every file of the photo.
+    /// default: its receipt lists every file of the photo. Its stores are noted on
+    /// `timeline` ("store 3 began", "store 3 ended").
     public init(_ label: String = "recording", failure: ShutterError? = nil, delay: Duration = .zero, probe: OverlapProbe? = nil,
-                role: SinkRole = .archival) {
+                role: SinkRole = .archival, timeline: Timeline? = nil) {
+        self.timeline = timeline
         self.role = role
         self.probe = probe
         self.label = label
@@ -251,7 +342,8 @@ public final class RecordingSink: PhotoSink {
     public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
         concurrency.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
         probe?.storeBegan()
-        defer { concurrency.withLock { $0.now -= 1 }; probe?.storeEnded() }
+        timeline?.note("store \(context.shotNumber) began")
+        defer { concurrency.withLock { $0.now -= 1 }; probe?.storeEnded(); timeline?.note("store \(context.shotNumber) ended") }
         if delay > .zero { try await Task.sleep(for: delay) }
         if let failure { throw failure }
         stored.withLock { $0.append((photo, context)) }

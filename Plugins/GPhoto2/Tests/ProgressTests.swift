@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterPipeSupport
+import Testing
+import TestSupport
+
+/// The frames of the status line a terminal showed: each redraw, its escape codes gone.
+func statusFrames(_ typescript: String) -> [String] {
+    typescript.replacingOccurrences(of: "\u{1B}[2K", with: "")
+        .split(whereSeparator: { $0 == "\r" || $0 == "\n" })
+        .map(String.init)
+        .filter { $0.hasPrefix("● photo mode") || $0.hasPrefix("○ idle") }
+}
+
+@Suite("progress of the shot in flight on the status line, under a pseudo-terminal (real libgphoto2)", .timeLimit(.minutes(3)))
+struct ProgressTests {
+    @Test("capturing with its seconds, downloading with its percentage of the size, storing, then gone; two shots sent one at a time")
+    func statusLineProgress() async throws {
+        // A long exposure, and a download of some 5 MB paced like a slow cable: each phase
+        // lasts long enough for several redraws. (libgphoto2 fetches a generic PTP camera's
+        // file over 1 MiB in 1 MiB pieces, so the percentage moves a piece at a time.)
+        let camera = try await FakeCamera(["--width", "4000", "--height", "3000", "--detail", "9", "--link-speed", "3", "--capture-delay", "1s"])
+        let folder = TemporaryDirectory("progress")
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
+        let typescript = folder.file("typescript")
+        // script(1) gives shutterpipe a terminal: the status line is drawn only on one.
+        let command = "\(try shutterpipeBinary()) run --config \(config)"
+        let terminal = try RunningProcess(program: "/usr/bin/script", ["-qefc", command, typescript], in: folder.path,
+                                          environment: ["HOME": camera.home.path, "TERM": "xterm", "COLUMNS": "300"])
+        @Sendable func screen() -> String { (try? String(contentsOfFile: typescript, encoding: .utf8)) ?? "" }
+        func answered(_ count: Int) async -> Bool {
+            await eventually(timeout: .seconds(60)) { screen().components(separatedBy: "photoSuccess").count > count }
+        }
+        terminal.send("enter\n")
+        #expect(await eventually { screen().contains("enteredPhotoMode") }, "\(screen().suffix(2000))")
+        terminal.send("capture\n")
+        #expect(await answered(1), "\(screen().suffix(3000))")
+        terminal.send("capture\n")
+        #expect(await answered(2), "\(screen().suffix(3000))")
+        terminal.send("\u{04}")  // Ctrl-D: end of input on a terminal
+        let outcome = await terminal.wait(timeout: .seconds(30))
+        #expect(outcome.status == 0, "\(screen().suffix(2000))")
+
+        let frames = statusFrames(screen())
+        let stored = folder.names("out").filter { $0.hasSuffix(".jpg") }.sorted()
+        #expect(stored.count == 2)
+        for (index, name) in stored.enumerated() {
+            let shot = "shot \(index + 1) "
+            let phases = frames.compactMap { frame -> String? in
+                guard let range = frame.range(of: shot) else { return nil }
+                return String(frame[range.upperBound...].prefix { $0 != "·" }).trimmingCharacters(in: .whitespaces)
+            }
+            // Capturing, its seconds counting past the exposure's 1 s.
+            let seconds = phases.filter { $0.hasPrefix("capturing ") }.compactMap { Double($0.dropFirst(10).dropLast(2)) }
+            #expect(seconds.count >= 3 && seconds == seconds.sorted() && (seconds.last ?? 0) >= 1, "\(shot): \(phases)")
+            // Downloading: the percentages climb, of the file's size as stored.
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: folder.file("out/\(name)"))[.size] as? Int)
+            let downloads = phases.filter { $0.hasPrefix("downloading ") }
+            #expect(downloads.allSatisfy { $0.hasSuffix(" % of \(formatByteCount(Int64(size)))") }, "\(downloads) (\(size) bytes)")
+            let percentages = downloads.compactMap { Int($0.dropFirst(12).prefix { $0.isNumber }) }
+            #expect(Set(percentages).count >= 3 && percentages == percentages.sorted() && percentages.allSatisfy { $0 <= 100 },
+                    "\(shot): \(phases)")
+            // Then storing, and the phases came in that order.
+            let order = phases.map { $0.split(separator: " ").first.map(String.init) ?? "" }
+            let firstOf = { (phase: String) in order.firstIndex(of: phase) ?? -1 }
+            let lastOf = { (phase: String) in order.lastIndex(of: phase) ?? Int.max }
+            #expect(order.contains("storing") && lastOf("capturing") < firstOf("downloading") && lastOf("downloading") < firstOf("storing"),
+                    "\(shot): \(phases)")
+        }
+        // Nothing in flight once answered: the last frame shows no shot.
+        #expect(frames.last.map { !$0.contains("shot 1 ") && !$0.contains("shot 2 ") } == true, "\(frames.suffix(3))")
+    }
+}
