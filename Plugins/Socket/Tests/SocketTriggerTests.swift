@@ -156,3 +156,38 @@ struct SocketTriggerTests {
         #expect(await session.wait().status == (busy.isEmpty ? 0 : 4))  // 4: the queue refused some (busy)
     }
 }
+
+@Suite("socket trigger: settings requests")
+struct SocketSettingsRequestTests {
+    func parse(_ line: String) -> SocketRequest.Parsed { SocketRequest.parse(Data(line.utf8)) }
+
+    @Test("set as an object (in key order, numbers and booleans as text) or a list of KEY=VALUE (in its order); get as a list, a name, or [] for all; camera and id kept")
+    func forms() {
+        #expect(parse(#"{"set":{"shutterspeed":"1/200","iso":400},"camera":"A","id":7}"#)
+            == .settings(.change([SettingChange(key: "iso", value: "400"), SettingChange(key: "shutterspeed", value: "1/200")]), camera: "A", id: .integer(7)))
+        #expect(parse(#"{"set":["shutterspeed=1/200","iso=400"]}"#)
+            == .settings(.change([SettingChange(key: "shutterspeed", value: "1/200"), SettingChange(key: "iso", value: "400")]), camera: nil, id: nil))
+        #expect(parse(#"{"set":{"autofocus":true}}"#) == .settings(.change([SettingChange(key: "autofocus", value: "1")]), camera: nil, id: nil))
+        #expect(parse(#"{"get":[]}"#) == .settings(.read([]), camera: nil, id: nil))
+        #expect(parse(#"{"get":"iso","id":"x"}"#) == .settings(.read(["iso"]), camera: nil, id: .string("x")))
+        #expect(parse(#"{"get":["iso","aperture"]}"#) == .settings(.read(["iso", "aperture"]), camera: nil, id: nil))
+        #expect(parse(#"{"event":"capture"}"#) == .event("capture", id: nil))
+    }
+
+    @Test("malformed settings requests get an error reply naming the form, with the id")
+    func rejections() {
+        func error(_ line: String) -> String? {
+            if case .rejected(let reply) = parse(line) { return reply.error }
+            return nil
+        }
+        #expect(error(#"{"set":"iso=400","id":1}"#)?.hasPrefix(#""set" takes an object such as {"iso":"400"} or a list"#) == true)
+        #expect(error(#"{"set":{}}"#)?.hasSuffix("it names no setting") == true)
+        #expect(error(#"{"set":["iso"]}"#)?.hasPrefix(#""set" takes"#) == true)
+        #expect(error(#"{"set":{"iso":null}}"#)?.hasSuffix("'iso' has no value") == true)
+        #expect(error(#"{"get":5}"#)?.hasPrefix(#""get" takes a list of setting names"#) == true)
+        #expect(error(#"{"get":["iso",3]}"#)?.hasPrefix(#""get" takes a list of setting names"#) == true)
+        #expect(error(#"{"set":{"iso":"400"},"camera":3}"#) == #""camera" must be a camera's name (a string)"#)
+        #expect(error(#"{"id":2}"#)?.contains(#"{"set":{"iso":"400"}}"#) == true)
+        if case .rejected(let reply) = parse(#"{"set":"iso","id":9}"#) { #expect(reply.id == .integer(9)) } else { Issue.record("not rejected") }
+    }
+}

@@ -101,3 +101,42 @@ struct StdinTriggerTests {
         try await withDeadline(.seconds(10), "cancelled trigger") { try await task.value }
     }
 }
+
+@Suite("stdin trigger: camera settings lines", .timeLimit(.minutes(1)))
+struct StdinSettingsTests {
+    @Test("set KEY=VALUE… and get [KEY…] lines become settings requests; their answers and a malformed set's refusal are printed in line order")
+    func settingsLines() async throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        let input = "capture\nset\nset iso=400 shutterspeed=1/200\nget iso\nset iso400\ncapture\n"
+        _ = Array(input.utf8).withUnsafeBytes { write(descriptors[1], $0.baseAddress, $0.count) }
+        close(descriptors[1])
+        defer { close(descriptors[0]) }
+        let printed = Mutex<[String]>([])
+        let requests = Mutex<[SettingsRequest]>([])
+        let trigger = StdinTrigger(input: descriptors[0], interactive: false) { line in printed.withLock { $0.append(line) } }
+        try await withDeadline(.seconds(20), "stdin trigger") {
+            try await trigger.run(delivering: EventChannel({ event in
+                // A slow shot: the lines after it wait their turn.
+                Task {
+                    try? await Task.sleep(for: .milliseconds(200))
+                    await trigger.sync(ShutterAnswer(request: event, state: event.event == .capture ? .photoSuccess : .exitedOrUnableToEnter))
+                }
+            }, settings: { request, answer in
+                requests.withLock { $0.append(request) }
+                answer(SettingsAnswer(request: request, settings: [CameraSetting(key: "iso", label: "ISO", kind: .menu, value: "400")]))
+            }))
+        }
+        #expect(requests.withLock { $0.map(\.action) } == [.change([SettingChange(key: "iso", value: "400"), SettingChange(key: "shutterspeed", value: "1/200")]),
+                                                          .read(["iso"])])
+        #expect(requests.withLock { $0.map(\.origin) } == ["line 3", "line 4"])
+        // Give the last answers a moment to be written.
+        _ = await eventually(timeout: .seconds(5)) { printed.withLock { $0.count } >= 7 }
+        let lines = printed.withLock { $0 }
+        #expect(lines.first == "photoSuccess", "\(lines)")
+        #expect(lines.dropFirst().first == "settingsRefused invalidConfiguration: set names no setting (write set iso=400 shutterspeed=1/200)", "\(lines)")
+        #expect(lines.contains("settingsApplied iso=400") && lines.contains("settings iso=400"))
+        #expect(lines.contains("settingsRefused invalidConfiguration: 'iso400' is not KEY=VALUE (write set iso=400 shutterspeed=1/200)"))
+        #expect(lines.firstIndex(of: "settingsApplied iso=400")! < lines.firstIndex(of: "settings iso=400")!)
+    }
+}

@@ -32,6 +32,18 @@ public final class ShotTracker: Sendable {
         /// The downloads reported so far, by camera and file.
         var downloads: [String: DownloadProgress] = [:]
 
+        /// Creates a shot, with the downloads reported so far.
+        public init(number: Int, phase: Phase, began: ContinuousClock.Instant, phaseBegan: ContinuousClock.Instant,
+                    downloads: [DownloadProgress] = []) {
+            self.number = number
+            self.phase = phase
+            self.began = began
+            self.phaseBegan = phaseBegan
+            for download in downloads { self.downloads[Self.key(download)] = download }
+        }
+
+        static func key(_ download: DownloadProgress) -> String { "\(download.camera ?? "")/\(download.file)" }
+
         /// Bytes downloaded so far, across its files.
         public var bytes: Int64 { downloads.values.reduce(0) { $0 + $1.bytes } }
         /// The announced size of the files reported so far; `nil` when one is unknown.
@@ -71,7 +83,7 @@ public final class ShotTracker: Sendable {
                 shots[number]?.phase = .downloading
                 shots[number]?.phaseBegan = .now
             }
-            shots[number]?.downloads["\(progress.camera ?? "")/\(progress.file)"] = progress
+            shots[number]?.downloads[Shot.key(progress)] = progress
             return first
         }
         if entered { changed() }

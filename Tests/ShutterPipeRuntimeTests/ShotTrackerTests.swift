@@ -1,0 +1,65 @@
+import Foundation
+import ShutterPipeKit
+import ShutterPipeRuntime
+import ShutterPipeSupport
+import Synchronization
+import TestSupport
+import Testing
+
+/// A backend whose captures report download progress, and let a test look at the
+/// tracker while they do.
+final class ProgressBackend: CaptureBackend {
+    let look: @Sendable (String) -> Void
+    private let context = Mutex<BackendContext?>(nil)
+    private let captures = Mutex(0)
+
+    init(look: @escaping @Sendable (String) -> Void) { self.look = look }
+
+    var cameraName: String { "progress" }
+
+    func prepare(_ context: BackendContext) async throws {
+        self.context.withLock { $0 = context }
+        context.report(DownloadProgress(file: "STRAY.JPG", bytes: 1, total: 2))  // no capture runs: dropped
+        look("prepare")
+    }
+
+    func capture() async throws -> CapturedPhoto {
+        let number = captures.withLock { $0 += 1; return $0 }
+        let context = self.context.withLock { $0 }
+        look("capture \(number) began")
+        context?.report(DownloadProgress(file: "IMG_\(number).CR2", bytes: 12_000_000, total: 24_000_000))
+        context?.report(DownloadProgress(file: "IMG_\(number).JPG", bytes: 0, total: 8_000_000))
+        look("capture \(number) downloading")
+        try await Task.sleep(for: .milliseconds(30))
+        return CapturedPhoto(files: [CapturedFile(name: "IMG_\(number).JPG", data: Data("photo".utf8))], camera: "progress")
+    }
+
+    func stop() async {}
+}
+
+@Suite("the shots in flight, as the coordinator tracks them", .timeLimit(.minutes(1)))
+struct ShotTrackerTests {
+    @Test("capturing, then downloading with the backend's bytes summed over its files, storing while the sinks work, then gone; in a burst the next shot downloads while one stores; reports outside a capture are dropped")
+    func phases() async throws {
+        let tracker = ShotTracker()
+        let seen = Mutex<[String: [ShotTracker.Shot]]>([:])
+        let backend = ProgressBackend { moment in seen.withLock { $0[moment] = tracker.shots } }
+        let sink = RecordingSink(delay: .milliseconds(300))  // a store outlasts the next capture
+        let trigger = ScriptedTrigger(events: [.enter, .capture, .capture, .exit])
+        let coordinator = ShutterCoordinator(backend: backend, triggers: [NamedTrigger(name: "t", source: trigger)],
+                                             sinks: [NamedSink(name: "s", sink: sink)], session: "test", log: .discarding, tracker: tracker)
+        _ = try await withDeadline(.seconds(30), "the pipeline") { await coordinator.run() }
+        let snapshots = seen.withLock { $0 }
+        #expect(snapshots["prepare"]?.isEmpty == true)
+        let began = try #require(snapshots["capture 1 began"]?.first)
+        #expect(began.number == 1 && began.phase == .capturing)
+        let downloading = try #require(snapshots["capture 1 downloading"]?.first)
+        #expect(downloading.phase == .downloading && downloading.bytes == 12_000_000 && downloading.total == 32_000_000 && downloading.files == 2)
+        // Shot 2 downloads while shot 1 is stored; its bytes are its own.
+        let burst = try #require(snapshots["capture 2 downloading"])
+        #expect(burst.map(\.number) == [1, 2] && burst.map(\.phase) == [.storing, .downloading], "\(burst)")
+        #expect(burst[1].bytes == 12_000_000 && burst[1].files == 2)
+        #expect(tracker.shots.isEmpty)
+        #expect(trigger.answers.map(\.state) == [.enteredPhotoMode, .photoSuccess, .photoSuccess, .exitedOrUnableToEnter])
+    }
+}
