@@ -22,6 +22,8 @@ public final class ScriptedTrigger: TriggerSource {
         case fail(ShutterError)
         /// Send this settings request (its answer lands in ``settingsAnswers``).
         case settings(SettingsRequest)
+        /// Send this event as it is (a capture with a moment to fire at, say).
+        case sendEvent(TriggerEvent)
     }
 
     private let steps: [Step]
@@ -60,6 +62,11 @@ public final class ScriptedTrigger: TriggerSource {
                 while true { try await Task.sleep(for: .seconds(3600)) }
             case .fail(let error):
                 throw error
+            case .sendEvent(let event):
+                token += 1
+                var event = event
+                event.token = token
+                events.send(event)
             case .settings(let request):
                 events.send(request) { [self] answer in self.settingsReceived.withLock { $0.append(answer) } }
             }

@@ -1,13 +1,33 @@
 import Foundation
+import Synchronization
 import ShutterPipeKit
 import ShutterPipeRuntime
 import ShutterPipeSupport
 import TestSupport
 import Testing
 
-/// Rule 15 of the coordinator: setting changes are serialised with captures.
-@Suite("Coordinator rule 15: settings", .timeLimit(.minutes(2)))
-struct SettingsRuleTests {
+/// Rules 14 and 15 of the coordinator: a capture for a later moment, and setting changes
+/// serialised with captures.
+@Suite("Coordinator rules 14 and 15: a later moment, settings", .timeLimit(.minutes(2)))
+struct LaterRulesTests {
+    @Test("rule 14: a capture for a later moment fires no earlier, and its deadline is captureTimeout plus the wait")
+    func laterMoment() async throws {
+        var settings = CoordinatorSettings()
+        settings.captureTimeout = .milliseconds(300)
+        let timeline = Timeline()
+        let backend = SettingsBackend(timeline: timeline, captureDelay: .milliseconds(100))
+        let moment = Date().addingTimeInterval(0.8)  // well past captureTimeout
+        let trigger = ScriptedTrigger([.send(.enter), .awaitAnswers(1), .sendEvent(TriggerEvent(.capture, fireAt: moment))])
+        let began = Mutex<Date?>(nil)
+        try await runToEnd([trigger], backend: backend, settings: settings) { _ in
+            _ = await eventually(timeout: .seconds(5)) { timeline.index(of: "capture 1 began") != nil }
+            began.withLock { $0 = Date() }
+        }
+        #expect(trigger.answers.last?.state == .photoSuccess, "\(trigger.answers)")
+        let fired = try #require(began.withLock { $0 })
+        #expect(fired.timeIntervalSince(moment) > -0.02, "fired \(moment.timeIntervalSince(fired)) s early")
+    }
+
     static func change(_ iso: String) -> ScriptedTrigger.Step {
         .settings(SettingsRequest(.change([SettingChange(key: "iso", value: iso)]), origin: "test"))
     }
