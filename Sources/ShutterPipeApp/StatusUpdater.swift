@@ -23,6 +23,8 @@ final class StatusUpdater: Sendable {
         self.output = output
         self.sinks = sinks
         self.backend = backend
+        // The tracker is made before self exists; its callback reaches self through this box,
+        // filled once self does.
         let redraw = Mutex<(@Sendable () -> Void)?>(nil)
         tracker = ShotTracker { redraw.withLock { $0 }?() }
         redraw.withLock { $0 = { [weak self] in self?.redraw() } }

@@ -93,7 +93,7 @@ extension GPhotoCamera {
             var minimum: Float = 0, maximum: Float = 0, step: Float = 0
             gp_widget_get_range(widget, &minimum, &maximum, &step)
             setting.kind = .range
-            setting.value = Double(number).settingText
+            setting.value = SettingRange.text(Double(number))
             setting.range = SettingRange(minimum: Double(minimum), maximum: Double(maximum), step: Double(step))
         case GP_WIDGET_TOGGLE, GP_WIDGET_DATE:
             var number: Int32 = 0
@@ -113,12 +113,5 @@ extension GPhotoCamera {
         var text: UnsafePointer<CChar>?
         guard get(widget, &text) == GP_OK, let text else { return "" }
         return String(cString: text)
-    }
-}
-
-extension Double {
-    /// A number without a needless `.0`: `5`, `0.5`.
-    var settingText: String {
-        self == rounded() && abs(self) < 1e15 ? String(Int64(self)) : String(self)
     }
 }

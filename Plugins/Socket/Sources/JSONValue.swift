@@ -1,3 +1,5 @@
+import ShutterPipeKit
+
 /// Any JSON value, for the parts of a message that a client chooses freely (the `id` it
 /// wants echoed back): it comes back exactly as it was sent.
 public enum JSONValue: Codable, Sendable, Equatable {
@@ -46,7 +48,7 @@ public enum JSONValue: Codable, Sendable, Equatable {
         switch self {
         case .string(let text): return text
         case .integer(let number): return String(number)
-        case .number(let number): return number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+        case .number(let number): return SettingRange.text(number)
         case .bool(let value): return value ? "1" : "0"
         case .null, .array, .object: return nil
         }

@@ -102,7 +102,8 @@ public struct CameraSetting: Sendable, Equatable, Codable {
         if readOnly { return "read-only" }
         switch kind {
         case .menu: return choices.isEmpty ? "no choices offered" : choices.joined(separator: ", ")
-        case .range: return range.map { "\($0.minimum.settingText) to \($0.maximum.settingText) in steps of \($0.step.settingText)" } ?? "a number"
+        case .range:
+            return range.map { "\(SettingRange.text($0.minimum)) to \(SettingRange.text($0.maximum)) in steps of \(SettingRange.text($0.step))" } ?? "a number"
         case .toggle: return "0 or 1"
         case .text: return "any text"
         case .date: return "seconds since 1970, or now"
@@ -125,10 +126,10 @@ public struct SettingRange: Sendable, Equatable, Codable {
     }
 }
 
-extension Double {
-    /// A number as a setting shows it: `5` rather than `5.0`.
-    var settingText: String {
-        self == rounded() && abs(self) < 1e15 ? String(Int64(self)) : String(self)
+extension SettingRange {
+    /// A number as a setting shows it: `5` rather than `5.0`, `0.5` as it is.
+    public static func text(_ number: Double) -> String {
+        number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
     }
 }
 
