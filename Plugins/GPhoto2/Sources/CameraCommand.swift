@@ -56,7 +56,12 @@ struct CameraCommand: ParsableCommand {
         } catch {
             _ = try? await worker.request(.close)
             await worker.stop()
-            context.errors.printLine("shutterpipe camera settings: \(ShutterError.wrapping(error, as: .cameraFailure))")
+            let failure = ShutterError.wrapping(error, as: .cameraFailure)
+            context.errors.printLine("shutterpipe camera settings: \(failure)")
+            if failure.cause == .permissionDenied {
+                // Our own session is as likely a holder as the desktop.
+                context.errors.printLine("If a shutterpipe session is running with this camera, it holds it: read the settings through the session with `shutterpipe get`.")
+            }
             return CommandContext.failure
         }
         if json {
