@@ -39,7 +39,7 @@ public enum PipelineLoader {
             } else if try block.node("paths") != nil {
                 throw block.error("'paths' must be a list of paths, such as [~/.local/lib/shutterpipe]", key: "paths")
             }
-            try block.rejectUnknownKeys()
+            block.recordUnknownKeys()  // reported with the plugins' mistakes
         }
         let report = PluginLoader.load(configured + pluginPaths + PluginLoader.defaultPaths(), into: registry)
         report.notes.forEach(notes)

@@ -130,6 +130,56 @@ struct EndToEndTests {
         }
     }
 
+    @Test("several mistakes inside one plugin, its nested maps, the coordinator block and the top level: all in one pass, in file order; past 20, the count says how many")
+    func everyMistakeInsidePlugins() async throws {
+        let folder = TemporaryDirectory("many-mistakes-inside")
+        let config = try writeConfig("""
+        version: 1
+        session: typos
+        sesion: x
+        backend:
+          type: file-stub
+          widht: 640
+          heigth: 480
+        triggers:
+          - type: socket
+            maximumClients: lots
+            pth: /tmp/x.sock
+        sinks:
+          - type: files
+            sidecars: sometimes
+            exif:
+              Artst: Jane Doe
+            minFreeSpace: huge
+            filname: x
+        coordinator:
+          queueLimit: many
+          captureTimout: 5s
+        """, in: folder)
+        let outcome = try await shutterpipe(["validate", config], in: folder.path)
+        #expect(outcome.status == 3, "\(outcome.stderr)")
+        let errors = outcome.stderr.split(separator: "\n").filter { $0.hasPrefix("error: \(config):") }
+        let lines = errors.compactMap { Int($0.dropFirst("error: \(config):".count).prefix { $0.isNumber }) }
+        #expect(lines == [3, 6, 7, 10, 11, 14, 16, 17, 18, 20, 21], "\(outcome.stderr)")
+        for expected in ["unknown key 'sesion'; did you mean 'session'?", "unknown key 'widht'; did you mean 'width'?",
+                         "'maximumClients' must be an integer; got 'lots'", "'sidecars' must be one of", "sink 'files' 'exif': unknown EXIF tag 'Artst'; did you mean 'Artist'?",
+                         "'minFreeSpace' must be a size such as 500MB or 2GB; got 'huge'", "unknown key 'filname'; did you mean 'filename'?",
+                         "'queueLimit' must be an integer; got 'many'", "unknown key 'captureTimout'; did you mean 'captureTimeout'?"] {
+            #expect(errors.contains { $0.contains(expected) }, "\(expected) in \(outcome.stderr)")
+        }
+        #expect(outcome.stderr.contains("11 errors in the config"), "\(outcome.stderr)")
+
+        // 25 unknown keys in one sink: 20 shown, in file order, and the count says so.
+        let many = (1...25).map { "    typo\($0): x" }.joined(separator: "\n")
+        let crowded = try writeConfig("version: 1\nbackend: {type: file-stub}\ntriggers: [{type: stdin}]\nsinks:\n  - type: files\n\(many)\n",
+                                      in: folder, name: "crowded.yaml")
+        let capped = try await shutterpipe(["validate", crowded], in: folder.path)
+        #expect(capped.status == 3)
+        let shown = capped.stderr.split(separator: "\n").filter { $0.hasPrefix("error: \(crowded):") }
+        #expect(shown.count == 20 && shown.first?.contains("'typo1'") == true && shown.last?.contains("'typo20'") == true, "\(capped.stderr)")
+        #expect(capped.stderr.contains("20 of 25 errors shown: fix these and run again for the rest"), "\(capped.stderr)")
+    }
+
     @Test("an unknown plugin type suggests the closest and says how third-party plugins are loaded")
     func unknownType() async throws {
         let folder = TemporaryDirectory("unknown-type")

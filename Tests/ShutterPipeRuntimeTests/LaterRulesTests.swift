@@ -13,10 +13,12 @@ struct LaterRulesTests {
     @Test("rule 14: a capture for a later moment fires no earlier, and its deadline is captureTimeout plus the wait")
     func laterMoment() async throws {
         var settings = CoordinatorSettings()
-        settings.captureTimeout = .milliseconds(300)
+        // The wait is longer than captureTimeout, with seconds to spare: at the start of a
+        // full run on 2 cores the pool can be starved for a second or more.
+        settings.captureTimeout = .seconds(2)
         let timeline = Timeline()
-        let backend = SettingsBackend(timeline: timeline, captureDelay: .milliseconds(100))
-        let moment = Date().addingTimeInterval(0.8)  // well past captureTimeout
+        let backend = SettingsBackend(timeline: timeline, captureDelay: .milliseconds(50))
+        let moment = Date().addingTimeInterval(3)
         let trigger = ScriptedTrigger([.send(.enter), .awaitAnswers(1), .sendEvent(TriggerEvent(.capture, fireAt: moment))])
         let began = Mutex<Date?>(nil)
         try await runToEnd([trigger], backend: backend, settings: settings) { _ in

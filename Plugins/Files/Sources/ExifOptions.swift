@@ -23,21 +23,27 @@ public struct ExifOptions: Sendable, Equatable {
     /// The keys of the block that are not tag names.
     static let settingKeys = ["gps", "captureTime"]
 
-    /// Reads the `exif:` block.
+    /// Reads the `exif:` block. Every mistake in it is recorded with the sink's others
+    /// (``PluginOptions/record(_:)``), and the tag it concerns is left out.
     init(_ options: PluginOptions) throws {
         let valid = ExifTagName.allCases.map(\.rawValue)
         for key in options.keys where !valid.contains(key) && !Self.settingKeys.contains(key) {
             var message = "unknown EXIF tag '\(key)'"
             if let suggestion = closestMatch(to: key, in: valid + Self.settingKeys) { message += "; did you mean '\(suggestion)'?" }
             message += "; valid tags: \(valid.joined(separator: ", ")); settings: \(Self.settingKeys.joined(separator: ", "))"
-            throw options.error(message, key: key)
+            options.record(options.error(message, key: key))
+            _ = options.contains(key)  // reported here, not again as an unknown key
         }
         for name in ExifTagName.allCases where name != .keywords {
             guard let text = try options.string(name.rawValue) else { continue }
             let template: PlaceholderTemplate
-            do { template = try PlaceholderTemplate(text) } catch { throw options.error("'\(name.rawValue)': \(error)", key: name.rawValue) }
+            do { template = try PlaceholderTemplate(text) } catch {
+                options.record(options.error("'\(name.rawValue)': \(error)", key: name.rawValue))
+                continue
+            }
             if name == .imageUniqueID && template.isLiteral && !Self.isUniqueID(text) {
-                throw options.error("'ImageUniqueID' must be 32 hex digits; use '{uuid}' for a new one per photo", key: name.rawValue)
+                options.record(options.error("'ImageUniqueID' must be 32 hex digits; use '{uuid}' for a new one per photo", key: name.rawValue))
+                continue
             }
             tags[name] = template
         }
@@ -47,7 +53,7 @@ public struct ExifOptions: Sendable, Equatable {
         } else {
             keywordTexts = try options.stringList("Keywords")
         }
-        do { keywords = try keywordTexts.map { try PlaceholderTemplate($0) } } catch { throw options.error("'Keywords': \(error)", key: "Keywords") }
+        do { keywords = try keywordTexts.map { try PlaceholderTemplate($0) } } catch { options.record(options.error("'Keywords': \(error)", key: "Keywords")) }
         if let location = try options.section("gps") {
             let latitude = try location.double("latitude", in: -90...90)
             let longitude = try location.double("longitude", in: -180...180)

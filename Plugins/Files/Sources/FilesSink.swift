@@ -251,10 +251,12 @@ extension FilesSink.Options {
         sidecars = SidecarPolicy(rawValue: try options.choice("sidecars", from: SidecarPolicy.allCases.map(\.rawValue), default: sidecars.rawValue))!
         sidecarName = SidecarNaming(rawValue: try options.choice("sidecarName", from: SidecarNaming.allCases.map(\.rawValue), default: sidecarName.rawValue))!
         if let text = try options.string("minFreeSpace") {
-            guard let bytes = Self.parseBytes(text) else {
-                throw options.error("'minFreeSpace' must be a size such as 500MB or 2GB; got '\(text)'", key: "minFreeSpace")
+            if let bytes = Self.parseBytes(text) {
+                minFreeSpace = bytes
+            } else {
+                // Reported with the other mistakes; the default stands meanwhile.
+                options.record(options.error("'minFreeSpace' must be a size such as 500MB or 2GB; got '\(text)'", key: "minFreeSpace"))
             }
-            minFreeSpace = bytes
         }
     }
 

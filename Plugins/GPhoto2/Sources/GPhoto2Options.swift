@@ -66,7 +66,7 @@ extension GPhoto2Backend.Options {
             throw options.error("'cameras' must be a list of cameras, such as '- {name: left, port: usb:001,004}'", key: "cameras")
         }
         for (index, item) in items.enumerated() {
-            let entry = try PluginOptions(item, owner: "\(options.owner) camera \(index + 1)")
+            let entry = try options.nested(item, owner: "\(options.owner) camera \(index + 1)")
             let name = try entry.requiredString("name")
             guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
                 throw entry.error("'name' must be letters, digits, - or _ (it goes into file names as {camera}); got '\(name)'", key: "name")

@@ -18,11 +18,17 @@ func statusFrames(_ typescript: String) -> [String] {
 struct ProgressTests {
     @Test("capturing with its seconds, downloading with its percentage of the size, storing, then gone; two shots sent one at a time")
     func statusLineProgress() async throws {
-        // A long exposure, and a download of some 5 MB paced like a slow cable: each phase
-        // lasts long enough for several redraws. (libgphoto2 fetches a generic PTP camera's
-        // file over 1 MiB in 1 MiB pieces, so the percentage moves a piece at a time.)
-        let camera = try await FakeCamera(["--width", "4000", "--height", "3000", "--detail", "9", "--link-speed", "3", "--capture-delay", "1s"])
+        // A long exposure, and a 5 MB RAW file paced like a slow cable: each phase lasts
+        // long enough for several redraws. (libgphoto2 fetches a generic PTP camera's file
+        // over 1 MiB in 1 MiB pieces, so the percentage moves a piece at a time.) The file
+        // is served as it is, so a loaded machine spends nothing making it.
         let folder = TemporaryDirectory("progress")
+        let images = folder.file("images")
+        try FileManager.default.createDirectory(atPath: images, withIntermediateDirectories: true)
+        var raw = Data("SPRAW1 progress test\n".utf8)
+        raw.append(Data((0..<(5_000_000 / 8)).flatMap { withUnsafeBytes(of: UInt64($0).bigEndian, Array.init) }))
+        try raw.write(to: URL(fileURLWithPath: "\(images)/IMG_0001.CR2"))
+        let camera = try await FakeCamera(["--images", images, "--link-speed", "3", "--capture-delay", "1s"])
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
         let typescript = folder.file("typescript")
         // script(1) gives shutterpipe a terminal: the status line is drawn only on one.
@@ -44,7 +50,7 @@ struct ProgressTests {
         #expect(outcome.status == 0, "\(screen().suffix(2000))")
 
         let frames = statusFrames(screen())
-        let stored = folder.names("out").filter { $0.hasSuffix(".jpg") }.sorted()
+        let stored = folder.names("out").filter { $0.hasSuffix(".cr2") }.sorted()
         #expect(stored.count == 2)
         for (index, name) in stored.enumerated() {
             let shot = "shot \(index + 1) "

@@ -12,24 +12,30 @@ public struct Pipeline: Sendable {
     /// The sinks with their names.
     public var sinks: [NamedSink]
 
-    /// Makes every plugin of `config` through `registry`. Every plugin is tried: one
-    /// mistake throws its ``ConfigError`` (an unknown type, a bad option, an unknown key),
-    /// several throw ``ConfigErrors``, in file order.
+    /// Makes every plugin of `config` through `registry`. Every plugin is tried, and each
+    /// reports every mistake it can find (``PluginOptions``): one mistake throws its
+    /// ``ConfigError`` (an unknown type, a bad option, an unknown key), several throw
+    /// ``ConfigErrors``, in file order, with the config's own (top-level keys, the
+    /// coordinator block).
     public init(config: PipelineConfig, registry: PluginRegistry, log: Logger, console: Console = .standardOutput) throws {
         self.config = config
         func environment(_ spec: PluginSpec) -> PluginEnvironment {
             PluginEnvironment(session: config.session, instanceName: spec.name, log: log.named("\(spec.kind) \(spec.name)"),
                               console: console)
         }
-        var errors: [ConfigError] = []
+        // The config's own mistakes (top-level keys, the coordinator block) and every
+        // plugin's, in one report.
+        var errors: [ConfigError] = config.topLevel.recordedMistakes
         func attempt<T>(_ make: () throws -> T) throws -> T? {
-            do { return try make() } catch let error as ConfigError { errors.append(error); return nil }
+            do { return try make() } catch let error as ConfigError { errors.append(error); return nil } catch let several as ConfigErrors {
+                errors += several.all
+                return nil
+            }
         }
         let backend = try attempt { try registry.makeBackend(config.backend, environment: environment(config.backend)) }
         let triggers = try config.triggers.map { spec in try attempt { NamedTrigger(name: spec.name, source: try registry.makeTrigger(spec, environment: environment(spec))) } }
         let sinks = try config.sinks.map { spec in try attempt { NamedSink(name: spec.name, sink: try registry.makeSink(spec, environment: environment(spec))) } }
-        if errors.count == 1 { throw errors[0] }
-        if errors.count > 1 { throw ConfigErrors(errors) }
+        try ConfigErrors.throwing(errors)
         self.backend = backend!
         self.triggers = triggers.compactMap { $0 }
         self.sinks = sinks.compactMap { $0 }
@@ -44,25 +50,5 @@ public struct Pipeline: Sendable {
                                 tracker: ShotTracker = ShotTracker()) -> ShutterCoordinator {
         ShutterCoordinator(backend: backend, triggers: triggers, sinks: sinks, session: config.session,
                            settings: config.coordinator, log: log.named("coordinator"), observer: observer, tracker: tracker)
-    }
-}
-
-/// Several mistakes in one config, found in one pass (one per plugin at most: a plugin's
-/// options stop at their first mistake), in file order, at most ``limit``.
-public struct ConfigErrors: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The most reported at once.
-    public static let limit = 20
-    /// The mistakes, in file order.
-    public var errors: [ConfigError]
-
-    /// Sorts `errors` by place and keeps the first ``limit``.
-    public init(_ errors: [ConfigError]) {
-        self.errors = Array(errors.sorted { ($0.location?.line ?? 0, $0.location?.column ?? 0) < ($1.location?.line ?? 0, $1.location?.column ?? 0) }
-            .prefix(Self.limit))
-    }
-
-    /// One line per mistake, then the count.
-    public var description: String {
-        (errors.map { "error: \($0)" } + ["\(errors.count) error\(errors.count == 1 ? "" : "s") in the config"]).joined(separator: "\n")
     }
 }

@@ -56,10 +56,11 @@ public struct PipelineConfig: Sendable {
             settings.exitTimeout = try block.duration("exitTimeout", default: settings.exitTimeout)
             settings.syncTimeout = try block.duration("syncTimeout", default: settings.syncTimeout)
             settings.settingsTimeout = try block.duration("settingsTimeout", default: settings.settingsTimeout)
-            try block.rejectUnknownKeys()
+            block.recordUnknownKeys()
         }
         coordinator = settings
-        try top.rejectUnknownKeys()
+        // Recorded, not thrown: the pipeline reports them with every plugin's mistakes.
+        top.recordUnknownKeys()
     }
 
     private static func specs(_ top: PluginOptions, key: String, kind: PluginKind, example: String,

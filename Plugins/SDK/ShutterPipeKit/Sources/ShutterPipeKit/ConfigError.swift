@@ -50,3 +50,42 @@ func editDistance(_ a: String, _ b: String) -> Int {
     }
     return d[a.count][b.count]
 }
+
+/// Several mistakes in one config, found in one pass, in file order; at most ``limit``
+/// are kept, and ``total`` says how many there were.
+public struct ConfigErrors: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The most reported at once.
+    public static let limit = 20
+    /// Every mistake found, in file order, repeats dropped.
+    public var all: [ConfigError]
+    /// The mistakes shown: the first ``limit``.
+    public var errors: [ConfigError] { Array(all.prefix(Self.limit)) }
+    /// How many mistakes were found, also those past ``limit``.
+    public var total: Int { all.count }
+
+    /// Sorts `errors` by place and drops repeats.
+    public init(_ errors: [ConfigError]) {
+        var unique: [ConfigError] = []
+        for error in errors where !unique.contains(error) { unique.append(error) }
+        all = unique.enumerated().sorted { a, b in
+            let left = (a.element.location?.line ?? 0, a.element.location?.column ?? 0, a.offset)
+            let right = (b.element.location?.line ?? 0, b.element.location?.column ?? 0, b.offset)
+            return left < right
+        }.map(\.element)
+    }
+
+    /// Throws nothing for no mistakes, the ``ConfigError`` for one, ``ConfigErrors`` for
+    /// several.
+    public static func throwing(_ errors: [ConfigError]) throws {
+        let found = ConfigErrors(errors)
+        if found.total == 1 { throw found.errors[0] }
+        if found.total > 1 { throw found }
+    }
+
+    /// One line per mistake, then the count.
+    public var description: String {
+        let count = total > errors.count ? "\(errors.count) of \(total) errors shown: fix these and run again for the rest"
+            : "\(total) error\(total == 1 ? "" : "s") in the config"
+        return (errors.map { "error: \($0)" } + [count]).joined(separator: "\n")
+    }
+}

@@ -11,6 +11,19 @@ import Synchronization
 ///
 /// Every error names the file, line and column of the offending value and the plugin
 /// ("sink 'files'").
+///
+/// ## Every mistake in one pass
+/// A user with six typos should see six errors, not fix them over four runs. So:
+/// - An accessor that has a default (`int(_:default:)`, `bool`, `duration`, `choice`,
+///   `stringList`, …) records a bad value and returns the default, and the factory reads
+///   on. Accessors without a default (`int(_:)`, `string(_:)`, `requiredString`,
+///   `section`) throw, as there is nothing to return.
+/// - ``rejectUnknownKeys()`` records every unknown key, not the first. On the plugin's
+///   own options (the pipeline calls it after the factory) it then throws everything
+///   recorded: one ``ConfigError``, or ``ConfigErrors`` in file order. On a nested map
+///   (``section(_:)``, ``nested(_:owner:)``) it only records: the plugin's options throw
+///   them all together.
+/// - A factory that throws has its error reported with what was recorded before it.
 public final class PluginOptions: Sendable {
     /// The map node these options come from.
     public let node: ConfigNode
@@ -18,10 +31,18 @@ public final class PluginOptions: Sendable {
     public let owner: String
     private let entries: [ConfigEntry]
     private let known: Mutex<[String]>
+    /// The mistakes recorded so far, shared with nested maps.
+    private let recorded: MistakeRecord
+    /// Whether these are a plugin's (or the config's) own options rather than a nested map.
+    private let isRoot: Bool
 
     /// Wraps a map node. `handledKeys` are keys someone else already handled (`type`,
     /// `name`), which count as known.
-    public init(_ node: ConfigNode, owner: String, handledKeys: [String] = []) throws {
+    public convenience init(_ node: ConfigNode, owner: String, handledKeys: [String] = []) throws {
+        try self.init(node, owner: owner, handledKeys: handledKeys, recorded: MistakeRecord(), isRoot: true)
+    }
+
+    private init(_ node: ConfigNode, owner: String, handledKeys: [String], recorded: MistakeRecord, isRoot: Bool) throws {
         guard case .mapping(let entries) = node.value else {
             throw ConfigError("\(owner) must be a map of options, got \(node.kindDescription)", at: node.location)
         }
@@ -29,6 +50,14 @@ public final class PluginOptions: Sendable {
         self.owner = owner
         self.entries = entries
         self.known = Mutex(handledKeys)
+        self.recorded = recorded
+        self.isRoot = isRoot
+    }
+
+    /// Options of a map inside these (an entry of a list of maps, say), whose mistakes are
+    /// reported with these options' own.
+    public func nested(_ node: ConfigNode, owner: String) throws -> PluginOptions {
+        try PluginOptions(node, owner: owner, handledKeys: [], recorded: recorded, isRoot: false)
     }
 
     /// The keys present, in document order.
@@ -60,7 +89,7 @@ public final class PluginOptions: Sendable {
 
     /// The text of `key`, or `defaultValue`.
     public func string(_ key: String, default defaultValue: String) throws -> String {
-        try string(key) ?? defaultValue
+        recording(defaultValue) { try string(key) ?? defaultValue }
     }
 
     /// The text of `key`, which must be present.
@@ -71,11 +100,13 @@ public final class PluginOptions: Sendable {
 
     /// One of `choices`, or `defaultValue`.
     public func choice(_ key: String, from choices: [String], default defaultValue: String) throws -> String {
-        guard let value = try scalar(key, expecting: "one of \(choices.joined(separator: ", "))") else { return defaultValue }
-        guard choices.contains(value.text) else {
-            throw ConfigError("\(owner): '\(key)' must be one of \(choices.joined(separator: ", ")); got '\(value.text)'", at: value.location)
+        recording(defaultValue) {
+            guard let value = try scalar(key, expecting: "one of \(choices.joined(separator: ", "))") else { return defaultValue }
+            guard choices.contains(value.text) else {
+                throw ConfigError("\(owner): '\(key)' must be one of \(choices.joined(separator: ", ")); got '\(value.text)'", at: value.location)
+            }
+            return value.text
         }
-        return value.text
     }
 
     /// An integer, or `nil` when absent.
@@ -92,7 +123,7 @@ public final class PluginOptions: Sendable {
 
     /// An integer, or `defaultValue`.
     public func int(_ key: String, default defaultValue: Int, in range: ClosedRange<Int>? = nil) throws -> Int {
-        try int(key, in: range) ?? defaultValue
+        recording(defaultValue) { try int(key, in: range) ?? defaultValue }
     }
 
     /// A number, or `nil` when absent.
@@ -109,27 +140,31 @@ public final class PluginOptions: Sendable {
 
     /// A number, or `defaultValue`.
     public func double(_ key: String, default defaultValue: Double, in range: ClosedRange<Double>? = nil) throws -> Double {
-        try double(key, in: range) ?? defaultValue
+        recording(defaultValue) { try double(key, in: range) ?? defaultValue }
     }
 
     /// `true`/`false` (also `yes`/`no`, `on`/`off`), or `defaultValue`.
     public func bool(_ key: String, default defaultValue: Bool) throws -> Bool {
-        guard let value = try scalar(key, expecting: "true or false") else { return defaultValue }
-        switch value.text.lowercased() {
-        case "true", "yes", "on": return true
-        case "false", "no", "off": return false
-        default:
-            throw ConfigError("\(owner): '\(key)' must be true or false; got '\(value.text)'", at: value.location)
+        recording(defaultValue) {
+            guard let value = try scalar(key, expecting: "true or false") else { return defaultValue }
+            switch value.text.lowercased() {
+            case "true", "yes", "on": return true
+            case "false", "no", "off": return false
+            default:
+                throw ConfigError("\(owner): '\(key)' must be true or false; got '\(value.text)'", at: value.location)
+            }
         }
     }
 
     /// A duration: `250ms`, `2s`, `1.5s`, `2m`, `1h`, or a bare number of seconds.
     public func duration(_ key: String, default defaultValue: Duration) throws -> Duration {
-        guard let value = try scalar(key, expecting: "a duration") else { return defaultValue }
-        guard let duration = Self.parseDuration(value.text) else {
-            throw ConfigError("\(owner): '\(key)' must be a duration such as 500ms, 2s or 1m (at most a year); got '\(value.text)'", at: value.location)
+        recording(defaultValue) {
+            guard let value = try scalar(key, expecting: "a duration") else { return defaultValue }
+            guard let duration = Self.parseDuration(value.text) else {
+                throw ConfigError("\(owner): '\(key)' must be a duration such as 500ms, 2s or 1m (at most a year); got '\(value.text)'", at: value.location)
+            }
+            return duration
         }
-        return duration
     }
 
     /// A file system path with `~` expanded; relative paths stay relative to the working
@@ -140,13 +175,18 @@ public final class PluginOptions: Sendable {
 
     /// A path with `~` expanded, or `defaultValue` (also expanded).
     public func path(_ key: String, default defaultValue: String) throws -> String {
-        try path(key) ?? Self.expandingTilde(defaultValue)
+        recording(Self.expandingTilde(defaultValue)) { try path(key) ?? Self.expandingTilde(defaultValue) }
     }
 
     // MARK: Collections
 
-    /// A list of strings; a single string counts as a list of one. Empty when absent.
+    /// A list of strings; a single string counts as a list of one. Empty when absent (and
+    /// when it is not a list of strings, which is recorded).
     public func stringList(_ key: String) throws -> [String] {
+        recording([]) { try strings(key) }
+    }
+
+    private func strings(_ key: String) throws -> [String] {
         guard let node = try node(key) else { return [] }
         switch node.value {
         case .scalar(let text, _): return [text]
@@ -166,12 +206,16 @@ public final class PluginOptions: Sendable {
     /// unknown keys when ``rejectUnknownKeys()`` is called on them.
     public func section(_ key: String) throws -> PluginOptions? {
         guard let node = try node(key) else { return nil }
-        return try PluginOptions(node, owner: "\(owner) '\(key)'")
+        return try nested(node, owner: "\(owner) '\(key)'")
     }
 
     /// A map from strings to strings, in document order, with where each value is. Empty
-    /// when absent.
+    /// when absent (and when it is not such a map, which is recorded).
     public func stringMap(_ key: String) throws -> [(key: String, value: String, location: SourceLocation)] {
+        recording([]) { try textMap(key) }
+    }
+
+    private func textMap(_ key: String) throws -> [(key: String, value: String, location: SourceLocation)] {
         guard let node = try node(key) else { return [] }
         guard case .mapping(let entries) = node.value else {
             throw ConfigError("\(owner): '\(key)' must be a map; got \(node.kindDescription)", at: node.location)
@@ -194,9 +238,16 @@ public final class PluginOptions: Sendable {
 
     // MARK: Unknown keys
 
-    /// Throws for the first key present that no accessor asked for, suggesting the
-    /// closest known key.
+    /// Records every key present that no accessor asked for, each suggesting the closest
+    /// known key. On a plugin's own options, then throws every mistake recorded (its nested
+    /// maps' too); on a nested map, only records them.
     public func rejectUnknownKeys() throws {
+        recordUnknownKeys()
+        if isRoot { try throwRecordedMistakes() }
+    }
+
+    /// Records every key present that no accessor asked for, and throws nothing.
+    public func recordUnknownKeys() {
         let known = self.known.withLock { $0 }
         for entry in entries where !known.contains(entry.key) {
             var message = "\(owner): unknown key '\(entry.key)'"
@@ -205,8 +256,24 @@ public final class PluginOptions: Sendable {
             } else if !known.isEmpty {
                 message += "; known keys: \(known.sorted().joined(separator: ", "))"
             }
-            throw ConfigError(message, at: entry.keyLocation)
+            recorded.add(ConfigError(message, at: entry.keyLocation))
         }
+    }
+
+    /// Records a mistake a plugin found itself (a value no accessor can check), to be
+    /// reported with the others, and lets the factory read on: use it where a default can
+    /// stand in for the bad value; throw where nothing can.
+    public func record(_ mistake: ConfigError) {
+        recorded.add(mistake)
+    }
+
+    /// The mistakes recorded so far, here and in nested maps, in file order.
+    public var recordedMistakes: [ConfigError] { recorded.all }
+
+    /// Throws the mistakes recorded so far: nothing when there are none, one
+    /// ``ConfigError``, or ``ConfigErrors``.
+    public func throwRecordedMistakes() throws {
+        try ConfigErrors.throwing(recorded.all)
     }
 
     // MARK: Helpers
@@ -235,6 +302,17 @@ public final class PluginOptions: Sendable {
         return home + path.dropFirst()
     }
 
+    /// Runs `read`; a ``ConfigError`` it throws is recorded and `fallback` returned.
+    private func recording<Value>(_ fallback: Value, _ read: () throws -> Value) -> Value {
+        do { return try read() } catch let error as ConfigError {
+            recorded.add(error)
+            return fallback
+        } catch {
+            recorded.add(self.error("\(error)"))
+            return fallback
+        }
+    }
+
     private func entry(_ key: String) -> ConfigEntry? {
         entries.first { $0.key == key }
     }
@@ -254,4 +332,16 @@ public final class PluginOptions: Sendable {
         }
         return (text, node.location)
     }
+}
+
+/// The mistakes recorded while options are read, shared by a plugin's options and the
+/// maps nested in them.
+final class MistakeRecord: Sendable {
+    private let mistakes = Mutex<[ConfigError]>([])
+
+    func add(_ error: ConfigError) {
+        mistakes.withLock { if !$0.contains(error) { $0.append(error) } }
+    }
+
+    var all: [ConfigError] { mistakes.withLock { $0 } }
 }

@@ -205,8 +205,18 @@ public final class PluginRegistry: Sendable {
         return try build(spec) { try make(spec.options, environment) }
     }
 
+    /// Makes a plugin, then checks its options for unknown keys, and throws every mistake
+    /// found together. A factory that throws has its error reported with those recorded
+    /// before it (its unknown keys cannot be told then: it stopped reading).
     private func build<T>(_ spec: PluginSpec, _ make: () throws -> T) throws -> T {
-        let plugin = try make()
+        let plugin: T
+        do { plugin = try make() } catch let error as ConfigError {
+            try ConfigErrors.throwing(spec.options.recordedMistakes + [error])
+            throw error
+        } catch let errors as ConfigErrors {
+            try ConfigErrors.throwing(spec.options.recordedMistakes + errors.all)
+            throw errors
+        }
         try spec.options.rejectUnknownKeys()
         return plugin
     }
