@@ -277,8 +277,24 @@ public final class SettingsBackend: CaptureBackend, CameraSettingsControl {
         state.withLock { $0.prepares += 1 }
     }
 
+    /// When each capture began.
+    public var captureStarts: [Date] { starts.withLock { $0 } }
+    private let starts = Mutex<[Date]>([])
+
+    /// Waits for the moment on a thread of its own, as a camera backend does: a starved
+    /// cooperative pool (the start of a full test run) cannot make it late.
+    public func capture(at moment: Date?) async throws -> CapturedPhoto {
+        if let moment, moment.timeIntervalSinceNow > 0 {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                Thread { Thread.sleep(until: moment); done.resume() }.start()
+            }
+        }
+        return try await capture()
+    }
+
     public func capture() async throws -> CapturedPhoto {
         let (number, iso) = state.withLock { state -> (Int, String) in state.captures += 1; return (state.captures, state.iso) }
+        starts.withLock { $0.append(Date()) }
         timeline.note("capture \(number) began")
         try await Task.sleep(for: captureDelay)
         // The value at the end counts too: a change during the exposure would show.
