@@ -28,7 +28,8 @@ public enum PluginEntry {
     /// (`CapturedFile.camera`, `CapturedPhoto.missing`, `status()` per camera); 4,
     /// `CaptureBackend.capture(at:)`, `TriggerEvent.fireAt`, `ShutterAnswer.captureTime`;
     /// 5, camera settings during a session (`CameraSettingsControl`, settings requests on
-    /// `EventChannel`) and download progress (`BackendContext.report(_:)`).
+    /// `EventChannel`), download progress (`BackendContext.report(_:)`), and every config
+    /// mistake in one pass (`PluginOptions` records them; `ConfigErrors` is in the contract).
     @_alwaysEmitIntoClient
     public static var abi: Int32 { 5 }
 
