@@ -10,20 +10,9 @@ import ShutterPipeSupport
 extension GPhoto2Backend: CameraSettingsControl {
     /// Every camera's settings (or `camera`'s), each camera asked before any is awaited.
     public func settings(_ keys: [String], camera: String?) async throws -> [CameraSetting] {
-        let chosen = try workers(for: camera)
-        var found: [CameraSetting] = []
-        var refusals: [(String, SettingsRefusal)] = []
-        var failures: [(String, ShutterError)] = []
-        for (worker, reply) in await ask(chosen, .readSettings(keys)) {
-            switch reply {
-            case .success(.settings(let settings)): found += tagged(settings, by: worker)
-            case .success(.refused(let failure, let settings)): refusals.append((worker.name, SettingsRefusal(failure.error, settings: tagged(settings, by: worker))))
-            case .success(let other): failures.append((worker.name, ShutterError(.cameraFailure, "unexpected answer to a settings read: \(other)")))
-            case .failure(let error): failures.append((worker.name, error))
-            }
-        }
-        try throwFirst(refusals, failures)
-        return found
+        let answers = await ask(try workers(for: camera), .readSettings(keys))
+        try throwFirst(answers.refusals, answers.failures)
+        return answers.settings.flatMap { worker, settings in tagged(settings, by: worker) }
     }
 
     /// Applies the changes to every camera (or `camera`), all or none. With several
@@ -32,53 +21,39 @@ extension GPhoto2Backend: CameraSettingsControl {
     public func apply(_ changes: [SettingChange], camera: String?) async throws -> [CameraSetting] {
         let chosen = try workers(for: camera)
         if chosen.count > 1 { try await check(changes, on: chosen) }
-        var applied: [CameraSetting] = []
-        var refusals: [(String, SettingsRefusal)] = []
-        var failures: [(String, ShutterError)] = []
-        for (worker, reply) in await ask(chosen, .applySettings(changes)) {
-            switch reply {
-            case .success(.settings(let settings)):
-                // Kept for every later open of this camera (reconnection, restart, enter).
-                state.withLock { state in
-                    var kept = state.sessionSettings[worker.name] ?? []
-                    kept.removeAll { old in settings.contains { $0.key == old.key } }
-                    state.sessionSettings[worker.name] = kept + settings
-                }
-                applied += tagged(settings, by: worker)
-            case .success(.refused(let failure, let settings)): refusals.append((worker.name, SettingsRefusal(failure.error, settings: tagged(settings, by: worker))))
-            case .success(let other): failures.append((worker.name, ShutterError(.cameraFailure, "unexpected answer to a settings change: \(other)")))
-            case .failure(let error): failures.append((worker.name, error))
+        let answers = await ask(chosen, .applySettings(changes))
+        for (worker, settings) in answers.settings {
+            // Kept for every later open of this camera (reconnection, restart, enter).
+            state.withLock { state in
+                var kept = state.sessionSettings[worker.name] ?? []
+                kept.removeAll { old in settings.contains { $0.key == old.key } }
+                state.sessionSettings[worker.name] = kept + settings
             }
         }
-        if !applied.isEmpty, !(refusals.isEmpty && failures.isEmpty) {
+        let applied = answers.settings.flatMap { worker, settings in tagged(settings, by: worker) }
+        if !applied.isEmpty, !(answers.refusals.isEmpty && answers.failures.isEmpty) {
             // Only a camera that failed between the check and the change gets here.
-            let changed = Set(applied.compactMap(\.camera)).sorted().joined(separator: ", ")
-            log.warning("settings changed on \(changed) but not on every camera: \(failures.map { "\($0.0): \($0.1)" }.joined(separator: "; "))")
+            let changed = answers.settings.map(\.0.name).joined(separator: ", ")
+            log.warning("settings changed on \(changed) but not on every camera: \(answers.failures.map { "\($0.0): \($0.1)" }.joined(separator: "; "))")
         }
-        try throwFirst(refusals, failures)
+        try throwFirst(answers.refusals, answers.failures)
         return applied
     }
 
     /// Reads what `changes` name on every camera and checks them there, before any camera
     /// changes anything.
     private func check(_ changes: [SettingChange], on chosen: [CameraWorker]) async throws {
-        var refusals: [(String, SettingsRefusal)] = []
-        var failures: [(String, ShutterError)] = []
-        for (worker, reply) in await ask(chosen, .readSettings(changes.map(\.key))) {
+        let answers = await ask(chosen, .readSettings(changes.map(\.key)))
+        var refusals = answers.refusals
+        for (worker, settings) in answers.settings {
             let model = state.withLock { $0.identities[worker.name]?.model } ?? worker.name
-            switch reply {
-            case .success(.settings(let settings)):
-                // readSettings answers in the order of the keys asked.
-                let found = Dictionary(zip(changes, settings), uniquingKeysWith: { first, _ in first })
-                if case .failure(let refusal) = SettingValues.check(changes, against: found, model: model, fix: "pick one of the choices") {
-                    refusals.append((worker.name, SettingsRefusal(refusal.error, settings: tagged(refusal.settings, by: worker))))
-                }
-            case .success(.refused(let failure, let settings)): refusals.append((worker.name, SettingsRefusal(failure.error, settings: tagged(settings, by: worker))))
-            case .success(let other): failures.append((worker.name, ShutterError(.cameraFailure, "unexpected answer to a settings read: \(other)")))
-            case .failure(let error): failures.append((worker.name, error))
+            // readSettings answers in the order of the keys asked.
+            let found = Dictionary(zip(changes, settings), uniquingKeysWith: { first, _ in first })
+            if case .failure(let refusal) = SettingValues.check(changes, against: found, model: model, fix: "pick one of the choices") {
+                refusals.append((worker.name, SettingsRefusal(refusal.error, settings: tagged(refusal.settings, by: worker))))
             }
         }
-        try throwFirst(refusals, failures)
+        try throwFirst(refusals, answers.failures)
     }
 
     /// The workers a request is for.
@@ -94,24 +69,34 @@ extension GPhoto2Backend: CameraSettingsControl {
         return [worker]
     }
 
+    /// What the cameras asked answered, each camera's reply sorted once: its settings (as
+    /// the worker gave them), its refusal (naming it in a rig), or its failure.
+    private struct Answers {
+        var settings: [(CameraWorker, [CameraSetting])] = []
+        var refusals: [(String, SettingsRefusal)] = []
+        var failures: [(String, ShutterError)] = []
+    }
+
     /// Sends `request` to every worker before awaiting any answer.
-    private func ask(_ chosen: [CameraWorker], _ request: WorkerRequest) async -> [(CameraWorker, Result<WorkerReply, ShutterError>)] {
+    private func ask(_ chosen: [CameraWorker], _ request: WorkerRequest) async -> Answers {
         let sent = chosen.map { ($0, $0.send(request)) }
-        var replies: [(CameraWorker, Result<WorkerReply, ShutterError>)] = []
+        var answers = Answers()
         for (worker, id) in sent {
             do {
                 let (reply, descriptors, _) = try await worker.reply(to: id)
                 descriptors.forEach { _ = close($0) }
-                if case .failed(let failure) = reply {
-                    replies.append((worker, .failure(failure.error)))
-                } else {
-                    replies.append((worker, .success(reply)))
+                switch reply {
+                case .settings(let settings): answers.settings.append((worker, settings))
+                case .refused(let failure, let settings):
+                    answers.refusals.append((worker.name, SettingsRefusal(failure.error, settings: tagged(settings, by: worker))))
+                case .failed(let failure): answers.failures.append((worker.name, failure.error))
+                default: answers.failures.append((worker.name, ShutterError(.cameraFailure, "unexpected answer to \(request): \(reply)")))
                 }
             } catch {
-                replies.append((worker, .failure(ShutterError.wrapping(error, as: .cameraFailure))))
+                answers.failures.append((worker.name, ShutterError.wrapping(error, as: .cameraFailure)))
             }
         }
-        return replies
+        return answers
     }
 
     /// Each setting marked with its camera's name, when the backend drives several.
