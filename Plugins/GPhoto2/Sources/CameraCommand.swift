@@ -68,7 +68,12 @@ struct CameraCommand: ParsableCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             let report = Report(model: identity.model, port: identity.port, serial: identity.serial, settings: settings)
-            context.output.printLine(String(decoding: (try? encoder.encode(report)) ?? Data(), as: UTF8.self))
+            do {
+                context.output.printLine(String(decoding: try encoder.encode(report), as: UTF8.self))
+            } catch {
+                context.errors.printLine("shutterpipe camera settings: cannot write the settings as JSON: \(error)")
+                return CommandContext.failure
+            }
         } else {
             context.output.printLine("\(identity.model) at \(identity.port)\(identity.serial.map { ", serial \($0)" } ?? ""): \(settings.count) setting\(settings.count == 1 ? "" : "s")")
             for line in Self.table(settings) { context.output.printLine(line) }
