@@ -69,7 +69,10 @@ let package = Package(
         .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit, support, fixtures], path: "Sources/shutterpipe-fakecam"),
 
         // Tests
-        .target(name: "TestSupport", dependencies: [kit, support, runtime, fixtures, "CLinux"], path: "Tests/TestSupport"),
+        // The helpers every test uses; their C part kills a test's children when the test
+        // process is interrupted or exits.
+        .target(name: "CTestSupport", path: "Tests/CTestSupport"),
+        .target(name: "TestSupport", dependencies: [kit, support, runtime, fixtures, "CLinux", "CTestSupport"], path: "Tests/TestSupport"),
         // The kit against libgphoto2 in a process of its own (libgphoto2 reads HOME once).
         .executableTarget(name: "gphoto2-conformance", dependencies: [kit, support, conformance, "GPhoto2Backend"],
                           path: "Tests/GPhoto2ConformanceRunner"),

@@ -12,6 +12,9 @@ struct CameraOptions: Sendable {
     var height = 480
     var detail = 0
     var captureDelay: Duration = .zero
+    /// A file that holds each capture's events until it has as many lines as captures so
+    /// far (`--gate`).
+    var gate: String?
     /// How long OpenSession takes to answer: a camera slow to wake.
     var openDelay: Duration = .zero
     /// Exposures each InitiateCapture makes (bracketing, continuous drive).

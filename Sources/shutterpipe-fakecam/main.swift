@@ -21,6 +21,9 @@ Options:
   --detail N            random detail per 8x8 block, 0-63 (9 at 6000x4000 gives ~10 MB)
   --raw-plus-jpeg       start in RAW+JPEG mode (image format can also be set through PTP)
   --capture-delay DUR   time between a capture and its events, as for a long exposure (e.g. 2s)
+  --gate FILE           hold each capture's events until FILE has as many lines as captures so
+                        far (the Nth line releases capture N); logs "capture N waits at the
+                        gate": for tests that act while a shot is in flight
   --open-delay DUR      OpenSession answers after DUR: a camera slow to wake (e.g. 3s)
   --objects-per-capture N  exposures per capture, as bracketing or continuous drive
   --reuse-names         name every exposure capt0000.jpg
@@ -77,6 +80,7 @@ while !arguments.isEmpty {
     case "--capture-delay":
         guard let delay = PluginOptions.parseDuration(value(argument)) else { fail("--capture-delay needs a duration such as 2s") }
         options.captureDelay = delay
+    case "--gate": options.gate = value(argument)
     case "--open-delay":
         guard let delay = PluginOptions.parseDuration(value(argument)) else { fail("--open-delay needs a duration such as 3s") }
         options.openDelay = delay

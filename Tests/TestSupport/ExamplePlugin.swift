@@ -15,8 +15,9 @@ private actor ExamplePluginBuild {
         if built == nil {
             built = Task {
                 let package = "\(repositoryRoot)/Plugins/Examples/ManifestSink"
-                let build = try await runProgram(["swift", "build", "--package-path", package])
-                guard build.status == 0 else { throw TestSupportError("building the example plugin failed: \(build.text.suffix(2000))") }
+                // A first build of the plugin's package takes minutes on a loaded machine.
+                let build = try await runProgram(["swift", "build", "--package-path", package], timeout: .seconds(900))
+                guard build.status == 0 else { throw TestSupportError("building the example plugin failed: \(build.text.suffix(2000))\(build.errors.suffix(2000))") }
                 return "\(package)/.build/debug/libShutterPipeManifest.so"
             }
         }

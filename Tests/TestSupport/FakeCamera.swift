@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import ShutterPipeSupport
+import Testing
 
 /// A running `shutterpipe-fakecam` on a port of its own, with a HOME of its own for
 /// libgphoto2's settings file, so tests never cross-talk. Stopped when released.
@@ -13,8 +14,7 @@ public final class FakeCamera: Sendable {
     public let home: TemporaryDirectory
     /// The options it was started with.
     public let arguments: [String]
-    private let process: ChildProcess
-    private let log: String
+    private let process: RunningProcess
 
     /// Starts a virtual camera with `arguments` (see `shutterpipe-fakecam --help`) on a
     /// free port, or on `port`, and waits until it listens.
@@ -24,44 +24,44 @@ public final class FakeCamera: Sendable {
         self.home = home
         self.arguments = arguments
         let ready = home.file("ready-\(UUID().uuidString)")
-        log = home.file("fakecam-\(UUID().uuidString).log")
-        try? Data().write(to: URL(fileURLWithPath: log))  // not createFile: on Linux it writes through a TemporaryDirectory.* in /tmp that it never removes
-        process = try ChildProcess([try builtExecutable("shutterpipe-fakecam"), "--port", String(port ?? 0), "--ready-file", ready] + arguments,
-                                   error: .file(log))
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !FileManager.default.fileExists(atPath: ready) {
-            guard ContinuousClock.now < deadline, process.isRunning else {
-                throw TestSupportError("the virtual camera did not start: \(String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self))")
-            }
-            try await Task.sleep(for: .milliseconds(10))
+        process = try RunningProcess(program: try builtExecutable("shutterpipe-fakecam"), ["--port", String(port ?? 0), "--ready-file", ready] + arguments,
+                                     in: nil, input: .null)
+        let started = await poll(timeout: .seconds(30)) { [process] in FileManager.default.fileExists(atPath: ready) || !process.isRunning }
+        guard started, process.isRunning else {
+            throw TestSupportError("the virtual camera did not start\(started ? "" : " within 30 s")\n\(process.lastLines())")
         }
         let text = try String(contentsOfFile: ready, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let chosen = UInt16(text) else { throw TestSupportError("bad ready file: '\(text)'") }
         self.port = chosen
     }
 
-    deinit { stop() }
-
     /// The libgphoto2 port of this camera.
     public var portSpec: String { "ptpip:127.0.0.1:\(port):\(port)" }
 
     /// What the camera logged.
-    public var logText: String { String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self) }
+    public var logText: String { process.stderrSoFar }
+
+    /// Waits until the camera's log shows `text` (a gate the camera reached, say); the
+    /// test fails after `timeout`, with the log's last lines.
+    @discardableResult
+    public func waitForLog(_ text: String, timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+        await process.waitForOutput(text, on: .stderr, timeout: timeout, sourceLocation: sourceLocation)
+    }
 
     /// Presses the camera's own shutter button.
     public func pressButton() { process.signal(SIGUSR1) }
 
-    /// Stops the camera (like pulling the cable).
+    /// Stops the camera (like pulling the cable) and waits until it is gone.
     public func stop() {
         guard process.isRunning else { return }
-        process.signal(SIGKILL)
-        process.waitUntilExit()
+        process.killGroup()
+        process.waitAfterKill()
     }
 
     /// Runs the gphoto2 CLI against this camera, under a deadline.
     public func gphoto2(_ arguments: [String]) async throws -> ProgramOutput {
-        try await runProgram(["timeout", "-k", "2", "20", "gphoto2", "--port", portSpec, "--camera", "PTP/IP Camera"] + arguments,
-                             environment: ["HOME": home.path])
+        try await runProgram(["gphoto2", "--port", portSpec, "--camera", "PTP/IP Camera"] + arguments,
+                             environment: ["HOME": home.path], timeout: .seconds(30))
     }
 
     /// The names of the files on the camera's card.

@@ -2,8 +2,9 @@
 import Glibc
 #endif
 import Foundation
+import Testing
 
-/// A D-Bus daemon of the test's own (session configuration), stopped when released.
+/// A D-Bus daemon of the test's own (session configuration), killed when released.
 public final class PrivateBus: @unchecked Sendable {
     /// The bus address, for DBUS_SESSION_BUS_ADDRESS.
     public let address: String
@@ -15,18 +16,12 @@ public final class PrivateBus: @unchecked Sendable {
     public init() async throws {
         ignoreSIGPIPE()
         daemon = try RunningProcess(program: "/usr/bin/dbus-daemon", ["--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--print-address=1"],
-                                    in: folder.path)
-        let deadline = ContinuousClock.now + .seconds(10)
-        var line = ""
-        while !line.hasSuffix("\n") {
-            guard ContinuousClock.now < deadline else { throw TestSupportError("dbus-daemon did not start: \(daemon.stderrSoFar)") }
-            try await Task.sleep(for: .milliseconds(10))
-            line = daemon.stdoutSoFar
+                                    in: folder.path, input: .null)
+        guard await daemon.waitForOutput(on: .stdout, "its address", timeout: .seconds(30), { $0.hasSuffix("\n") }) else {
+            throw TestSupportError("dbus-daemon did not start")
         }
-        address = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        address = daemon.stdoutSoFar.trimmingCharacters(in: .whitespacesAndNewlines)
     }
-
-    deinit { daemon.signal(SIGTERM) }
 
     /// The environment that points programs at this bus.
     public var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }

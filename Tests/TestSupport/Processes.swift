@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Testing
 import ShutterPipeSupport
 
 /// What a finished helper program printed.
@@ -10,20 +11,38 @@ public struct ProgramOutput: Sendable {
     public var status: Int32
     /// Standard output, as bytes.
     public var data: Data
+    /// Standard error, as text (for messages).
+    public var errors: String = ""
     /// Standard output, as text.
     public var text: String { String(decoding: data, as: UTF8.self) }
 }
 
-/// Runs a program found on PATH and waits for it on a thread of its own, never on the
-/// cooperative pool or Dispatch's shared threads: tests run in parallel on two cores, and
-/// a blocked shared thread would skew every timing in the suite. Standard error goes to
-/// /dev/null; the program inherits no descriptor but the standard three (tests open files
-/// without O_CLOEXEC, and a child holding a copy keeps an unlinked file's space taken).
-public func runProgram(_ arguments: [String], environment: [String: String] = [:], input: Data? = nil) async throws -> ProgramOutput {
-    ignoreSIGPIPE()
-    let completion = try await ChildProcess.run(arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
-                                                input: input)
-    return ProgramOutput(status: completion.status.shellCode, data: completion.output)
+/// Runs a program (a path, or a name looked up on PATH) to its end as a
+/// ``RunningProcess``: in a process group of its own, waited for without holding a
+/// thread, its input (if any) written on a thread of its own. It inherits no descriptor
+/// but the standard three (tests open files without O_CLOEXEC, and a child holding a copy
+/// keeps an unlinked file's space taken).
+///
+/// Past `timeout` its group is killed and this throws, naming the command and showing
+/// its last output: no helper program can hang a test.
+public func runProgram(_ arguments: [String], environment: [String: String] = [:], input: Data? = nil,
+                       in directory: String? = nil, timeout: Duration = .seconds(120)) async throws -> ProgramOutput {
+    guard let program = arguments.first else { throw TestSupportError("runProgram: no program named") }
+    let process = try RunningProcess(program: program, Array(arguments.dropFirst()), in: directory, environment: environment,
+                                     deadline: timeout + .seconds(60), input: input == nil ? .null : .pipe)
+    if let input {
+        let writer = Thread {
+            _ = process.write(input)
+            process.closeInput()
+        }
+        writer.name = "shutterpipe test input"
+        writer.start()
+    }
+    let (status, timedOut) = await process.end(within: timeout)
+    guard !timedOut else {
+        throw TestSupportError("\(process.name) did not finish within \(timeout): its process group was killed\n\(process.lastLines())")
+    }
+    return ProgramOutput(status: status.shellCode, data: process.data(.stdout), errors: String(decoding: process.data(.stderr), as: UTF8.self))
 }
 
 /// A test helper could not do its part (a service did not start, a program is missing).

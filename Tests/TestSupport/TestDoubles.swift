@@ -24,6 +24,10 @@ public final class ScriptedTrigger: TriggerSource {
         case settings(SettingsRequest)
         /// Send this event as it is (a capture with a moment to fire at, say).
         case sendEvent(TriggerEvent)
+        /// Wait until this many have arrived at the gate (a capture held in flight).
+        case awaitArrivals(Gate, Int)
+        /// Let every arrival at the gate through.
+        case open(Gate)
     }
 
     private let steps: [Step]
@@ -69,6 +73,10 @@ public final class ScriptedTrigger: TriggerSource {
                 events.send(event)
             case .settings(let request):
                 events.send(request) { [self] answer in self.settingsReceived.withLock { $0.append(answer) } }
+            case .awaitArrivals(let gate, let count):
+                while gate.arrivals < count { try await Task.sleep(for: .milliseconds(2)) }
+            case .open(let gate):
+                gate.open()
             }
         }
     }
@@ -91,10 +99,15 @@ public final class OverlapProbe: Sendable {
     /// Captures that ran while a photo was being stored.
     public var capturesDuringStores: Int { state.withLock { $0.overlapped } }
 
+    /// Captures that have ended.
+    public var capturesEnded: Int { ended.withLock { $0 } }
+    private let ended = Mutex(0)
+
     func storeBegan() { state.withLock { $0.storing += 1; $0.storesBegun += 1 } }
     func storeEnded() { state.withLock { $0.storing -= 1 } }
     func captureBegan() { state.withLock { $0.capture = ($0.storing > 0, $0.storesBegun) } }
     func captureEnded() {
+        defer { ended.withLock { $0 += 1 } }
         state.withLock { state in
             guard let capture = state.capture else { return }
             if capture.storing || state.storing > 0 || state.storesBegun > capture.begun { state.overlapped += 1 }
@@ -127,6 +140,8 @@ public final class ScriptedBackend: CaptureBackend {
     private let files: [String]
     private let partial: [Int: ShutterError]
     private let probe: OverlapProbe?
+    private let captureGate: Gate?
+    private let finishGate: Gate?
     private let state = Mutex(State())
 
     /// - Parameters:
@@ -138,9 +153,15 @@ public final class ScriptedBackend: CaptureBackend {
     ///   - files: the extensions of each exposure's files (["JPG", "CR2"] for RAW+JPEG).
     ///   - partial: the capture with that number (from 1) delivers only its first file, with
     ///     this failure for the rest, as a rig where one camera failed.
+    ///   - captureGate: each capture waits there (after its delay) until the test lets it
+    ///     through: a shot held in flight, or one that hangs for good.
+    ///   - finishGate: each finish waits there likewise.
     public init(prepareFailure: ShutterError? = nil, captureDelay: Duration = .zero,
                 captureFailures: [Int: ShutterError] = [:], ignoresCancellation: Bool = false, probe: OverlapProbe? = nil,
-                finishDelay: Duration = .zero, files: [String] = ["JPG"], partial: [Int: ShutterError] = [:]) {
+                finishDelay: Duration = .zero, files: [String] = ["JPG"], partial: [Int: ShutterError] = [:],
+                captureGate: Gate? = nil, finishGate: Gate? = nil) {
+        self.captureGate = captureGate
+        self.finishGate = finishGate
         self.partial = partial
         self.probe = probe
         self.finishDelay = finishDelay
@@ -173,6 +194,7 @@ public final class ScriptedBackend: CaptureBackend {
         probe?.captureBegan()
         defer { leave(.capture); probe?.captureEnded() }
         try await wait(captureDelay)
+        try await captureGate?.pass(honouringCancellation: !ignoresCancellation)
         if let failure = captureFailures[number] { throw failure }
         var photo = Self.photo(number, extensions: files)
         if let missing = partial[number] {
@@ -186,6 +208,7 @@ public final class ScriptedBackend: CaptureBackend {
         enter(.finish(stored: stored))
         defer { leave(.finish(stored: stored)) }
         try? await wait(finishDelay)
+        try? await finishGate?.pass(honouringCancellation: !ignoresCancellation)
     }
 
     private func wait(_ delay: Duration) async throws {
@@ -260,12 +283,15 @@ public final class SettingsBackend: CaptureBackend, CameraSettingsControl {
     public static let choices = ["100", "200", "400", "800"]
     private let timeline: Timeline
     private let captureDelay: Duration
+    private let captureGate: Gate?
     private let state = Mutex<(iso: String, captures: Int, prepares: Int)>(("100", 0, 0))
 
-    /// Creates a backend noting on `timeline`.
-    public init(timeline: Timeline, captureDelay: Duration = .milliseconds(50)) {
+    /// Creates a backend noting on `timeline`; each capture waits at `captureGate`, if
+    /// given, until the test lets it through.
+    public init(timeline: Timeline, captureDelay: Duration = .milliseconds(50), captureGate: Gate? = nil) {
         self.timeline = timeline
         self.captureDelay = captureDelay
+        self.captureGate = captureGate
     }
 
     /// How many times it was prepared.
@@ -297,6 +323,7 @@ public final class SettingsBackend: CaptureBackend, CameraSettingsControl {
         starts.withLock { $0.append(Date()) }
         timeline.note("capture \(number) began")
         try await Task.sleep(for: captureDelay)
+        try await captureGate?.pass()
         // The value at the end counts too: a change during the exposure would show.
         let after = state.withLock { $0.iso }
         timeline.note("capture \(number) ended")
@@ -340,13 +367,16 @@ public final class RecordingSink: PhotoSink {
     private let concurrency = Mutex<(now: Int, most: Int)>((0, 0))
     private let label: String
     private let timeline: Timeline?
+    private let gate: Gate?
     public let role: SinkRole
 
     /// A sink named `label` that fails every store with `failure`, if given. Archival by
     /// default: its receipt lists every file of the photo. Its stores are noted on
-    /// `timeline` ("store 3 began", "store 3 ended").
+    /// `timeline` ("store 3 began", "store 3 ended"). Each store waits at `gate`, if given,
+    /// until the test lets it through.
     public init(_ label: String = "recording", failure: ShutterError? = nil, delay: Duration = .zero, probe: OverlapProbe? = nil,
-                role: SinkRole = .archival, timeline: Timeline? = nil) {
+                role: SinkRole = .archival, timeline: Timeline? = nil, gate: Gate? = nil) {
+        self.gate = gate
         self.timeline = timeline
         self.role = role
         self.probe = probe
@@ -368,6 +398,7 @@ public final class RecordingSink: PhotoSink {
         timeline?.note("store \(context.shotNumber) began")
         defer { concurrency.withLock { $0.now -= 1 }; probe?.storeEnded(); timeline?.note("store \(context.shotNumber) ended") }
         if delay > .zero { try await Task.sleep(for: delay) }
+        try await gate?.pass()
         if let failure { throw failure }
         stored.withLock { $0.append((photo, context)) }
         guard role == .archival else { return SinkReceipt(files: []) }

@@ -91,12 +91,7 @@ public final class LogRecorder: Sendable {
 /// generous because the whole suite runs in parallel on two cores, where a step that takes
 /// milliseconds alone can take seconds; a passing wait returns as soon as it holds.
 public func eventually(timeout: Duration = .seconds(20), _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return await condition()
+    await poll(timeout: timeout, condition)
 }
 
 private let kept = Mutex<[TemporaryDirectory]>([])

@@ -30,6 +30,10 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
         public var failOnEnter = false
         /// Added before every capture returns, like a camera's exposure and download.
         public var latency: Duration = .zero
+        /// A file that holds each capture until it is released: the Nth capture waits
+        /// until the file has N lines. For tests and demos that need a shot in flight at
+        /// a chosen moment (a signal, a second request), without guessing a duration.
+        public var gate: String?
 
         /// The defaults.
         public init() {}
@@ -49,6 +53,8 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
     private var exposures: [[URL]] = []
     private var nextExposure = 0
     private var captures = 0
+    private var arrivalsAtGate = 0
+    private var log = Logger.discarding
 
     /// Creates a backend.
     public init(options: Options) {
@@ -61,6 +67,7 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
     /// Lists the folder (if any); fails when `failOnEnter` is set or the folder has no
     /// image files.
     public func prepare(_ context: BackendContext) async throws {
+        log = context.log
         if options.failOnEnter {
             throw ShutterError(.noCamera, "file-stub: simulated failure to enter photo mode", fix: "remove 'failOnEnter: true'")
         }
@@ -93,6 +100,7 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
 
     private func expose(firedAt: Date?) async throws -> CapturedPhoto {
         if options.latency > .zero { try await Task.sleep(for: options.latency) }
+        if let gate = options.gate { try await wait(at: gate) }
         // The moment of the exposure, before the image is made.
         let latency = Double(options.latency.components.seconds) + Double(options.latency.components.attoseconds) / 1e18
         let exposed = firedAt.map { $0.addingTimeInterval(latency) } ?? Date()
@@ -121,6 +129,24 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
 
     /// Nothing to release.
     public func stop() async {}
+
+    /// Holds the capture until `gate` has as many lines as captures have arrived at it.
+    /// The log line says it waits (a test waits for that line, then acts, then releases
+    /// it); a capture cancelled meanwhile (`captureTimeout`) ends at once.
+    private func wait(at gate: String) async throws {
+        arrivalsAtGate += 1
+        let number = arrivalsAtGate
+        guard Self.lines(in: gate) < number else { return }
+        log.info("file-stub: capture \(number) waits at the gate \(gate) (a line appended to it releases it)")
+        while Self.lines(in: gate) < number {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        log.info("file-stub: capture \(number) released by the gate")
+    }
+
+    private static func lines(in file: String) -> Int {
+        (FileManager.default.contents(atPath: file) ?? Data()).reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+    }
 
     static func exposures(in directory: String, pairByStem: Bool) throws -> [[URL]] {
         var isDirectory: ObjCBool = false
@@ -166,5 +192,6 @@ extension FileStubBackend.Options {
         failWith = FailureCause(rawValue: cause)!
         failOnEnter = try options.bool("failOnEnter", default: failOnEnter)
         latency = try options.duration("latency", default: latency)
+        gate = try options.path("gate")
     }
 }

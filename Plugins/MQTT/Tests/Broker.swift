@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import TestSupport
+import Testing
 
 /// A real mosquitto on loopback, started by the test on a free port: anonymous, or with a
 /// password file, and with TLS from a CA the test makes. Killed when dropped.

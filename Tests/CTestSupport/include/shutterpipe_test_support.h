@@ -1,0 +1,25 @@
+#ifndef SHUTTERPIPE_TEST_SUPPORT_H
+#define SHUTTERPIPE_TEST_SUPPORT_H
+
+#include <sys/types.h>
+
+/// The process groups of the children a test process started, kept where a signal
+/// handler can read them: when the test process is interrupted (Ctrl-C, SIGTERM from a
+/// runner, a closed terminal) or exits, every group still tracked is killed, so no
+/// `shutterpipe run`, camera, broker or browser outlives the tests that started it.
+
+/// Starts tracking `group` (a child started as the leader of its own process group).
+/// Returns 0, or -1 when the table is full (the group is then not tracked).
+int shutterpipe_test_track_group(pid_t group);
+
+/// Stops tracking `group`.
+void shutterpipe_test_untrack_group(pid_t group);
+
+/// Sends `signal` to every tracked group; returns how many groups it reached.
+int shutterpipe_test_signal_tracked_groups(int signal);
+
+/// Installs the handlers once: SIGINT, SIGTERM, SIGHUP and SIGQUIT kill every tracked
+/// group and then end the process with the signal's default action; exit() kills them too.
+void shutterpipe_test_install_cleanup(void);
+
+#endif
