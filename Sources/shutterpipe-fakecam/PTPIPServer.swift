@@ -17,10 +17,12 @@ final class PTPIPServer: Sendable {
     private let log: @Sendable (String) -> Void
     private let corruptor: Corruptor?
     private let shortTransfersLeft: Mutex<Int>
+    private let gate: CaptureGate?
 
     init(camera: VirtualCamera, log: @escaping @Sendable (String) -> Void) throws {
         self.camera = camera
         self.log = log
+        gate = camera.options.gate.map(CaptureGate.init)
         shortTransfersLeft = Mutex(camera.options.shortTransfers)
         corruptor = camera.options.malformedPercent > 0 ? Corruptor(percent: camera.options.malformedPercent, seed: camera.options.seed) : nil
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -262,26 +264,14 @@ final class PTPIPServer: Sendable {
     /// configured delay (as for a long exposure), on a thread of their own.
     private func announceCapture(transaction: UInt32) {
         let delay = camera.options.captureDelay
-        let gate = camera.options.gate.map { ($0, arrivalsAtGate.withLock { count -> Int in count += 1; return count }) }
+        let arrival = gate?.arrive()
         Thread { [self] in
             let handles = camera.expose()
             if delay > .zero { usleep(UInt32(delay.milliseconds * 1000)) }
-            if let (path, number) = gate { wait(at: path, capture: number) }
+            if let arrival { gate?.hold(arrival, log: log) }
             announce(handles, transaction: transaction)
             sendEvent(.captureComplete, transaction: transaction, parameter: nil)
         }.start()
-    }
-
-    /// Captures that reached the gate so far (`--gate`).
-    private let arrivalsAtGate = Mutex(0)
-
-    /// Holds a capture's events until `path` has `capture` lines (`--gate`).
-    private func wait(at path: String, capture: Int) {
-        func lines() -> Int { (FileManager.default.contents(atPath: path) ?? Data()).reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) } }
-        guard lines() < capture else { return }
-        log("capture \(capture) waits at the gate \(path)")
-        while lines() < capture { usleep(5_000) }
-        log("capture \(capture) released by the gate")
     }
 
     private func sendEvent(_ event: PTP.Event, transaction: UInt32, parameter: UInt32?) {

@@ -230,7 +230,7 @@ struct EndToEndTests {
         running.send("enter\ncapture\ncapture\ncapture\n")
         _ = await eventually { running.stdoutSoFar.contains("photoSuccess") }
         running.signal(SIGTERM)
-        let outcome = await running.wait(timeout: .seconds(10))
+        let outcome = await running.wait(timeout: .seconds(60))
         running.closeInput()
         #expect(outcome.status == 0, "\(outcome.stderr)")
         // Every event read was answered; lines still in the pipe were never events.

@@ -124,7 +124,7 @@ struct SocketSession {
             return probe >= 0 || !process.isRunning
         }
         guard ready, process.isRunning else {
-            let outcome = await process.wait(timeout: .seconds(5))
+            let outcome = await process.wait(timeout: .seconds(60))
             throw TestSupportError("shutterpipe run did not start: \(outcome.stderr)")
         }
         return SocketSession(process: process, socket: socket)

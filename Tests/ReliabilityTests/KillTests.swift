@@ -58,7 +58,7 @@ struct KillDuringBurstTests {
             _ = await eventually(timeout: .seconds(30)) { client.lines.count >= killAfter + 1 }
             try await Task.sleep(for: .microseconds(Int.random(in: 0...20_000, using: &random)))
             kill(session.pid, SIGKILL)
-            _ = await session.process.wait(timeout: .seconds(10))
+            _ = await session.process.wait(timeout: .seconds(60))
             try await Task.sleep(for: .milliseconds(20))  // the reader takes what arrived before the kill
 
             let names = folder.names("out")

@@ -35,7 +35,7 @@ public struct Outcome: Sendable {
 
 /// Runs shutterpipe with `arguments`, feeding `input` and closing stdin.
 public func shutterpipe(_ arguments: [String], input: String = "", in directory: String,
-                        environment: [String: String] = [:], timeout: Duration = .seconds(20),
+                        environment: [String: String] = [:], timeout: Duration = .seconds(120),
                         via launcher: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Outcome {
     let running = try RunningProcess(program: try launcher ?? shutterpipeBinary(), arguments, in: directory, environment: environment)
     if !input.isEmpty { running.send(input, sourceLocation: sourceLocation) }

@@ -128,7 +128,7 @@ public final class RunningProcess: Sendable {
 
     /// Waits for it to end. Past `timeout` its group is killed and the test fails, naming
     /// the wait and showing its last output.
-    public func wait(timeout: Duration = .seconds(20), for purpose: String? = nil,
+    public func wait(timeout: Duration = .seconds(120), for purpose: String? = nil,
                      sourceLocation: SourceLocation = #_sourceLocation) async -> Outcome {
         let (status, timedOut) = await end(within: timeout)
         if timedOut {
@@ -156,7 +156,7 @@ public final class RunningProcess: Sendable {
     /// without printing it, the test fails, naming what was awaited and showing the last
     /// output. Returns whether it came.
     @discardableResult
-    public func waitForOutput(_ text: String, on stream: Stream = .stderr, timeout: Duration = .seconds(30),
+    public func waitForOutput(_ text: String, on stream: Stream = .stderr, timeout: Duration = .seconds(60),
                               sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
         await waitForOutput(on: stream, "'\(text)'", timeout: timeout, sourceLocation: sourceLocation) { $0.contains(text) }
     }
@@ -164,7 +164,7 @@ public final class RunningProcess: Sendable {
     /// Waits until what `stream` holds satisfies `condition` (described by `what` in the
     /// failure). As ``waitForOutput(_:on:timeout:sourceLocation:)``.
     @discardableResult
-    public func waitForOutput(on stream: Stream = .stderr, _ what: String, timeout: Duration = .seconds(30),
+    public func waitForOutput(on stream: Stream = .stderr, _ what: String, timeout: Duration = .seconds(60),
                               sourceLocation: SourceLocation = #_sourceLocation, _ condition: @Sendable (String) -> Bool) async -> Bool {
         let found = await poll(timeout: timeout) { condition(self.text(stream)) || !self.isRunning }
         if condition(text(stream)) { return true }

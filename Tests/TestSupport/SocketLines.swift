@@ -60,7 +60,7 @@ public final class SocketLines: @unchecked Sendable {
     public var lines: [String] { received.all }
 
     /// Waits until `count` lines arrived (or `timeout`), and returns them parsed as JSON objects.
-    public func replies(_ count: Int, timeout: Duration = .seconds(30)) async -> [[String: Any]] {
+    public func replies(_ count: Int, timeout: Duration = .seconds(60)) async -> [[String: Any]] {
         _ = await eventually(timeout: timeout) { self.received.count >= count }
         return received.all.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
     }

@@ -89,8 +89,9 @@ public final class LogRecorder: Sendable {
 
 /// Waits until `condition` holds, up to `timeout`; returns whether it did. The default is
 /// generous because the whole suite runs in parallel on two cores, where a step that takes
-/// milliseconds alone can take seconds; a passing wait returns as soon as it holds.
-public func eventually(timeout: Duration = .seconds(20), _ condition: @Sendable () async -> Bool) async -> Bool {
+/// milliseconds alone can take seconds; a passing wait returns as soon as it holds. A
+/// timeout exists to end a wait that would never end, never to judge speed.
+public func eventually(timeout: Duration = .seconds(60), _ condition: @Sendable () async -> Bool) async -> Bool {
     await poll(timeout: timeout, condition)
 }
 

@@ -19,7 +19,7 @@ struct LibraryLogTests {
         // The camera is gone: the next shot fails, and libgphoto2 complains while the
         // worker tries to reconnect.
         #expect(await shoot(session, answers: 2).last?.hasPrefix("photoFailed") == true, "\(session.stderrSoFar)")
-        #expect(await eventually(timeout: .seconds(20)) { session.stderrSoFar.contains("connect cmd") || session.stderrSoFar.contains("cmdfd") },
+        #expect(await eventually(timeout: .seconds(60)) { session.stderrSoFar.contains("connect cmd") || session.stderrSoFar.contains("cmdfd") },
                 "\(session.stderrSoFar)")
         session.send("exit\n")
         session.closeInput()

@@ -79,7 +79,7 @@ struct MPRISTriggerTests {
         session.signal(SIGTERM)
         #expect(await session.wait().status == 0)
         monitor.signal(SIGKILL)  // dbus-monitor ignores SIGTERM
-        _ = await monitor.wait(timeout: .seconds(20))
+        _ = await monitor.wait(timeout: .seconds(60))
     }
 
     @Test("commands that are not mapped are switched off and do nothing")
@@ -116,7 +116,7 @@ struct MPRISTriggerTests {
         let bus = try await PrivateBus()
         let folder = TemporaryDirectory("mpris-taken")
         let first = try await mprisSession(bus, folder)
-        let second = try await shutterpipe(["run", "--config", folder.file("studio.yaml")], in: folder.path, environment: bus.environment, timeout: .seconds(10))
+        let second = try await shutterpipe(["run", "--config", folder.file("studio.yaml")], in: folder.path, environment: bus.environment, timeout: .seconds(60))
         #expect(second.status == 1)
         #expect(second.stderr.contains("another program owns org.mpris.MediaPlayer2.shutterpipe"))
         first.signal(SIGTERM)

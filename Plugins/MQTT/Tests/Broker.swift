@@ -50,7 +50,7 @@ final class Broker: Sendable {
         let started = try RunningProcess(program: try Self.mosquitto(), ["-c", config], in: folder.path)
         process.withLock { $0 = started }
         let port = self.port
-        guard await eventually(timeout: .seconds(10), { Self.accepts(port) }) else {
+        guard await eventually(timeout: .seconds(60), { Self.accepts(port) }) else {
             throw TestSupportError("mosquitto did not start: \(started.stderrSoFar)")
         }
     }
@@ -59,7 +59,7 @@ final class Broker: Sendable {
     func stop() async {
         guard let running = process.withLock({ state -> RunningProcess? in defer { state = nil }; return state }) else { return }
         running.signal(SIGTERM)
-        _ = await running.wait(timeout: .seconds(10))
+        _ = await running.wait(timeout: .seconds(60))
     }
 
     var log: String { process.withLock { $0?.stderrSoFar ?? "" } }

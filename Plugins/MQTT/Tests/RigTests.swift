@@ -15,9 +15,9 @@ struct RigTests {
         let broker = try await Broker("three")
         let here = TemporaryDirectory("rig-three")
         let nodes = try ["a", "b", "c"].map { try RigNode($0, broker: broker) }
-        #expect(await eventually(timeout: .seconds(20)) { nodes.allSatisfy(\.isOnline) }, "\(nodes.map { $0.session.stderrSoFar })")
+        #expect(await eventually(timeout: .seconds(60)) { nodes.allSatisfy(\.isOnline) }, "\(nodes.map { $0.session.stderrSoFar })")
         let watcher = try StateWatcher(broker, in: here)
-        #expect(await eventually(timeout: .seconds(20)) { watcher.online.filter(\.value).count == 3 })
+        #expect(await eventually(timeout: .seconds(60)) { watcher.online.filter(\.value).count == 3 })
         let status = try await rig(["status"], broker: broker, in: here)
         #expect(status.status == 0 && ["a", "b", "c"].allSatisfy { name in status.lines.contains { $0.hasPrefix(name) && $0.contains("online") } }, "\(status.stdout) \(status.stderr) \(nodes[0].session.stderrSoFar)")
 
@@ -43,9 +43,9 @@ struct RigTests {
         // The same command twice (a redelivery, or a script sending it again): one photo.
         let command = RigTopic.command("test")
         try await publish(#"{"id": "twice-1", "event": "capture"}"#, to: command, broker: broker)
-        #expect(await eventually(timeout: .seconds(20)) { nodes.allSatisfy { $0.photos.count == 3 } })
+        #expect(await eventually(timeout: .seconds(60)) { nodes.allSatisfy { $0.photos.count == 3 } })
         try await publish(#"{"id": "twice-1", "event": "capture"}"#, to: command, broker: broker)
-        #expect(await eventually(timeout: .seconds(20)) { nodes.allSatisfy { $0.session.stderrSoFar.contains("command 'twice-1' arrived again") } })
+        #expect(await eventually(timeout: .seconds(60)) { nodes.allSatisfy { $0.session.stderrSoFar.contains("command 'twice-1' arrived again") } })
         #expect(nodes.allSatisfy { $0.photos.count == 3 })
 
         // Bad inputs, one at a time: each node answers each with an error.
@@ -57,7 +57,7 @@ struct RigTests {
                                       (#"{"id": "far", "event": "capture", "at": \#((Date().timeIntervalSince1970 + 3600) * 1000)}"#, nil, "at most 60 s")]
                                      as [(String?, String?, String)] {
             try await publish(payload, file: file, to: command, broker: broker)
-            #expect(await eventually(timeout: .seconds(20)) {
+            #expect(await eventually(timeout: .seconds(60)) {
                 let states = watcher.states
                 return ["a", "b", "c"].allSatisfy { (states[$0]?["error"] as? String)?.contains(says) == true }
             }, "\(says)")
@@ -67,7 +67,7 @@ struct RigTests {
         let now = Date().timeIntervalSince1970 * 1000
         for (id, field) in [("late-1", "\"at\": \(now - 5000)"), ("expired-1", "\"expires\": \(now - 1000)")] {
             try await publish(#"{"id": "\#(id)", "event": "capture", \#(field)}"#, to: command, broker: broker)
-            #expect(await eventually(timeout: .seconds(20)) {
+            #expect(await eventually(timeout: .seconds(60)) {
                 let states = watcher.states
                 return ["a", "b", "c"].allSatisfy { name in
                     let last = states[name]
@@ -82,7 +82,7 @@ struct RigTests {
         let after = try await rig(["capture"], broker: broker, in: here)
         #expect(after.status == 0 && nodes.allSatisfy { $0.photos.count == 4 && $0.session.isRunning }, "\(after.stdout) \(after.stderr)")
         for node in nodes { node.session.signal(SIGTERM) }
-        for node in nodes { #expect(await node.session.wait(timeout: .seconds(20)).status == 0) }
+        for node in nodes { #expect(await node.session.wait(timeout: .seconds(60)).status == 0) }
         // A node that stops on purpose says so: offline, not a stale "online".
         let ended = try await rigStatus(broker, in: here)
         #expect(["a", "b", "c"].allSatisfy { ended[$0]?["online"] as? Bool == false }, "\(ended)")
@@ -93,11 +93,11 @@ struct RigTests {
         let broker = try await Broker("outage")
         let here = TemporaryDirectory("rig-outage")
         let a = try RigNode("a", broker: broker), b = try RigNode("b", broker: broker)
-        #expect(await eventually(timeout: .seconds(20)) { a.isOnline && b.isOnline })
+        #expect(await eventually(timeout: .seconds(60)) { a.isOnline && b.isOnline })
         #expect(try await rig(["capture"], broker: broker, in: here).status == 0)
 
         await broker.stop()
-        #expect(await eventually(timeout: .seconds(20)) { [a, b].allSatisfy { $0.session.stderrSoFar.contains("lost the broker") } })
+        #expect(await eventually(timeout: .seconds(60)) { [a, b].allSatisfy { $0.session.stderrSoFar.contains("lost the broker") } })
         let down = try await rig(["capture", "--timeout", "2s"], broker: broker, in: here)
         #expect(down.status == 1 && down.stderr.contains("cannot reach the broker"), "\(down.stderr)")
         try await broker.start()
@@ -108,7 +108,7 @@ struct RigTests {
 
         let watcher = try StateWatcher(broker, in: here)
         kill(b.session.pid, SIGKILL)
-        #expect(await eventually(timeout: .seconds(20)) { watcher.online["b"] == false })
+        #expect(await eventually(timeout: .seconds(60)) { watcher.online["b"] == false })
         let partial = try await rig(["capture"], broker: broker, in: here)
         #expect(partial.status == 1 && partial.stderr.contains("node 'b' is offline") && partial.lines.contains { $0.hasPrefix("b") && $0.contains("offline") },
                 "\(partial.stdout) \(partial.stderr)")
@@ -120,7 +120,7 @@ struct RigTests {
         let broker = try await Broker("slow")
         let here = TemporaryDirectory("rig-slow")
         let quick = try RigNode("quick", broker: broker), slow = try RigNode("slow", broker: broker, backend: "{type: file-stub, latency: 10s}")
-        #expect(await eventually(timeout: .seconds(20)) { quick.isOnline && slow.isOnline })
+        #expect(await eventually(timeout: .seconds(60)) { quick.isOnline && slow.isOnline })
         let fired = try await rig(["capture", "--timeout", "4s"], broker: broker, in: here)
         #expect(fired.status == 1 && fired.stderr.contains("node 'slow' did not answer in time") && fired.lines.contains { $0.hasPrefix("slow") && $0.contains("no answer") }
                 && fired.lines.contains { $0.hasPrefix("quick") && $0.contains("photoSuccess") }, "\(fired.stdout) \(fired.stderr)")
@@ -133,8 +133,8 @@ struct RigTests {
         let here = TemporaryDirectory("rig-users")
         let good = try RigNode("good", broker: broker, extra: ", username: studio, password: \"${RIG_PASSWORD}\"", environment: ["RIG_PASSWORD": "s3cret"])
         let bad = try RigNode("bad", broker: broker, extra: ", username: studio, password: wrong")
-        #expect(await eventually(timeout: .seconds(20)) { good.isOnline })
-        #expect(await eventually(timeout: .seconds(20)) { bad.session.stderrSoFar.contains("refused this node") && bad.session.stderrSoFar.contains("check 'username' and 'password'") },
+        #expect(await eventually(timeout: .seconds(60)) { good.isOnline })
+        #expect(await eventually(timeout: .seconds(60)) { bad.session.stderrSoFar.contains("refused this node") && bad.session.stderrSoFar.contains("check 'username' and 'password'") },
                 "\(bad.session.stderrSoFar)")
         try "0p\n".write(toFile: here.file("password"), atomically: false, encoding: .utf8)
         let fired = try await rig(["capture", "--username", "operator", "--password-file", here.file("password")], broker: broker, in: here)
@@ -150,7 +150,7 @@ struct RigTests {
         let broker = try await Broker("tls", tls: true)
         let here = TemporaryDirectory("rig-tls")
         let node = try RigNode("secure", broker: broker)
-        #expect(await eventually(timeout: .seconds(20)) { node.isOnline }, "\(node.session.stderrSoFar) \(broker.log)")
+        #expect(await eventually(timeout: .seconds(60)) { node.isOnline }, "\(node.session.stderrSoFar) \(broker.log)")
         let fired = try await rig(["capture"], broker: broker, in: here)
         #expect(fired.status == 0 && node.photos.count == 1, "\(fired.stdout) \(fired.stderr)")
         let untrusted = try await rig(["status", "--ca", "/etc/ssl/certs/ca-certificates.crt", "--timeout", "3s"], broker: broker, in: here)
@@ -169,10 +169,10 @@ struct FireAtTests {
         let stub = try RigNode("stub", broker: broker)
         let tethered = try RigNode("tethered", broker: broker, backend: "{type: gphoto2, port: \"\(camera.portSpec)\"}",
                                    environment: ["HOME": camera.home.path])
-        #expect(await eventually(timeout: .seconds(20)) { stub.isOnline && tethered.isOnline })
+        #expect(await eventually(timeout: .seconds(60)) { stub.isOnline && tethered.isOnline })
         #expect(try await rig(["enter"], broker: broker, in: here).status == 0)
         let watcher = try StateWatcher(broker, in: here)
-        #expect(await eventually(timeout: .seconds(20)) { watcher.online.filter(\.value).count == 2 })
+        #expect(await eventually(timeout: .seconds(60)) { watcher.online.filter(\.value).count == 2 })
         for shot in 1...3 {
             let at = (Date().timeIntervalSince1970 + 1) * 1000
             try await publish(#"{"id": "at-\#(shot)", "event": "capture", "at": \#(at)}"#, to: RigTopic.command("test"), broker: broker)
@@ -185,7 +185,7 @@ struct FireAtTests {
                 }
                 return captured
             }
-            #expect(await eventually(timeout: .seconds(20)) { await answered() != nil })
+            #expect(await eventually(timeout: .seconds(60)) { await answered() != nil })
             let captured = await answered() ?? [:]
             #expect(captured.count == 2)
             // Not before its moment, and not when it arrived (a second earlier): within

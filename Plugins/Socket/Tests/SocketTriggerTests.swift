@@ -8,7 +8,8 @@ import TestSupport
 import Testing
 
 /// A running `shutterpipe run` with a socket trigger and the file-stub backend.
-func socketSession(_ folder: TemporaryDirectory, backend: String = "", coordinator: String = "", trigger: String = "") async throws -> (RunningProcess, String) {
+func socketSession(_ folder: TemporaryDirectory, backend: String = "", coordinator: String = "", trigger: String = "",
+                   arguments: [String] = []) async throws -> (RunningProcess, String) {
     let path = folder.file("s.sock")
     let config = try writeConfig("""
     version: 1
@@ -25,13 +26,14 @@ func socketSession(_ folder: TemporaryDirectory, backend: String = "", coordinat
         directory: \(folder.file("out"))
     \(coordinator)
     """, in: folder)
-    let process = try RunningProcess(["run", "--config", config], in: folder.path)
+    let process = try RunningProcess(["run", "--config", config] + arguments, in: folder.path)
     // Ready when it accepts a connection (a stale socket file may already be there).
-    _ = await eventually {
+    let ready = await eventually(timeout: .seconds(30)) {
         let probe = connectUnixSocket(path)
         if probe >= 0 { close(probe) }
-        return probe >= 0
+        return probe >= 0 || !process.isRunning
     }
+    guard ready, process.isRunning else { throw TestSupportError("the socket session did not start\n\(process.lastLines())") }
     return (process, path)
 }
 
@@ -117,7 +119,7 @@ struct SocketTriggerTests {
     func staleAndLive() async throws {
         let folder = TemporaryDirectory("socket-stale")
         let (session, path) = try await socketSession(folder)
-        let second = try await shutterpipe(["run", "--config", folder.file("studio.yaml")], in: folder.path, timeout: .seconds(10))
+        let second = try await shutterpipe(["run", "--config", folder.file("studio.yaml")], in: folder.path, timeout: .seconds(60))
         #expect(second.status == 1)
         #expect(second.stderr.contains("another program already listens on '\(path)'"))
         session.signal(SIGKILL)  // leaves the socket file behind

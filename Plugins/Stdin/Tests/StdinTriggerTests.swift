@@ -131,7 +131,7 @@ struct StdinSettingsTests {
                                                           .read(["iso"])])
         #expect(requests.withLock { $0.map(\.origin) } == ["line 3", "line 4"])
         // Give the last answers a moment to be written.
-        _ = await eventually(timeout: .seconds(5)) { printed.withLock { $0.count } >= 7 }
+        _ = await eventually(timeout: .seconds(60)) { printed.withLock { $0.count } >= 7 }
         let lines = printed.withLock { $0 }
         #expect(lines.first == "photoSuccess", "\(lines)")
         #expect(lines.dropFirst().first == "settingsRefused invalidConfiguration: set names no setting (write set iso=400 shutterspeed=1/200)", "\(lines)")

@@ -49,7 +49,7 @@ struct WebTriggerTests {
         #expect(photos.map { $0["id"] as? Int } == [3, 2, 1] && photos.allSatisfy { $0["trigger"] as? String == "stdin" }, "\(photos)")
 
         // The next shot, fired over HTTP, reaches a listener of /events too.
-        let events = Task { try await httpStream("/events", port: port, timeout: .seconds(20)) { String(decoding: $0, as: UTF8.self).contains("event: photo") } }
+        let events = Task { try await httpStream("/events", port: port, timeout: .seconds(60)) { String(decoding: $0, as: UTF8.self).contains("event: photo") } }
         #expect(await eventually { (try? await http("GET", "/api/status", port: port))?.json?["listeners"] as? Int == 1 })
         let fired = try await http("POST", "/api/capture", port: port)
         let answer = try #require(fired.json)
@@ -68,7 +68,7 @@ struct WebTriggerTests {
         #expect(try await http("GET", "/api/photos/99/preview.jpg", port: port).status == 404)
         #expect(try await http("GET", "/api/photos/..%2F..%2Fetc%2Fpasswd/preview.jpg", port: port).status == 404)
         // file-stub has live view: two frames of the MJPEG stream, each a JPEG of its own.
-        let live = String(decoding: try await httpStream("/live.mjpg", port: port, timeout: .seconds(10)) {
+        let live = String(decoding: try await httpStream("/live.mjpg", port: port, timeout: .seconds(60)) {
             String(decoding: $0, as: UTF8.self).components(separatedBy: "Content-Type: image/jpeg").count > 2
         }, as: UTF8.self)
         #expect(live.contains("multipart/x-mixed-replace; boundary=shutterpipe-frame") && live.contains("file-stub live view frame 2"), "\(live.prefix(300))")
@@ -123,7 +123,7 @@ struct WebTriggerTests {
         }
         let started = ContinuousClock.now
         session.send("capture\n")
-        #expect(await eventually(timeout: .seconds(10)) { session.stdoutSoFar.contains("photoSuccess") }, "\(session.stderrSoFar.suffix(1000))")
+        #expect(await eventually(timeout: .seconds(60)) { session.stdoutSoFar.contains("photoSuccess") }, "\(session.stderrSoFar.suffix(1000))")
         #expect(ContinuousClock.now - started < .seconds(10))
         idle.forEach { close($0) }
         #expect(await eventually { (try? await http("GET", "/api/status", port: port))?.json?["stored"] as? Int == 1 })

@@ -128,7 +128,8 @@ public enum Conformance {
 
     /// The backend contract: prepare, capture (at least one non-empty file), finish and
     /// stop, each within its time and without blocking the pool; with `slow`, a backend
-    /// whose capture takes long, a cancelled capture ends within two seconds.
+    /// whose capture takes long, a cancelled capture ends within two seconds (timed where
+    /// the capture runs, so a loaded machine's starved pool does not count against it).
     public static func checkBackend(_ backend: any CaptureBackend, slow: (any CaptureBackend)? = nil) async -> [String] {
         var problems: [String] = []
         let watch = PoolWatch()
@@ -152,11 +153,19 @@ public enum Conformance {
         if let slow {
             do {
                 try await slow.prepare(context)
-                let capture = Task { try await slow.capture() }
-                try await Task.sleep(for: .milliseconds(50))
+                // The capture runs on the watched thread, which stamps when it began and when
+                // it returned: the two seconds are the backend's, not a starved pool's.
+                let began = Moment(), returned = Moment()
+                let capture = Task { try await watch.run { began.stamp(); defer { returned.stamp() }; return try await slow.capture() } }
+                _ = try await withDeadline(.seconds(30), "the capture to begin") { await began.reached() }
+                let cancelled = ContinuousClock.now
                 capture.cancel()
-                let ended = try? await withDeadline(.seconds(2), "a cancelled capture") { _ = try? await capture.value; return true }
-                if ended != true { problems.append("a cancelled capture did not end within 2 s: capture must honour cancellation") }
+                let ended = try? await withDeadline(.seconds(30), "a cancelled capture") { _ = try? await capture.value; return true }
+                if ended != true {
+                    problems.append("a cancelled capture did not end within 30 s: capture must honour cancellation")
+                } else if let at = returned.value, at - cancelled > .seconds(2) {
+                    problems.append("a cancelled capture ended \(formatDuration(at - cancelled)) after being cancelled; within 2 s is the contract")
+                }
                 await slow.stop()
             } catch {
                 problems.append("the slow backend failed to prepare: \(error)")
@@ -168,17 +177,26 @@ public enum Conformance {
     /// The trigger contract: while it runs, `stimulate` (something that makes the device
     /// send, such as writing to its input) produces events; each is synced an answer;
     /// neither `run` nor `sync` blocks the pool; and cancelling `run` ends it within
-    /// three seconds.
+    /// three seconds (timed where `run` runs; one that never ends is caught at 30 s).
     public static func checkTrigger(_ trigger: any TriggerSource, expecting count: Int = 1,
                                     stimulate: @Sendable () async throws -> Void) async -> [String] {
         var problems: [String] = []
         let sent = Received()
         let watch = PoolWatch(), runWatch = PoolWatch()
-        let run = Task { try await runWatch.run { try await trigger.run(delivering: EventChannel { event in sent.append(event) }) } }
+        // `run` stamps when it began and when it returned, on the watched thread: the
+        // three seconds after a cancel are the trigger's, not a starved pool's.
+        let began = Moment(), returned = Moment()
+        let run = Task {
+            try await runWatch.run {
+                began.stamp()
+                defer { returned.stamp() }
+                try await trigger.run(delivering: EventChannel { event in sent.append(event) })
+            }
+        }
         do {
-            try await Task.sleep(for: .milliseconds(100))
+            _ = try await withDeadline(.seconds(30), "run to begin") { await began.reached() }
             try await stimulate()
-            let deadline = ContinuousClock.now + .seconds(8)
+            let deadline = ContinuousClock.now + .seconds(30)
             while sent.count < count && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
             let events = sent.all
             if events.count < count { problems.append("\(events.count) event(s) arrived, expected \(count)") }
@@ -190,13 +208,29 @@ public enum Conformance {
         } catch {
             problems.append("the trigger failed: \(error)")
         }
+        let cancelled = ContinuousClock.now
         run.cancel()
-        let ended = try? await withDeadline(.seconds(3), "a cancelled trigger") { try? await run.value }
-        if ended == nil { problems.append("run did not return within 3 s of being cancelled") }
+        let ended = try? await withDeadline(.seconds(30), "a cancelled trigger") { try? await run.value }
+        if ended == nil {
+            problems.append("run did not return within 30 s of being cancelled: it must honour cancellation")
+        } else if let at = returned.value, at - cancelled > .seconds(3) {
+            problems.append("run returned \(formatDuration(at - cancelled)) after being cancelled; within 3 s is the contract")
+        }
         if let (_, held) = ended ?? nil, held > PoolWatch.limit {
             problems.append("run blocked a thread of the cooperative pool for \(formatDuration(held))")
         }
         return problems
+    }
+}
+
+/// A moment a plugin call reached (it began, it returned), stamped where the call runs.
+private final class Moment: Sendable {
+    private let instant = Mutex<ContinuousClock.Instant?>(nil)
+    func stamp() { instant.withLock { $0 = $0 ?? .now } }
+    var value: ContinuousClock.Instant? { instant.withLock { $0 } }
+    /// Returns once stamped (polled: the stamp comes from another thread).
+    func reached() async {
+        while value == nil { try? await Task.sleep(for: .milliseconds(2)) }
     }
 }
 

@@ -39,15 +39,35 @@ final class Ingress: Sendable {
         self.limit = limit
     }
 
-    func submit(_ request: TriggerEvent, from trigger: Int) {
+    /// What became of a submitted event; its description ends the debug log's line.
+    enum Admission: Equatable, CustomStringConvertible {
+        /// Queued, with this many waiting now (itself included).
+        case queued(waiting: Int)
+        /// Refused: the queue is full (answered busy at once).
+        case refused
+        /// The session has ended: nobody takes it.
+        case closed
+
+        var description: String {
+            switch self {
+            case .queued(let waiting): return "\(waiting) waiting"
+            case .refused: return "refused, the queue is full"
+            case .closed: return "dropped, the session has ended"
+            }
+        }
+    }
+
+    @discardableResult
+    func submit(_ request: TriggerEvent, from trigger: Int) -> Admission {
         state.withLock { state in
-            guard !state.closed else { return }
+            guard !state.closed else { return .closed }
             if request.event != .exit && state.waiting >= limit {
                 refused.yield(.event(request, trigger: trigger))
-            } else {
-                state.waiting += 1
-                ordered.yield(.event(request, trigger: trigger))
+                return .refused
             }
+            state.waiting += 1
+            ordered.yield(.event(request, trigger: trigger))
+            return .queued(waiting: state.waiting)
         }
     }
 

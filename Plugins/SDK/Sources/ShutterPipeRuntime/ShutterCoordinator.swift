@@ -161,7 +161,12 @@ public actor ShutterCoordinator {
     private func startTriggers(into ingress: Ingress) {
         let log = self.log
         let tasks = triggers.enumerated().map { index, trigger in
-            let channel = EventChannel({ ingress.submit($0, from: index) }, settings: { request, answer in
+            let name = trigger.name
+            let channel = EventChannel({ request in
+                let admission = ingress.submit(request, from: index)
+                // In the debug log (--verbose): each event as it arrives, before its answer.
+                log.debug("\(request.event.rawValue) from \(name) received: \(admission)")
+            }, settings: { request, answer in
                 ingress.submit(request, from: index, answer: answer)
             })
             return Task.detached {
