@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// Case 2: the output disk fills up, turns read-only, and loses its folder mid-session.
-@Suite("fault: storage", .serialized)
+@Suite("fault: storage", .serialized, .requiresRoot("it mounts a small tmpfs, fills it and remounts it read-only"))
 struct StorageFaultTests {
     /// A small tmpfs mounted for one test (CI runs as root; mounting needs it).
     final class SmallDisk {

@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// What a test needs from the machine beyond an ordinary user's rights.
+public enum Privileges {
+    /// Whether the tests run as root.
+    public static var isRoot: Bool { geteuid() == 0 }
+
+    /// `CI=true`: CI runs as root, and there every test runs; a test that needs root and
+    /// does not have it fails there instead of being skipped.
+    public static var inCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the test as root (always under `CI=true`); elsewhere it is skipped, and the
+    /// test runner lists it with `reason` on one line.
+    public static func requiresRoot(_ reason: String) -> Self {
+        .enabled(if: Privileges.isRoot || Privileges.inCI, Comment(rawValue: "needs root: \(reason)"))
+    }
+}
+
+/// A copy of the built `shutterpipe` that any user can run: the executable and the core
+/// library it loads from its own folder, in a world-readable folder of `folder`. A test
+/// that runs shutterpipe as another user needs it, since the checkout may sit in a home
+/// folder only its owner can enter.
+public func shutterpipeForAnyUser(in folder: TemporaryDirectory) throws -> String {
+    let binary = try shutterpipeBinary()
+    let built = (binary as NSString).deletingLastPathComponent
+    let copy = folder.file("shutterpipe-for-any-user")
+    try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+    for name in ["shutterpipe", "libShutterPipeKit.so"] {
+        try FileManager.default.copyItem(atPath: "\(built)/\(name)", toPath: "\(copy)/\(name)")
+    }
+    for path in [folder.path, copy, "\(copy)/shutterpipe", "\(copy)/libShutterPipeKit.so"] {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw TestSupportError("cannot read '\(path)'") }
+        chmod(path, (info.st_mode & 0o7777) | 0o055)  // others may enter, read and run
+    }
+    return "\(copy)/shutterpipe"
+}
