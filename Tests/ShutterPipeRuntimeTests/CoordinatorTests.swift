@@ -48,11 +48,19 @@ struct CoordinatorTests {
     @Test("rule 2: in a burst, the next capture runs while the sinks store a photo; one store at a time, answers in order")
     func burstOverlap() async throws {
         let probe = OverlapProbe()
-        let backend = ScriptedBackend(captureDelay: .milliseconds(30), probe: probe)
-        let sink = RecordingSink(delay: .milliseconds(300), probe: probe)  // ten times a capture: a loaded machine cannot reorder them
+        let backend = ScriptedBackend(probe: probe)
+        let stores = Gate("store gate")
+        let sink = RecordingSink(probe: probe, gate: stores)
         let trigger = ScriptedTrigger(events: [.enter] + Array(repeating: .capture, count: 6) + [.exit])
-        try await runToEnd([trigger], backend: backend, sinks: [sink])
-        // Each store takes longer than a capture: captures 2 to 6 start while one is stored.
+        // Each store is held until the next capture has ended: captures 2 to 6 surely run
+        // while one is stored, however the machine schedules them.
+        try await runToEnd([trigger], backend: backend, sinks: [sink]) { _ in
+            for shot in 1...6 {
+                await stores.waitForArrivals(shot)
+                if shot < 6 { _ = await eventually { probe.capturesEnded == shot + 1 } }
+                stores.release()
+            }
+        }
         #expect(probe.capturesDuringStores == 5)
         #expect(sink.maximumConcurrentStores == 1)
         #expect(backend.maximumConcurrentCaptures == 1)
@@ -70,10 +78,11 @@ struct CoordinatorTests {
     func boundedQueue() async throws {
         var settings = CoordinatorSettings()
         settings.queueLimit = 2
-        let backend = ScriptedBackend(captureDelay: .milliseconds(300))
-        // The first capture runs; two wait; the rest are refused at once.
-        let trigger = ScriptedTrigger([.send(.enter), .awaitAnswers(1), .send(.capture), .pause(.milliseconds(50))]
-                                      + Array(repeating: .send(.capture), count: 5) + [.send(.enter), .send(.exit)])
+        let gate = Gate("capture gate")
+        let backend = ScriptedBackend(captureGate: gate)
+        // The first capture is held in the backend; two wait; the rest are refused at once.
+        let trigger = ScriptedTrigger([.send(.enter), .awaitAnswers(1), .send(.capture), .awaitArrivals(gate, 1)]
+                                      + Array(repeating: .send(.capture), count: 5) + [.send(.enter), .awaitAnswers(5), .open(gate), .send(.exit)])
         let status = try await runToEnd([trigger], backend: backend, settings: settings)
         let captures = trigger.answers.filter { $0.request.event == .capture }
         #expect(captures.count == 6)
@@ -247,23 +256,28 @@ struct CoordinatorTests {
     func captureDeadline() async throws {
         var settings = CoordinatorSettings()
         settings.captureTimeout = .milliseconds(200)
-        let backend = ScriptedBackend(captureDelay: .seconds(60), ignoresCancellation: true)
+        let hang = Gate("a gate never opened during the test")
+        defer { hang.open() }
+        let backend = ScriptedBackend(ignoresCancellation: true, captureGate: hang)
         let trigger = ScriptedTrigger(events: [.enter, .capture])
         let started = ContinuousClock.now
         try await runToEnd([trigger], backend: backend, settings: settings)
         let elapsed = ContinuousClock.now - started
         #expect(trigger.answers.last?.state == .photoFailed)
         #expect(trigger.answers.last?.failure?.cause == .timeout)
-        #expect(elapsed < .seconds(30))  // the deadline, not the hung backend's 60 s (with room for a loaded machine)
+        #expect(elapsed < .seconds(60))  // the deadline: the hung capture is never released
     }
 
     @Test("rule 11: shutdown answers everything queued, then stops the backend")
     func shutdownDrains() async throws {
-        let backend = ScriptedBackend(captureDelay: .milliseconds(50))
+        let gate = Gate("capture gate")
+        let backend = ScriptedBackend(captureGate: gate)
         let trigger = ScriptedTrigger([.send(.enter), .send(.capture), .send(.capture), .send(.capture), .holdOpen])
         let status = try await runToEnd([trigger], backend: backend) { coordinator in
-            _ = await eventually { backend.calls.contains(.capture) }
+            // The shutdown comes while the first shot is held and two wait behind it.
+            await gate.waitForArrivals(1)
             coordinator.shutdown()
+            gate.open()
         }
         #expect(trigger.answers.map(\.state) == [.enteredPhotoMode, .photoSuccess, .photoSuccess, .photoSuccess])
         #expect(backend.calls.last == .stop)
@@ -284,34 +298,37 @@ struct CoordinatorTests {
     func finishDeadline() async throws {
         var settings = CoordinatorSettings()
         settings.finishTimeout = .milliseconds(200)
-        let backend = ScriptedBackend(ignoresCancellation: true, finishDelay: .seconds(60))
+        let hang = Gate("a gate never opened during the test")
+        defer { hang.open() }
+        let backend = ScriptedBackend(ignoresCancellation: true, finishGate: hang)
         let trigger = ScriptedTrigger(events: [.enter, .capture, .capture])
         let log = LogRecorder()
         let started = ContinuousClock.now
         try await runToEnd([trigger], backend: backend, settings: settings, log: log.logger)
-        #expect(ContinuousClock.now - started < .seconds(45))  // two 60 s finishes were not waited for, not even one
+        #expect(ContinuousClock.now - started < .seconds(60))  // the hung finishes were not waited for: they never end
         #expect(trigger.answers.map(\.state) == [.enteredPhotoMode, .photoSuccess, .photoSuccess])
         #expect(log.messages.contains { $0.contains("the backend finishing with the photo did not finish within 200 ms") })
     }
 
     @Test("rule 12: deleting the camera's copy never delays the answer; the next shot's store and the exit still wait for it")
     func finishAfterAnswer() async throws {
-        let backend = GatedFinishBackend()
+        let timeline = Timeline()
+        let backend = GatedFinishBackend(timeline: timeline)
         let trigger = ScriptedTrigger([.send(.capture), .awaitAnswers(1), .send(.capture), .awaitAnswers(2)])
-        let run = Task { try await runToEnd([trigger], backend: backend) }
+        let run = Task { try await runToEnd([trigger], backend: backend, sinks: [RecordingSink(timeline: timeline)]) }
         // The first finish is held: the answer comes all the same.
-        let answered = await waitFor(.seconds(40)) { trigger.answers.count == 1 }  // the finish is held until released
-        #expect(answered, "the answer waited for the backend's finish")
-        #expect(await waitFor(.seconds(15)) { backend.events.contains("finish 1 began") })
+        #expect(await eventually { trigger.answers.count == 1 }, "the answer waited for the backend's finish")
+        #expect(await eventually { backend.events.contains("finish 1 began") })
         #expect(!backend.events.contains("finish 1 ended"))
-        // The second shot is taken meanwhile, but not stored until the first finish ended.
-        #expect(await waitFor(.seconds(15)) { backend.events.count == 3 })
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(trigger.answers.count == 1, "the next shot was stored while the last one's finish ran")
+        // The second shot is taken meanwhile, but not stored until the first finish ended:
+        // the timeline shows the order, whatever the timing.
+        #expect(await eventually { backend.events.count == 3 })
         backend.releaseFinish()
         _ = try await run.value
         #expect(trigger.answers.map(\.state) == [.photoSuccess, .photoSuccess])
         #expect(backend.events == ["capture 1", "finish 1 began", "capture 2", "finish 1 ended", "finish 2 began", "finish 2 ended", "stop"])
+        #expect(try #require(timeline.index(of: "finish 1 ended")) < (try #require(timeline.index(of: "store 2 began"))),
+                "the next shot was stored while the last one's finish ran: \(timeline.all)")
     }
 
     @Test("rule 12: with only processing sinks (a hook, a manifest) every shot stays on the camera")
@@ -352,16 +369,19 @@ struct CoordinatorTests {
     func countsFromAnswers() async throws {
         var settings = CoordinatorSettings()
         settings.queueLimit = 1
-        let backend = ScriptedBackend(captureDelay: .milliseconds(100), captureFailures: [2: ShutterError(.cameraFailure, "jammed")])
-        let trigger = ScriptedTrigger([.send(.enter), .awaitAnswers(1), .send(.capture), .pause(.milliseconds(30)),
-                                       .send(.capture), .send(.capture), .send(.capture), .awaitAnswers(5), .send(.capture)])
+        let gate = Gate("capture gate")
+        let backend = ScriptedBackend(captureFailures: [2: ShutterError(.cameraFailure, "jammed")], captureGate: gate)
+        // Capture 1 held, capture 2 waits, 3 and 4 are refused; then the rest go through.
+        let trigger = ScriptedTrigger([.send(.enter), .awaitAnswers(1), .send(.capture), .awaitArrivals(gate, 1),
+                                       .send(.capture), .send(.capture), .send(.capture), .awaitAnswers(3), .open(gate),
+                                       .awaitAnswers(5), .send(.capture)])
         let status = try await runToEnd([trigger], backend: backend, settings: settings)
         let answers = trigger.answers
         #expect(status.eventsAnswered == answers.count)
         #expect(status.photosStored == answers.filter { $0.state == .photoSuccess }.count)
         #expect(status.photosFailed == answers.filter { $0.state == .photoFailed }.count)
         #expect(status.eventsRefused == answers.filter { $0.failure?.cause == .busy }.count)
-        #expect(status.eventsRefused >= 1 && status.photosFailed >= 2 && status.photosStored >= 2)
+        #expect(status.eventsRefused == 2 && status.photosFailed == 3 && status.photosStored == 2)
     }
 
     @Test("a trigger that fails to start is reported in the status")

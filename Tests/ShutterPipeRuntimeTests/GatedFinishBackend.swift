@@ -2,18 +2,18 @@ import ShutterPipeKit
 import Synchronization
 import TestSupport
 
-/// Waits until `condition` holds or `limit` passes; returns whether it held.
-func waitFor(_ limit: Duration, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while !condition() && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
-    return condition()
-}
-
-/// A backend whose first `finish` waits until the test releases it.
+/// A backend whose `finish` waits until the test releases it. Its calls are noted on
+/// `timeline`, with whatever else a test notes there (a sink's stores).
 final class GatedFinishBackend: CaptureBackend {
-    private let state = Mutex<(events: [String], captures: Int, released: Bool, waiting: [CheckedContinuation<Void, Never>])>(([], 0, false, []))
+    private let state = Mutex<(captures: Int, released: Bool, waiting: [CheckedContinuation<Void, Never>])>((0, false, []))
+    private let timeline: Timeline
 
-    var events: [String] { state.withLock { $0.events } }
+    init(timeline: Timeline = Timeline()) {
+        self.timeline = timeline
+    }
+
+    /// The backend's own calls, in order.
+    var events: [String] { timeline.all.filter { !$0.hasPrefix("store") } }
     var cameraName: String { "gated" }
 
     func prepare(_ context: BackendContext) async throws {}
@@ -21,15 +21,15 @@ final class GatedFinishBackend: CaptureBackend {
     func capture() async throws -> CapturedPhoto {
         let number = state.withLock { state -> Int in
             state.captures += 1
-            state.events.append("capture \(state.captures)")
             return state.captures
         }
+        timeline.note("capture \(number)")
         return ScriptedBackend.photo(number)
     }
 
     func finish(_ photo: CapturedPhoto, stored: Bool) async {
         let number = photo.files.first?.name.filter(\.isNumber) ?? "?"
-        state.withLock { $0.events.append("finish \(number) began") }
+        timeline.note("finish \(number) began")
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let go = state.withLock { state -> Bool in
                 if !state.released { state.waiting.append(continuation) }
@@ -37,10 +37,10 @@ final class GatedFinishBackend: CaptureBackend {
             }
             if go { continuation.resume() }
         }
-        state.withLock { $0.events.append("finish \(number) ended") }
+        timeline.note("finish \(number) ended")
     }
 
-    func stop() async { state.withLock { $0.events.append("stop") } }
+    func stop() async { timeline.note("stop") }
 
     func releaseFinish() {
         let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in

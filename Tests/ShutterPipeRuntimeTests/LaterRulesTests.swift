@@ -98,10 +98,11 @@ struct LaterRulesTests {
     func boundedQueue() async throws {
         var settings = CoordinatorSettings()
         settings.queueLimit = 1
-        let backend = SettingsBackend(timeline: Timeline(), captureDelay: .milliseconds(400))
-        // Capture 1 runs (or still waits) and fills the one place with capture 2 either way.
-        let trigger = ScriptedTrigger([.send(.enter), .awaitAnswers(1), .send(.capture), .pause(.milliseconds(100)), .send(.capture),
-                                       Self.change("400"), .send(.exit)])
+        let gate = Gate("capture gate")
+        let backend = SettingsBackend(timeline: Timeline(), captureDelay: .zero, captureGate: gate)
+        // Capture 1 is held in the backend; capture 2 takes the one place; the change is refused.
+        let trigger = ScriptedTrigger([.send(.enter), .awaitAnswers(1), .send(.capture), .awaitArrivals(gate, 1), .send(.capture),
+                                       Self.change("400"), .open(gate), .send(.exit)])
         try await runToEnd([trigger], backend: backend, settings: settings)
         let answer = try #require(trigger.settingsAnswers.first)
         #expect(answer.failure?.cause == .busy, "\(answer)")

@@ -30,7 +30,6 @@ final class ProgressBackend: CaptureBackend {
         context?.report(DownloadProgress(file: "IMG_\(number).CR2", bytes: 12_000_000, total: 24_000_000))
         context?.report(DownloadProgress(file: "IMG_\(number).JPG", bytes: 0, total: 8_000_000))
         look("capture \(number) downloading")
-        try await Task.sleep(for: .milliseconds(30))
         return CapturedPhoto(files: [CapturedFile(name: "IMG_\(number).JPG", data: Data("photo".utf8))], camera: "progress")
     }
 
@@ -44,11 +43,18 @@ struct ShotTrackerTests {
         let tracker = ShotTracker()
         let seen = Mutex<[String: [ShotTracker.Shot]]>([:])
         let backend = ProgressBackend { moment in seen.withLock { $0[moment] = tracker.shots } }
-        let sink = RecordingSink(delay: .milliseconds(300))  // a store outlasts the next capture
+        // Store 1 is held until shot 2 has reported its download: a store outlasts the next
+        // capture, for certain.
+        let stores = Gate("store gate")
+        let sink = RecordingSink(gate: stores)
         let trigger = ScriptedTrigger(events: [.enter, .capture, .capture, .exit])
         let coordinator = ShutterCoordinator(backend: backend, triggers: [NamedTrigger(name: "t", source: trigger)],
                                              sinks: [NamedSink(name: "s", sink: sink)], session: "test", log: .discarding, tracker: tracker)
-        _ = try await withDeadline(.seconds(30), "the pipeline") { await coordinator.run() }
+        async let ran = withDeadline(.seconds(60), "the pipeline") { await coordinator.run() }
+        await stores.waitForArrivals(1)
+        #expect(await eventually { seen.withLock { $0["capture 2 downloading"] } != nil })
+        stores.open()
+        _ = try await ran
         let snapshots = seen.withLock { $0 }
         #expect(snapshots["prepare"]?.isEmpty == true)
         let began = try #require(snapshots["capture 1 began"]?.first)
