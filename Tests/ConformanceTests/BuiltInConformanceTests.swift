@@ -91,14 +91,22 @@ struct BuiltInConformanceTests {
         mkfifo(path, 0o600)
         var options = try EvdevTrigger.Options(PluginOptions(configNode(["device": path]), owner: "trigger 'evdev'"))
         options.rescanInterval = .milliseconds(50)
+        // The device stays plugged in (the FIFO's writer open) for the whole check: closing
+        // it would be an unplug.
+        let writer = Mutex<Int32>(-1)
+        defer { writer.withLock { if $0 >= 0 { close($0) } } }
         let problems = await Conformance.checkTrigger(EvdevTrigger(options: options)) {
-            var writer: Int32 = -1
-            while writer < 0 { writer = open(path, O_WRONLY | O_NONBLOCK); if writer < 0 { try await Task.sleep(for: .milliseconds(10)) } }
+            // A FIFO opens for writing once the trigger has opened it for reading.
+            let opened = await eventually {
+                writer.withLock { descriptor in
+                    if descriptor < 0 { descriptor = open(path, O_WRONLY | O_NONBLOCK) }
+                    return descriptor >= 0
+                }
+            }
+            guard opened else { throw TestSupportError("the evdev trigger never opened \(path)") }
             let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
             let press = InputEvent(time: now, type: InputEvent.key, code: KeyNames.code("KEY_VOLUMEUP")!, value: 1).bytes
-            _ = press.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
-            try await Task.sleep(for: .milliseconds(100))
-            close(writer)
+            _ = writer.withLock { descriptor in press.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } }
         }
         #expect(problems.isEmpty, "\(problems)")
     }

