@@ -25,6 +25,7 @@ final class SocketConnection: @unchecked Sendable {  // the queue is guarded by 
     private var queue: [Data] = []
     private var ended = false
     private var writing = false
+    private var writerEnded = false
 
     /// Takes `descriptor` (closed with this object) and starts the writer thread.
     init(descriptor: Int32) {
@@ -62,6 +63,9 @@ final class SocketConnection: @unchecked Sendable {  // the queue is guarded by 
     /// Whether replies are still queued or being written.
     var isWriting: Bool { condition.withLock { !queue.isEmpty || writing } }
 
+    /// Whether the writer thread has returned (and let go of the connection).
+    var hasWriterEnded: Bool { condition.withLock { writerEnded } }
+
     /// The client closed its end: what is queued is still written, then the writer ends.
     func finishWriting() {
         condition.withLock {
@@ -71,6 +75,7 @@ final class SocketConnection: @unchecked Sendable {  // the queue is guarded by 
     }
 
     private func write() {
+        defer { condition.withLock { writerEnded = true } }
         while true {
             condition.lock()
             while queue.isEmpty && !ended { condition.wait() }

@@ -20,7 +20,8 @@ struct HostileClientTests {
         var inFlight = connection  // what a sync holds while it queues a reply
         connection?.hangUp()       // the reader saw the client go
         connection = nil           // and the client left the table
-        try await Task.sleep(for: .milliseconds(100))  // the writer thread has ended
+        let writerEnded = await eventually { [inFlight] in inFlight?.hasWriterEnded == true }
+        #expect(writerEnded)  // the writer thread has let go
         #expect(isOpen(ends[0], inode: before.st_ino), "closed while a reply was in flight: the number could be reused")
         #expect(inFlight?.send(Data("late\n".utf8)) == true)  // queued for nobody, harmlessly
         // Once the last user let go, it is closed.

@@ -63,19 +63,21 @@ struct PreviewTests {
     @Test("while a page listens, a stored photo's preview is made before anyone asks (and not while none does); a request while it is made waits for it, and nothing is decoded twice")
     func preparedAhead() async throws {
         let folder = TemporaryDirectory("web-prepare")
-        let path = folder.file("shot.jpg")
+        let unseen = folder.file("unseen.jpg"), path = folder.file("shot.jpg")
+        try photo.write(to: URL(fileURLWithPath: unseen))
         try photo.write(to: URL(fileURLWithPath: path))
         let trigger = WebTrigger(options: WebOptions())
-        let stored = ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess,
-                                   stored: [StoredFile(location: path, byteCount: photo.count)], shotNumber: 1)
-        // With no page open, nothing is made.
-        await trigger.observe(stored, trigger: "stdin")
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(!trigger.previews.isCached(path) && trigger.previews.madeCount == 0)
+        func answer(_ location: String, _ shot: Int) -> ShutterAnswer {
+            ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess, stored: [StoredFile(location: location, byteCount: photo.count)], shotNumber: shot)
+        }
+        // With no page open, nothing is made: once the next shot's preview (made while a
+        // page listens) is ready, the earlier one, stored before it, was never made.
+        await trigger.observe(answer(unseen, 1), trigger: "stdin")
         // With one listening on /events, it is made before anyone asks.
         let page = trigger.hub.listen()
-        await trigger.observe(stored, trigger: "stdin")
+        await trigger.observe(answer(path, 2), trigger: "stdin")
         #expect(await eventually { trigger.previews.isCached(path) })
+        #expect(!trigger.previews.isCached(unseen))
         let previews = await onThreads(8) { _ in (try? trigger.previews.preview(of: path)) ?? Data() }
         #expect(Set(previews).count == 1 && dimensions(previews[0]) == [1500, 1125])
         #expect(trigger.previews.madeCount == 1)
