@@ -192,12 +192,18 @@ struct EndToEndTests {
     @Test("SIGINT with more lines piped than read ahead: the lines read are answered, and the log says the rest were not read")
     func interruptReadAhead() async throws {
         let folder = TemporaryDirectory("sigint-ahead")
-        let config = try writeConfig(stubPipeline(folder.file("out"), backend: "  latency: 500ms"), in: folder)
+        // One shot is let through; the next waits at the gate until the signal has come, so
+        // most lines are surely unread then.
+        let gate = try FileGate(in: folder)
+        try gate.release()
+        let config = try writeConfig(stubPipeline(folder.file("out"), backend: "  gate: \(gate.path)"), in: folder)
         let session = try RunningProcess(["run", "--config", config], in: folder.path)
         session.send(String(repeating: "capture\n", count: 20))
-        #expect(await eventually(timeout: .seconds(30)) { session.stdoutSoFar.contains("photoSuccess") })
+        await session.waitForOutput("capture 2 waits at the gate")
         session.signal(SIGINT)
-        let outcome = await session.wait(timeout: .seconds(30))
+        await session.waitForOutput("stopped reading standard input after line ")
+        try gate.release(20)
+        let outcome = await session.wait(timeout: .seconds(60))
         let answered = outcome.lines.filter { $0.hasPrefix("photoSuccess") }.count
         #expect(outcome.status == 0 && answered >= 1 && answered < 20, "\(outcome.stdout)")
         #expect(outcome.stderr.contains("stopped reading standard input after line ") && outcome.stderr.contains("the lines after it are not taken"), "\(outcome.stderr)")

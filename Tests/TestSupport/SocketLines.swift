@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import ShutterPipeSupport
+import Testing
 
 /// Connects a stream socket to the Unix socket at `path`; the descriptor, or -1.
 public func connectUnixSocket(_ path: String) -> Int32 {
@@ -34,7 +35,17 @@ public final class SocketLines: @unchecked Sendable {
                 lines.append(String(decoding: line, as: UTF8.self))
                 return true
             }
+            lines.end()
         }.start()
+    }
+
+    /// Waits until the server closed the connection and every line it sent was read.
+    /// Past `timeout` the test fails.
+    @discardableResult
+    public func waitUntilClosed(timeout: Duration = .seconds(60), sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+        if await eventually(timeout: timeout, { self.received.hasEnded }) { return true }
+        Issue.record("the server did not close the connection within \(timeout)", sourceLocation: sourceLocation)
+        return false
     }
 
     deinit {
@@ -72,7 +83,10 @@ public final class SocketLines: @unchecked Sendable {
 private final class LockedLines: @unchecked Sendable {
     private let lock = NSLock()
     private var lines: [String] = []
+    private var ended = false
     func append(_ line: String) { lock.lock(); lines.append(line); lock.unlock() }
+    func end() { lock.lock(); ended = true; lock.unlock() }
+    var hasEnded: Bool { lock.lock(); defer { lock.unlock() }; return ended }
     var all: [String] { lock.lock(); defer { lock.unlock() }; return lines }
     var count: Int { lock.lock(); defer { lock.unlock() }; return lines.count }
 }

@@ -29,7 +29,9 @@ struct LiveViewTests {
     @Test("/live.mjpg delivers frames before, during and after a capture (a one-second exposure), and two viewers share one camera stream")
     func framesAroundACapture() async throws {
         let folder = TemporaryDirectory("live-web")
-        let camera = try await FakeCamera(["--capture-delay", "1s"])
+        // The exposure is held at the camera's gate until frames have flowed during it.
+        let gate = try FileGate(in: folder)
+        let camera = try await FakeCamera(["--gate", gate.path])
         let config = try writeConfig("""
         version: 1
         session: live
@@ -60,9 +62,15 @@ struct LiveViewTests {
         let first = Task { try await httpStreamTimed("/live.mjpg", port: port, for: .seconds(60), until: enough) }
         let second = Task { try await httpStreamTimed("/live.mjpg", port: port, for: .seconds(60), until: enough) }
         // Frames flow before the capture (a loaded machine takes a while for the first).
-        #expect(await eventually { ((try? await http("GET", "/api/status", port: port))?.json?["liveViewFrames"] as? Int ?? 0) >= 5 })
+        @Sendable func framesServed() async -> Int { (try? await http("GET", "/api/status", port: port))?.json?["liveViewFrames"] as? Int ?? 0 }
+        #expect(await eventually { await framesServed() >= 5 })
         let fired = ContinuousClock.now
-        let answer = try await http("POST", "/api/capture", port: port)
+        let capture = Task { try await http("POST", "/api/capture", port: port) }
+        await camera.waitForLog("capture 1 waits at the gate")
+        let atExposure = await framesServed()
+        #expect(await eventually { await framesServed() >= atExposure + 3 }, "no frames while the camera exposes")
+        try gate.release()
+        let answer = try await capture.value
         let answered = ContinuousClock.now
         answeredAt.withLock { $0 = answered }
         #expect(answer.json?["state"] as? String == "photoSuccess", "\(String(decoding: answer.body, as: UTF8.self))")
