@@ -97,13 +97,15 @@ public final class SocketTrigger: TriggerSource {
             state.stopping = true
             return state.byID.values.reduce(0) { $0 + $1.pending.count }
         }
-        guard waiting > 0 else { return }
-        log.info("stopping: answering the \(waiting) request(s) socket clients sent before")
-        let deadline = ContinuousClock.now + Self.drainLimit
-        while ContinuousClock.now < deadline, clients.withLock({ state in state.byID.values.contains { !$0.pending.isEmpty } }) {
-            try? await Task.sleep(for: .milliseconds(10))
+        if waiting > 0 {
+            log.info("stopping: answering the \(waiting) request(s) socket clients sent before")
+            let deadline = ContinuousClock.now + Self.drainLimit
+            while ContinuousClock.now < deadline, clients.withLock({ state in state.byID.values.contains { !$0.pending.isEmpty } }) {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
         }
-        // What was queued is written before the connections close.
+        // What was queued is written before the connections close: an answer synced just
+        // before the stop, still in its connection's queue, included.
         let open = clients.withLock { state in state.byID.values.map(\.connection) }
         for connection in open { connection.finishWriting() }
         let flushed = ContinuousClock.now + .seconds(2)

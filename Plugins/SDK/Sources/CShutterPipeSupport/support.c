@@ -4,6 +4,7 @@
 #include <spawn.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "shutterpipe_support.h"
@@ -89,4 +90,13 @@ int shutterpipe_peer_uid(int socket, unsigned int *uid) {
 
 int shutterpipe_set_timer_slack(unsigned long nanoseconds) {
     return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0);
+}
+
+int shutterpipe_thread_usage(long long *cpu_nanoseconds, long long *voluntary_switches) {
+    struct rusage usage;
+    if (getrusage(RUSAGE_THREAD, &usage) != 0) return -1;
+    *cpu_nanoseconds = ((long long)usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000000LL
+                     + ((long long)usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1000LL;
+    *voluntary_switches = usage.ru_nvcsw;
+    return 0;
 }

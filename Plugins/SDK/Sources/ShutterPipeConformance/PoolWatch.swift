@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ShutterPipeSupport
 import Synchronization
 
 /// Runs plugin code on an executor the kit owns and measures how long each piece of it
@@ -10,7 +11,9 @@ import Synchronization
 /// (SE-0417): its synchronous stretches, those of default actors it calls included, run
 /// there, while work it hands to threads of its own (a `BlockingQueue`) runs elsewhere
 /// and is not counted. The longest stretch is the answer: in the pool it would have held
-/// one of only as many threads as the machine has cores.
+/// one of only as many threads as the machine has cores. A stretch that blocked counts
+/// with its wall-clock length; one that only computed, with its CPU time (so a starved
+/// machine's preemptions do not count against a plugin).
 final class PoolWatch: TaskExecutor, @unchecked Sendable {  // jobs handed over under `lock`
     /// Stretches longer than this are reported. Short ones have innocent causes on a
     /// loaded machine (a descheduled thread, the loader's lock while libraries load).
@@ -20,6 +23,8 @@ final class PoolWatch: TaskExecutor, @unchecked Sendable {  // jobs handed over 
     private var jobs: [UnownedJob] = []
     private let wake = DispatchSemaphore(value: 0)
     private let longest = Mutex<Duration>(.zero)
+    /// Jobs enqueued whose stretch is not yet measured.
+    private let unmeasured = Mutex(0)
 
     init() {
         let thread = Thread { [self] in
@@ -28,10 +33,17 @@ final class PoolWatch: TaskExecutor, @unchecked Sendable {  // jobs handed over 
                 lock.lock()
                 let job = jobs.removeFirst()
                 lock.unlock()
-                let started = ContinuousClock.now
+                let started = ContinuousClock.now, before = ThreadUsage.current()
                 job.runSynchronously(on: asUnownedTaskExecutor())
-                let held = ContinuousClock.now - started
+                let after = ThreadUsage.current()
+                // A stretch that blocked (slept, waited for I/O or a lock) held the thread
+                // for its whole length. One that only computed held it for its CPU time: on
+                // a loaded machine its wall-clock length includes preemptions, which are
+                // not the plugin's doing and would fail a plugin that conforms.
+                let blocked = after.voluntarySwitches > before.voluntarySwitches
+                let held = blocked ? ContinuousClock.now - started : after.cpu - before.cpu
                 longest.withLock { $0 = max($0, held) }
+                unmeasured.withLock { $0 -= 1 }
             }
         }
         thread.name = "shutterpipe conformance watch"
@@ -39,6 +51,7 @@ final class PoolWatch: TaskExecutor, @unchecked Sendable {  // jobs handed over 
     }
 
     func enqueue(_ job: UnownedJob) {
+        unmeasured.withLock { $0 += 1 }
         lock.lock()
         jobs.append(job)
         lock.unlock()
@@ -50,6 +63,11 @@ final class PoolWatch: TaskExecutor, @unchecked Sendable {  // jobs handed over 
     func run<T: Sendable>(_ work: @Sendable () async throws -> T) async throws -> (T, Duration) {
         longest.withLock { $0 = .zero }
         let result = try await withTaskExecutorPreference(self) { try await work() }
+        // The call's last stretch may still be finishing on the watched thread (its end
+        // resumed this code elsewhere): wait until it is measured, or it would count
+        // against the next call.
+        let settled = ContinuousClock.now + .seconds(10)
+        while unmeasured.withLock({ $0 }) > 0 && ContinuousClock.now < settled { try? await Task.sleep(for: .milliseconds(1)) }
         return (result, longest.withLock { $0 })
     }
 }

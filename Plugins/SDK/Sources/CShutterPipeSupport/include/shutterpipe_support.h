@@ -17,6 +17,10 @@ int shutterpipe_spawn_chdir(posix_spawn_file_actions_t *actions, const char *dir
 /// in nanoseconds (prctl is variadic, which Swift cannot call).
 int shutterpipe_set_timer_slack(unsigned long nanoseconds);
 
+/// getrusage(RUSAGE_THREAD): the calling thread's CPU time (user and system) and how many
+/// times it gave up the processor by itself (slept, waited for I/O or a lock). 0, or -1.
+int shutterpipe_thread_usage(long long *cpu_nanoseconds, long long *voluntary_switches);
+
 /// pipe2(O_CLOEXEC): a pipe whose ends no child inherits by accident.
 int shutterpipe_pipe_cloexec(int descriptors[2]);
 
