@@ -17,7 +17,7 @@ func runToEnd(_ triggers: [ScriptedTrigger], backend: any CaptureBackend, sinks:
         sinks: sinks.enumerated().map { NamedSink(name: "s\($0.offset)", sink: $0.element) },
         session: "test", settings: settings, log: log)
     // Generous: at the start of a full run on 2 cores the pool can be starved for seconds.
-    async let status = withDeadline(.seconds(45), "the pipeline") { await coordinator.run() }
+    async let status = withDeadline(.seconds(60), "the pipeline") { await coordinator.run() }
     if let afterStart { await afterStart(coordinator) }
     return try await status
 }

@@ -160,7 +160,7 @@ final class TriggerHarness: @unchecked Sendable {
 
     func stop() async {
         task?.cancel()
-        _ = try? await withDeadline(.seconds(20), "evdev trigger stopping") { [task] in try await task?.value }
+        _ = try? await withDeadline(.seconds(60), "evdev trigger stopping") { [task] in try await task?.value }
     }
 }
 

@@ -3,11 +3,22 @@ import Foundation
 @testable import GPhoto2Camera
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite("camera thread: the order of a worker's requests")
 struct CameraThreadTests {
     @Test("a capture overtakes the deletes and status reads still waiting, never an open or a close; idle, the thread ticks at its interval")
-    func captureOvertakesWhatYields() {
+    func captureOvertakesWhatYields() async throws {
+        // It drives the thread with blocking waits: on a thread of its own, never holding
+        // one of the cooperative pool's two threads from the tests running beside it.
+        let failures = try await offThePool { Self.overtaking() }
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
+    /// The checks that failed, in words (checked off the test's task, they are reported
+    /// by the test itself).
+    private static func overtaking() -> [String] {
+        var failures: [String] = []
         let order = Mutex<[String]>([])
         let ticks = Mutex(0)
         let thread = CameraThread(name: "test camera", interval: { .milliseconds(20) }, tick: { ticks.withLock { $0 += 1 } })
@@ -33,19 +44,26 @@ struct CameraThreadTests {
         }
         busy.signal()
         thread.finish { order.withLock { $0.append("end") } }
-        #expect(order.withLock { $0 } == ["open", "capture 2", "delete 1", "status", "close", "capture 3", "delete 2", "end"])
+        check(order.withLock { $0 } == ["open", "capture 2", "delete 1", "status", "close", "capture 3", "delete 2", "end"], "order: \(order.withLock { $0 })", &failures)
 
         // Idle, it ticks at its interval, again and again.
         let before = ticks.withLock { $0 }
         let idle = CameraThread(name: "test idle camera", interval: { .milliseconds(10) }, tick: { ticks.withLock { $0 += 1 } })
-        #expect(eventually { ticks.withLock { $0 } - before >= 5 })
+        check(eventually { ticks.withLock { $0 } - before >= 5 }, "the idle thread did not tick five times", &failures)
         idle.finish {}
+        return failures
     }
 
     @Test("requests read from the socket by the camera thread itself: the first job runs before any is read, all that arrived during a job are read before the next, the end of the source is not read again")
-    func readsItsOwnSource() throws {
+    func readsItsOwnSource() async throws {
+        let failures = try await offThePool { Self.readingItsOwnSource() }
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
+    private static func readingItsOwnSource() -> [String] {
+        var failures: [String] = []
         var ends: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &ends) == 0)
+        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &ends) == 0 else { return ["socketpair: \(String(cString: strerror(errno)))"] }
         defer { close(ends[0]) }
         let order = Mutex<[String]>([])
         let reads = Mutex(0)
@@ -67,27 +85,32 @@ struct CameraThreadTests {
         // gives a reader that broke the rule time to show it; the rule passes without it.)
         for name in ["delete 1", "capture 2"] { _ = name.withCString { write(ends[0], $0, strlen($0)) } }
         usleep(50_000)
-        #expect(reads.withLock { $0 } == 0, "a request was read before the first job ended")
+        check(reads.withLock { $0 } == 0, "a request was read before the first job ended", &failures)
         release.signal()
-        #expect(eventually { order.withLock { $0.count } == 3 })
-        #expect(order.withLock { $0 } == ["first", "capture 2", "delete 1"])
+        check(eventually { order.withLock { $0.count } == 3 }, "the first job's followers never ran: \(order.withLock { $0 })", &failures)
+        check(order.withLock { $0 } == ["first", "capture 2", "delete 1"], "order: \(order.withLock { $0 })", &failures)
         // One sent while idle wakes the thread, long before its next tick.
         _ = "capture 3".withCString { write(ends[0], $0, strlen($0)) }
-        #expect(eventually { order.withLock { $0.count } == 4 }, "an idle thread woke only with its tick")
+        check(eventually { order.withLock { $0.count } == 4 }, "an idle thread woke only with its tick", &failures)
         // The end of the source is read once, and the thread still serves and finishes.
         let beforeEnd = reads.withLock { $0 }
         shutdown(ends[0], Int32(SHUT_WR))
-        #expect(eventually { reads.withLock { $0 } > beforeEnd }, "the end of the source was never read")
+        check(eventually { reads.withLock { $0 } > beforeEnd }, "the end of the source was never read", &failures)
         let afterEnd = reads.withLock { $0 }
         usleep(100_000)  // as above: time for a reader that loops on the end to show it
-        #expect(reads.withLock { $0 } == afterEnd, "the ended source is read again and again")
+        check(reads.withLock { $0 } == afterEnd, "the ended source is read again and again", &failures)
         thread.finish { order.withLock { $0.append("end") } }
-        #expect(order.withLock { $0 } == ["first", "capture 2", "delete 1", "capture 3", "end"])
+        check(order.withLock { $0 } == ["first", "capture 2", "delete 1", "capture 3", "end"], "order: \(order.withLock { $0 })", &failures)
+        return failures
     }
 
     /// Waits (blocking: these tests drive the thread synchronously) until `condition`
     /// holds, for up to a minute.
-    private func eventually(_ condition: () -> Bool) -> Bool {
+    private static func check(_ condition: Bool, _ message: String, _ failures: inout [String]) {
+        if !condition { failures.append(message) }
+    }
+
+    private static func eventually(_ condition: () -> Bool) -> Bool {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if condition() { return true }

@@ -19,7 +19,7 @@ func events(from input: String, interactive: Bool = false) async throws -> [Trig
     defer { close(descriptors[0]) }
     let sent = Mutex<[TriggerEvent]>([])
     let trigger = StdinTrigger(input: descriptors[0], interactive: interactive) { _ in }
-    try await withDeadline(.seconds(20), "stdin trigger") {
+    try await withDeadline(.seconds(60), "stdin trigger") {
         // Answer every event, as the coordinator does: the trigger reads on only then.
         try await trigger.run(delivering: EventChannel { event in
             sent.withLock { $0.append(event) }
@@ -103,7 +103,7 @@ struct StdinTriggerTests {
         _ = Array("capture\n".utf8).withUnsafeBytes { write(descriptors[1], $0.baseAddress, $0.count) }
         #expect(await eventually { sent.withLock { $0 } == 1 })
         task.cancel()
-        try await withDeadline(.seconds(10), "cancelled trigger") { try await task.value }
+        try await withDeadline(.seconds(60), "cancelled trigger") { try await task.value }
     }
 }
 
@@ -120,7 +120,7 @@ struct StdinSettingsTests {
         let printed = Mutex<[String]>([])
         let requests = Mutex<[SettingsRequest]>([])
         let trigger = StdinTrigger(input: descriptors[0], interactive: false) { line in printed.withLock { $0.append(line) } }
-        try await withDeadline(.seconds(20), "stdin trigger") {
+        try await withDeadline(.seconds(60), "stdin trigger") {
             try await trigger.run(delivering: EventChannel({ event in
                 // A slow shot: the lines after it wait their turn.
                 Task {
