@@ -248,7 +248,8 @@ struct EndToEndTests {
         #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == stored)
     }
 
-    @Test("a full disk answers photoFailed with the storage cause and leaves no partial file")
+    @Test("a full disk answers photoFailed with the storage cause and leaves no partial file",
+          .requiresMountNamespace("it mounts a 96 KiB tmpfs to fill"))
     func diskFull() async throws {
         let folder = TemporaryDirectory("diskfull")
         let mount = folder.file("card")

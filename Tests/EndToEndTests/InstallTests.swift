@@ -7,7 +7,8 @@ import Testing
 /// of sight.
 @Suite("install: the .deb unpacked and run outside the checkout", .timeLimit(.minutes(5)))
 struct InstallTests {
-    @Test("dpkg -x of the package: --version and the quickstart run without the toolchain; Debian dependencies declared; the plugins folder is searched without configuration; a systemd user unit")
+    @Test("dpkg -x of the package: --version and the quickstart run without the toolchain; Debian dependencies declared; the plugins folder is searched without configuration; a systemd user unit",
+          .requiresMountNamespace("it hides the toolchain under a tmpfs to prove the package runs without it"))
     func debianPackage() async throws {
         let folder = TemporaryDirectory("install-deb")
         let build = URL(fileURLWithPath: try shutterpipeBinary()).deletingLastPathComponent().path

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ShutterPipeSupport
 import Testing
 
 /// What a test needs from the machine beyond an ordinary user's rights.
@@ -12,9 +13,24 @@ public enum Privileges {
     /// `CI=true`: CI runs as root, and there every test runs; a test that needs root and
     /// does not have it fails there instead of being skipped.
     public static var inCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+
+    /// Whether this user may make a user and mount namespace (`unshare -rm`), where it can
+    /// mount a tmpfs of its own: root can; other users can unless the system forbids it
+    /// (Ubuntu 24.04's AppArmor does by default).
+    public static let canUnshareMounts: Bool = {
+        guard let probe = try? ChildProcess.run(["/usr/bin/unshare", "-rm", "true"], timeout: .seconds(30)) else { return false }
+        return probe.status.succeeded
+    }()
 }
 
 extension Trait where Self == ConditionTrait {
+    /// Runs the test where it can mount a tmpfs in a namespace of its own (always under
+    /// `CI=true`); elsewhere it is skipped, with `reason` on one line.
+    public static func requiresMountNamespace(_ reason: String) -> Self {
+        .enabled(if: Privileges.canUnshareMounts || Privileges.inCI,
+                 Comment(rawValue: "needs a user and mount namespace (unshare -rm), which this system refuses to this user: \(reason)"))
+    }
+
     /// Runs the test as root (always under `CI=true`); elsewhere it is skipped, and the
     /// test runner lists it with `reason` on one line.
     public static func requiresRoot(_ reason: String) -> Self {

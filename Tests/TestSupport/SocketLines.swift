@@ -17,7 +17,7 @@ public final class SocketLines: @unchecked Sendable {
     private let writer = BlockingQueue(label: "shutterpipe test socket writer")
 
     /// Connects to `path`, retrying until `timeout` while the server starts.
-    public init(path: String, timeout: Duration = .seconds(10)) async throws {
+    public init(path: String, timeout: Duration = .seconds(60)) async throws {
         ignoreSIGPIPE()
         let deadline = ContinuousClock.now + timeout
         var connected: Int32 = -1
