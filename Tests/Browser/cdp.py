@@ -10,7 +10,7 @@ Steps, run in order; each prints one JSON line (or fails with exit 1):
   click:ELEMENT-ID        a real mouse click (press and release) at the element's centre
   screenshot:FILE         a PNG of the page
 """
-import base64, json, os, shutil, socket, struct, subprocess, sys, tempfile, time, urllib.request
+import base64, json, os, shutil, signal, socket, struct, subprocess, sys, tempfile, time, urllib.request
 
 
 class Socket:
@@ -81,12 +81,36 @@ def evaluate(page, expression):
     return result["result"].get("value")
 
 
+def descendants(root):
+    """The processes under `root` (its zygotes and renderers), read from /proc."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    stat = f.read()
+                parents[int(entry)] = int(stat[stat.rindex(")") + 2:].split()[1])
+            except (OSError, ValueError):
+                pass
+    found, frontier = [], [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent]
+        found += children
+        frontier += children
+    return found
+
+
 def main():
     url, steps = sys.argv[1], sys.argv[2:]
+    # A SIGTERM (timeout, a test's deadline) ends this script through its cleanup.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit("stopped by SIGTERM"))
     profile = tempfile.mkdtemp(prefix="shutterpipe-browser-")
+    # In this script's process group: a test that kills the group (its deadline) kills the
+    # browser, its zygotes and renderers with it.
     browser = subprocess.Popen(["chromium-headless-shell", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0",
                                 "--user-data-dir=" + profile, "--window-size=900,700", "about:blank"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         active = os.path.join(profile, "DevToolsActivePort")
         deadline = time.time() + 30
@@ -122,11 +146,12 @@ def main():
             else:
                 raise SystemExit("unknown step %r" % step)
     finally:
-        # The whole process group: the browser's zygote and renderers outlive it otherwise.
-        try:
-            os.killpg(browser.pid, 9)
-        except ProcessLookupError:
-            pass
+        # The browser and everything under it: its zygotes and renderers outlive it otherwise.
+        for pid in descendants(browser.pid) + [browser.pid]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         browser.wait()
         shutil.rmtree(profile, ignore_errors=True)
 

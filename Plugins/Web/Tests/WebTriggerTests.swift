@@ -153,7 +153,7 @@ struct WebTriggerTests {
             "eval:document.getElementById('state').textContent",
             "screenshot:\(screenshot)",
         ]
-        let run = try await runProgram(["timeout", "90", "python3", "\(repositoryRoot)/Tests/Browser/cdp.py", "http://127.0.0.1:\(port)/"] + steps)
+        let run = try await runProgram(["python3", "\(repositoryRoot)/Tests/Browser/cdp.py", "http://127.0.0.1:\(port)/"] + steps, timeout: .seconds(120))
         let output = String(decoding: run.data, as: UTF8.self)
         #expect(run.status == 0, "\(output) \(session.stderrSoFar.suffix(1500))")
         let values = output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
