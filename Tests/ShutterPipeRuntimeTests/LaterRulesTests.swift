@@ -11,16 +11,17 @@ import Testing
 struct LaterRulesTests {
     @Test("rule 14: a capture for a later moment fires no earlier, and its deadline is captureTimeout plus the wait")
     func laterMoment() async throws {
-        // The wait is longer than captureTimeout, which still leaves seconds for a pool
-        // starved at the start of a full run to hand the answer back.
+        // The wait (8 s from the moment the capture is sent, however slow the enter was) is
+        // longer than captureTimeout (5 s), which leaves the capture itself, instant here,
+        // five seconds for a pool starved at the start of a full run to hand it back.
         var settings = CoordinatorSettings()
-        settings.captureTimeout = .seconds(3)
-        let backend = SettingsBackend(timeline: Timeline(), captureDelay: .milliseconds(50))
-        let moment = Date().addingTimeInterval(4)
-        let trigger = ScriptedTrigger([.send(.enter), .awaitAnswers(1), .sendEvent(TriggerEvent(.capture, fireAt: moment))])
+        settings.captureTimeout = .seconds(5)
+        let backend = SettingsBackend(timeline: Timeline(), captureDelay: .zero)
+        let trigger = ScriptedTrigger([.send(.enter), .awaitAnswers(1), .captureAfter(.seconds(8))])
         try await runToEnd([trigger], backend: backend, settings: settings)
         #expect(trigger.answers.last?.state == .photoSuccess, "\(trigger.answers)")
         let fired = try #require(backend.captureStarts.first)
+        let moment = try #require(trigger.answers.last?.request.fireAt)
         #expect(fired.timeIntervalSince(moment) > -0.005, "fired \(moment.timeIntervalSince(fired)) s early")
     }
 

@@ -24,6 +24,9 @@ public final class ScriptedTrigger: TriggerSource {
         case settings(SettingsRequest)
         /// Send this event as it is (a capture with a moment to fire at, say).
         case sendEvent(TriggerEvent)
+        /// Send a capture to fire this long after the step runs (not after the script was
+        /// made: a slow start cannot eat the wait).
+        case captureAfter(Duration)
         /// Wait until this many have arrived at the gate (a capture held in flight).
         case awaitArrivals(Gate, Int)
         /// Let every arrival at the gate through.
@@ -73,6 +76,9 @@ public final class ScriptedTrigger: TriggerSource {
                 events.send(event)
             case .settings(let request):
                 events.send(request) { [self] answer in self.settingsReceived.withLock { $0.append(answer) } }
+            case .captureAfter(let wait):
+                token += 1
+                events.send(TriggerEvent(.capture, origin: "step \(token)", token: token, fireAt: Date().addingTimeInterval(wait.timeInterval)))
             case .awaitArrivals(let gate, let count):
                 while gate.arrivals < count { try await Task.sleep(for: .milliseconds(2)) }
             case .open(let gate):
