@@ -84,7 +84,7 @@ public final class Gate: Sendable {
 
     /// Waits until `count` have arrived. Past `timeout` the test fails, naming the gate.
     @discardableResult
-    public func waitForArrivals(_ count: Int, timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+    public func waitForArrivals(_ count: Int, timeout: Duration = .seconds(120), sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
         if await poll(timeout: timeout, { self.arrivals >= count }) { return true }
         Issue.record("waited \(timeout) for \(count) arrivals at the \(name); \(arrivals) came", sourceLocation: sourceLocation)
         return false

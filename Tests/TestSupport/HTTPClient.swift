@@ -16,7 +16,7 @@ public struct HTTPReply: Sendable {
 
 /// Sends one request to 127.0.0.1:`port` and reads the whole reply (chunked or not).
 public func http(_ method: String, _ path: String, port: UInt16, headers: [String: String] = [:], body: Data = Data(),
-                 timeout: Duration = .seconds(30)) async throws -> HTTPReply {
+                 timeout: Duration = .seconds(60)) async throws -> HTTPReply {
     try await withCheckedThrowingContinuation { continuation in
         Thread {
             continuation.resume(with: Result { try httpNow(method, path, port: port, headers: headers, body: body, timeout: timeout) })

@@ -11,7 +11,9 @@ import Testing
 func cameraJPEG(_ exiftoolArguments: [String] = [], width: Int = 320, height: Int = 240, in folder: TemporaryDirectory,
                 name: String = "source.jpg") async throws -> Data {
     let path = folder.file(name)
-    try SyntheticJPEG.make(width: width, height: height, shot: 1).write(to: URL(fileURLWithPath: path))
+    // Made on a thread of its own: in a debug build it takes a while, which on the
+    // cooperative pool would starve the tests running beside this one.
+    try await offThePool { try SyntheticJPEG.make(width: width, height: height, shot: 1).write(to: URL(fileURLWithPath: path)) }
     if !exiftoolArguments.isEmpty {
         try await ExifTool.run(["-q", "-overwrite_original"] + exiftoolArguments + [path])
     }

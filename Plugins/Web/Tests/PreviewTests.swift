@@ -14,11 +14,14 @@ struct PreviewTests {
     // to 1440×960: the size tells which one was the source. (Small and plain, so that
     // making and decoding them holds no pool thread for long: the suite runs in parallel.)
     static let photo = SyntheticJPEG.make(width: 2000, height: 1500, shot: 1)
-    var photo: Data { Self.photo }
+
+    /// The photo, made (once) on a thread of its own: a debug build takes a while to make
+    /// it, which on the cooperative pool would starve the tests running beside this one.
+    static func madePhoto() async throws -> Data { try await offThePool { photo } }
 
     @Test("the embedded large preview (MPF) is the source when it is at least the preview's size; a small one, or another picture (a stereo pair's second eye), is not")
     func embedded() async throws {
-        try await offThePool { try checkEmbedded(photo) }
+        try await offThePool { try checkEmbedded(Self.photo) }
     }
 
     private func checkEmbedded(_ photo: Data) throws {
@@ -39,7 +42,7 @@ struct PreviewTests {
     func embeddedInSession() async throws {
         let folder = TemporaryDirectory("web-embedded")
         try FileManager.default.createDirectory(atPath: folder.file("card"), withIntermediateDirectories: true)
-        let large = MultiPictureJPEG.make(primary: photo, secondary: SyntheticJPEG.make(width: 1920, height: 1280, shot: 2))
+        let large = try await offThePool { MultiPictureJPEG.make(primary: Self.photo, secondary: SyntheticJPEG.make(width: 1920, height: 1280, shot: 2)) }
         try large.write(to: URL(fileURLWithPath: folder.file("card/DSC00001.JPG")))
         let config = try writeConfig("""
         version: 1
@@ -63,6 +66,7 @@ struct PreviewTests {
     @Test("while a page listens, a stored photo's preview is made before anyone asks (and not while none does); a request while it is made waits for it, and nothing is decoded twice")
     func preparedAhead() async throws {
         let folder = TemporaryDirectory("web-prepare")
+        let photo = try await Self.madePhoto()
         let unseen = folder.file("unseen.jpg"), path = folder.file("shot.jpg")
         try photo.write(to: URL(fileURLWithPath: unseen))
         try photo.write(to: URL(fileURLWithPath: path))
