@@ -1,9 +1,16 @@
 #include "shutterpipe_test_support.h"
 
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 // A fixed table of atomics: a signal handler may read it at any moment, so no lock and
 // no allocation. A test process starts a few hundred children at most.
@@ -46,8 +53,32 @@ static void at_exit(void) {
     shutterpipe_test_signal_tracked_groups(SIGKILL);
 }
 
+// Waits on a pidfd of the test runner (scripts/test-runner), and when the runner is gone
+// (killed with SIGKILL, so it could not stop this process itself), kills every tracked
+// group and ends this process: nobody would read its results, and a test that hangs
+// would otherwise keep it, and what it started, alive for good.
+static void *watch_runner(void *argument) {
+    int descriptor = (int)(intptr_t)argument;
+    struct pollfd ended = {.fd = descriptor, .events = POLLIN};
+    while (poll(&ended, 1, -1) < 0 && errno == EINTR) {}
+    shutterpipe_test_signal_tracked_groups(SIGKILL);
+    _exit(128 + SIGKILL);
+    return NULL;
+}
+
+static void watch_runner_if_any(void) {
+    const char *text = getenv("SHUTTERPIPE_TEST_RUNNER_PID");
+    long runner = text ? strtol(text, NULL, 10) : 0;
+    if (runner <= 0) return;
+    int descriptor = (int)syscall(SYS_pidfd_open, (pid_t)runner, 0);
+    if (descriptor < 0) return;  // already gone, or no pidfds: nothing to watch
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, watch_runner, (void *)(intptr_t)descriptor) == 0) pthread_detach(thread);
+}
+
 void shutterpipe_test_install_cleanup(void) {
     if (atomic_flag_test_and_set(&installed)) return;
+    watch_runner_if_any();
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = on_interrupt;

@@ -1,18 +1,25 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CTestSupport
 import Foundation
 import ShutterPipeKit
 import Synchronization
 
 /// Makes a write to a pipe or socket whose reader is gone fail with EPIPE instead of
-/// killing the test process (as the shutterpipe host does for itself). Every TestSupport
-/// entry point calls it; once is enough, more is harmless.
+/// killing the test process (as the shutterpipe host does for itself), and installs the
+/// cleanup that kills the test's children when the test process (or its runner) ends.
+/// Every TestSupport entry point calls it; once is enough, more is harmless.
 public func ignoreSIGPIPE() {
     _ = sigpipeIgnored
 }
 
-private let sigpipeIgnored: Void = { signal(SIGPIPE, SIG_IGN); return () }()
+private let sigpipeIgnored: Void = {
+    signal(SIGPIPE, SIG_IGN)
+    // And, once, what ends the test's children with the test process (or its runner).
+    shutterpipe_test_install_cleanup()
+    return ()
+}()
 
 /// A folder under the system's temporary directory, removed when the value is dropped.
 public final class TemporaryDirectory: Sendable {

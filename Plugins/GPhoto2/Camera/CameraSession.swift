@@ -183,15 +183,24 @@ final class CameraSession: @unchecked Sendable {
         do throws(GPhotoFailure) {
             let exposure = try camera.capture(meanwhile: runQueuedPreviews)
             for earlier in exposure.earlier { storeButtonShot(earlier, from: camera) }
-            var fresh: [GPhotoCamera.AddedFile] = []
+            var fresh: [GPhotoCamera.AddedFile] = [], reannounced: Set<CardPath> = []
             for added in exposure.files {
+                // The same name, size and second as a file an earlier capture downloaded and
+                // that is still on the card: a late second announcement of that file, or a new
+                // exposure the camera named alike (two same-sized shots within a second, a
+                // burst of uncompressed RAWs). Which one cannot be told, so the earlier
+                // file's delete runs first: then a download finds only the new exposure, or
+                // nothing (it was the earlier file again). Ignored unseen, a new exposure
+                // was lost, and the next shot of that name fetched it (found under load).
+                if card.classify(added) == .announcedAgain { reannounced.insert(added.path) }
                 waitForDeleteOfEarlier(added)
                 switch card.classify(added) {
                 case .new: fresh.append(added)
-                case .announcedAgain: WorkerLog.debug("\(added.path.name) announced again: ignored")
-                case .nameTakenByEarlier:
-                    // Downloading would fetch the earlier file: keep everything on the card.
-                    exposure.files.filter { card.classify($0) != .announcedAgain }.forEach { card.refused($0) }
+                case .announcedAgain, .nameTakenByEarlier:
+                    // Downloading would fetch the earlier file: keep everything on the card (a
+                    // file that may be the earlier one announced again counts too: it may
+                    // also be a new exposure of that name).
+                    exposure.files.forEach { card.refused($0) }
                     return (.failed(WorkerFailure(ShutterError(.cameraFailure, CardLedger.reusedNameMessage(added.path),
                                                                fix: CardLedger.reusedNameFix))), [])
                 }
@@ -199,11 +208,18 @@ final class CameraSession: @unchecked Sendable {
             if fresh.isEmpty { throw GPhotoFailure(code: GP_ERROR, operation: "capture", detail: "the camera announced no new file for this exposure") }
             for added in fresh {
                 if card.wasDownloadedBefore(added.path) { camera.forgetCachedFiles() }
-                let (file, descriptor) = try download(added.path, from: camera)
+                let (file, descriptor): (WorkerFile, Int32)
+                do {
+                    (file, descriptor) = try download(added.path, from: camera)
+                } catch where reannounced.contains(added.path) && error.code == GP_ERROR_FILE_NOT_FOUND {
+                    WorkerLog.debug("\(added.path.name) announced again after its file was deleted: ignored")
+                    continue
+                }
                 card.downloaded(added)
                 files.append(file)
                 descriptors.append(descriptor)
             }
+            if files.isEmpty { throw GPhotoFailure(code: GP_ERROR, operation: "capture", detail: "the camera announced no new file for this exposure") }
             return (.captured(files, firedAt: fired, tookNanoseconds: WorkerProtocol.monotonicNanoseconds() - fired), descriptors)
         } catch {
             descriptors.forEach { _ = Glibc.close($0) }
@@ -219,9 +235,10 @@ final class CameraSession: @unchecked Sendable {
     /// capture (which overtakes deletes), or about to be asked for: run it first.
     private func waitForDeleteOfEarlier(_ added: GPhotoCamera.AddedFile) {
         let deadline = ContinuousClock.now + Self.deleteOfEarlierPatience
-        while card.classify(added) == .nameTakenByEarlier, card.heldOnlyByDownloaded(added.path) {
+        let held: (CardLedger.Verdict) -> Bool = { $0 == .nameTakenByEarlier || $0 == .announcedAgain }
+        while held(card.classify(added)), card.heldOnlyByDownloaded(added.path) {
             runQueuedDeletes(added.path)
-            guard card.classify(added) == .nameTakenByEarlier, ContinuousClock.now < deadline else { return }
+            guard held(card.classify(added)), ContinuousClock.now < deadline else { return }
             Thread.sleep(forTimeInterval: 0.02)
         }
     }

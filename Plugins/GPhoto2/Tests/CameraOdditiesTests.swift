@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeFixtures
 import TestSupport
 import Testing
 
@@ -111,6 +112,47 @@ struct CameraOdditiesTests {
         #expect(outcome.stderr.components(separatedBy: "a camera event could not be handled, skipped").count - 1 >= 4, "\(outcome.stderr)")
         #expect(Self.photos(folder).compactMap { Self.shotNumber(in: folder.file("out/\($0)")) }.sorted() == [1, 2, 3, 4])
         #expect(try await camera.filesOnCard().isEmpty)
+    }
+
+    @Test("a camera that names every exposure capt0000.jpg and makes them all one size, in a burst: each answer carries its own exposure or is refused, none is lost unseen")
+    func reusedNamesOneSize() async throws {
+        // Twelve JPEGs of exactly one size, each saying which exposure it is: shot within a
+        // second, two of them can have the same name, size and time, which is how a camera
+        // that re-announces an earlier file looks too. Under load (once in a dozen full
+        // runs, in the 30-shot burst below) the new one was taken for the earlier one
+        // announced again and ignored while the earlier one's delete was still to come:
+        // its shot failed, and the next shot of the name fetched it, the wrong exposure.
+        // This burst has every exposure alike in size, so any such mix-up shows.
+        let folder = TemporaryDirectory("reused-one-size")
+        let card = folder.file("card")
+        try FileManager.default.createDirectory(atPath: card, withIntermediateDirectories: true)
+        let exposures = try await offThePool { (1...12).map { SyntheticJPEG.make(width: 64, height: 48, shot: $0, comment: "exposure \($0) of 12") } }
+        let size = (exposures.map(\.count).max() ?? 0) + 16
+        for (index, jpeg) in exposures.enumerated() {
+            let padding = size - jpeg.count - 4  // a COM segment after SOI: marker, length, filler
+            var padded = Data(jpeg.prefix(2)) + Data([0xFF, 0xFE, UInt8((padding + 2) >> 8), UInt8((padding + 2) & 0xFF)]) + Data(repeating: 0x20, count: padding)
+            padded += jpeg.dropFirst(2)
+            try padded.write(to: URL(fileURLWithPath: "\(card)/IMG_\(String(format: "%04d", index + 1)).JPG"))
+        }
+        let camera = try await FakeCamera(["--reuse-names", "--images", card])
+        // A hook that takes a moment: the next capture runs while a shot is still being
+        // stored, before that shot's delete was asked for, as a loaded machine has it.
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out"),
+                                                  sink: "  - {type: command, command: [/bin/sleep, \"0.3\"], actions: [download]}"), in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        session.send(String(repeating: "capture\n", count: 12))
+        #expect(await eventually { answerLines(session).count >= 12 }, "\(answerLines(session)) \(session.stderrSoFar.suffix(2000))")
+        let answers = answerLines(session)
+        for (index, answer) in answers.enumerated() {
+            if answer.hasPrefix("photoSuccess") {
+                let stored = Self.paths(answer).compactMap { FileManager.default.contents(atPath: $0) }.map { String(decoding: $0, as: UTF8.self) }
+                #expect(stored.count == 1 && stored[0].contains("exposure \(index + 1) of 12"), "answer \(index + 1) carries another exposure: \(answer)")
+            } else {
+                #expect(answer.contains("named a new exposure 'capt0000.jpg'"), "answer \(index + 1): \(answer)\n\(session.stderrSoFar.suffix(2000))")
+            }
+        }
+        session.closeInput()
+        _ = await session.wait(timeout: .seconds(60))
     }
 
     @Test("a camera that names every exposure capt0000.jpg: never the earlier exposure in an answer, never the newer one deleted unstored")

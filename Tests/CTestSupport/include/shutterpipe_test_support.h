@@ -20,6 +20,8 @@ int shutterpipe_test_signal_tracked_groups(int signal);
 
 /// Installs the handlers once: SIGINT, SIGTERM, SIGHUP and SIGQUIT kill every tracked
 /// group and then end the process with the signal's default action; exit() kills them too.
+/// Under scripts/test-runner (SHUTTERPIPE_TEST_RUNNER_PID), a thread also waits for the
+/// runner's end: if it dies, even by SIGKILL, the groups are killed and this process ends.
 void shutterpipe_test_install_cleanup(void);
 
 #endif
