@@ -80,7 +80,6 @@ final class VirtualCamera: Sendable {
         var sourceIndex = 0
         var properties: [UInt16: DeviceProperty] = [:]
         var sessionOpen = false
-        var frames = 0
         var dropped = false
         /// The `--images` files read so far, by index (mapped).
         var sourceBytes: [Int: Data] = [:]
@@ -91,6 +90,7 @@ final class VirtualCamera: Sendable {
     let options: CameraOptions
     let state = Mutex(State())
     private let sources: [URL]
+    private let liveView = LiveViewFrames()
 
     init(options: CameraOptions) {
         self.options = options
@@ -220,14 +220,9 @@ final class VirtualCamera: Sendable {
         }
     }
 
-    /// The next live-view frame: a synthesised JPEG with a marker that moves a step each
-    /// frame and the frame's number in its comment.
+    /// The next live-view frame (``LiveViewFrames``).
     func liveViewFrame() -> Data {
-        let number = state.withLock { state -> Int in
-            state.frames += 1
-            return state.frames
-        }
-        return SyntheticJPEG.make(width: 640, height: 480, shot: 1, marker: number, comment: "shutterpipe-fakecam live view frame \(number)")
+        liveView.next()
     }
 
     /// The StreamInfo dataset of stream 1 (video): 36 bytes.

@@ -21,7 +21,7 @@ struct LiveViewTests {
         let camera = try await FakeCamera()
         let folder = TemporaryDirectory("live-gphoto2")
         let run = try await camera.gphoto2(["--capture-preview", "--filename", folder.file("frame.jpg")])
-        #expect(run.status == 0, "\(run.text)")
+        #expect(run.status == 0, "\(run.text)\n\(run.errors)")
         let frame = try Data(contentsOf: URL(fileURLWithPath: folder.file("thumb_frame.jpg")))  // gphoto2 names a preview thumb_…
         #expect(frame.prefix(2) == Data([0xFF, 0xD8]) && String(decoding: frame.prefix(200), as: UTF8.self).contains("live view frame 1"))
     }
