@@ -271,6 +271,7 @@ final class PTPIPServer: Sendable {
             if let arrival { gate?.hold(arrival, log: log) }
             announce(handles, transaction: transaction)
             sendEvent(.captureComplete, transaction: transaction, parameter: nil)
+            if let arrival { log("capture \(arrival) announced") }  // its events are on their way
         }.start()
     }
 

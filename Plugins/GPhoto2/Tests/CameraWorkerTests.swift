@@ -50,7 +50,11 @@ struct CameraWorkerTests {
         _ = await eventually { answerLines(session).count >= 3 }
         let crashed = answerLines(session).dropFirst(2).first ?? "no answer"
         #expect(crashed.hasPrefix("photoFailed cameraFailure: the camera worker for 'camera' crashed with SIGSEGV; restarted"), "\(crashed)")
-        try gate.release(2)  // the crashed shot's exposure (the camera still sends it), and the next shot
+        // The crashed shot's exposure: the camera still announces it, before the next shot
+        // is asked for (else its events would come during that shot, like a bracket's).
+        try gate.release()
+        await camera.waitForLog("capture 3 announced")
+        try gate.release()
         #expect(await shoot(session, answers: 4).last?.hasPrefix("photoSuccess") == true, "\(answerLines(session))\n\(session.stderrSoFar.suffix(3000))")
         let second = try #require(try await workerPIDs(of: session).first)
         #expect(second != first)
@@ -61,7 +65,9 @@ struct CameraWorkerTests {
         kill(second, SIGSTOP)
         _ = await eventually(timeout: .seconds(90)) { answerLines(session).count >= 5 }
         #expect(answerLines(session).dropFirst(4).first?.hasPrefix("photoFailed timeout") == true, "\(answerLines(session))")
-        try gate.release(3)
+        try gate.release()
+        await camera.waitForLog("capture 5 announced")
+        try gate.release(2)
         #expect(await shoot(session, answers: 6).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar.suffix(3000))")
         #expect(await shoot(session, answers: 7).last?.hasPrefix("photoSuccess") == true)
         let third = try #require(try await workerPIDs(of: session).first)
@@ -73,9 +79,10 @@ struct CameraWorkerTests {
         let answers = outcome.lines.filter { $0.hasPrefix("photo") }
         #expect(answers.count == 7 && answers.filter { $0.hasPrefix("photoFailed") }.count == 2, "\(answers)")
         #expect(outcome.stderr.contains("did not answer in time; killed and restarted"), "\(outcome.stderr.suffix(2000))")
-        // Five answered shots. The two failed shots' exposures are on the card: the camera
-        // sends them when the gate lets them go, and a worker that hears of one stores it
-        // as a shot from the camera, so each extra file is one it logged; none is lost.
+        // Five answered shots. The two failed shots' exposures: the camera announces each
+        // when the gate lets it go, before the next shot; a worker that hears of one stores
+        // it as a shot from the camera (each extra file is one it logged), or it stays on
+        // the card. None is lost, none rides in another shot's answer.
         let stored = folder.names("out").filter { $0.hasSuffix(".jpg") }.count
         let cameraShots = outcome.stderr.components(separatedBy: "camera shot #").count - 1
         let onCard = try await camera.filesOnCard().count
