@@ -115,9 +115,15 @@ struct SocketSession {
     var pid: pid_t { process.pid }
 
     /// Starts `shutterpipe run` on `config` (which must put its socket at `socket`).
+    /// `umask` runs it under that umask (through `sh`): the test process's own umask is
+    /// every concurrent test's, so it is never changed.
     static func start(_ config: String, socket: String, in folder: TemporaryDirectory,
-                      environment: [String: String] = [:]) async throws -> SocketSession {
-        let process = try RunningProcess(["run", "--config", config, "--log-format", "json", "--no-status"], in: folder.path, environment: environment)
+                      environment: [String: String] = [:], umask mask: String? = nil) async throws -> SocketSession {
+        let arguments = ["run", "--config", config, "--log-format", "json", "--no-status"]
+        let process = try mask.map { mask in
+            try RunningProcess(program: "/bin/sh", ["-c", "umask \(mask) && exec \"$0\" \"$@\"", try shutterpipeBinary()] + arguments,
+                               in: folder.path, environment: environment)
+        } ?? RunningProcess(arguments, in: folder.path, environment: environment)
         let ready = await eventually {
             let probe = connectUnixSocket(socket)
             if probe >= 0 { close(probe) }

@@ -64,9 +64,7 @@ struct SecurityTests {
           - type: command
             command: [/bin/echo, "$(touch \(folder.file("pwned1")))", ";", touch, "\(folder.file("pwned2"))", "`touch \(folder.file("pwned3"))`"]
         """, in: folder, name: "perm.yaml")
-        let previous = umask(0)
-        defer { umask(previous) }
-        let session = try await SocketSession.start(config, socket: socket, in: folder)
+        let session = try await SocketSession.start(config, socket: socket, in: folder, umask: "0")
         var info = stat()
         #expect(stat(socket, &info) == 0)
         #expect(info.st_mode & 0o777 == 0o600, "socket mode \(String(info.st_mode & 0o777, radix: 8))")

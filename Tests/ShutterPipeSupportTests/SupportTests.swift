@@ -125,6 +125,40 @@ struct SocketAndDeadlineTests {
         close(second)
     }
 
+    @Test("listening never changes the process's umask: folders other threads make meanwhile keep their mode (the socket is 0600 all the same)")
+    func listenKeepsUmask() async throws {
+        let folder = TemporaryDirectory("umask")
+        let expected = 0o777 & ~currentUmask()
+        let stop = Mutex(false)
+        // Another thread makes folders while sockets are bound, as a files sink or a camera
+        // worker's home folder would beside a socket trigger starting. Under a umask of
+        // 0177 for the bind, such a folder came out 0600: its owner could not enter it.
+        let maker = Task.detached {
+            var modes: Set<mode_t> = []
+            var index = 0
+            while !stop.withLock({ $0 }) {
+                let path = folder.file("d\(index)")
+                mkdir(path, 0o777)
+                var info = stat()
+                if stat(path, &info) == 0 { modes.insert(info.st_mode & 0o777) }
+                rmdir(path)
+                index += 1
+            }
+            return modes
+        }
+        for index in 0..<300 {
+            let path = folder.file("s\(index).sock")
+            let descriptor = try UnixSocket.listen(at: path)
+            var info = stat()
+            #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+            close(descriptor)
+            unlink(path)
+        }
+        stop.withLock { $0 = true }
+        let modes = await maker.value
+        #expect(modes == [mode_t(expected)], "folders made during the binds: \(modes.map { String($0, radix: 8) })")
+    }
+
     @Test("abandoningOnCancel stops waiting at once; withDeadline says what did not finish")
     func abandoning() async throws {
         let finished = Mutex(false), started = Mutex(false)
@@ -298,4 +332,11 @@ struct TestHelperTests {
             #expect("\(error)".contains("the shutterpipe-never-built executable was not built"))
         }
     }
+}
+
+/// The process's umask, read without changing it (`/proc/self/status`).
+private func currentUmask() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
+    return line.flatMap { Int($0.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) } ?? 0o022
 }

@@ -1,5 +1,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <string.h>
@@ -99,4 +103,38 @@ int shutterpipe_thread_usage(long long *cpu_nanoseconds, long long *voluntary_sw
                      + ((long long)usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1000LL;
     *voluntary_switches = usage.ru_nvcsw;
     return 0;
+}
+
+struct masked_bind {
+    int socket;
+    const char *path;
+    unsigned int mask;
+    int result;
+    int error;
+};
+
+static void *masked_bind_thread(void *argument) {
+    struct masked_bind *job = argument;
+    // A private fs context (cwd, root, umask) for this thread alone.
+    if (unshare(CLONE_FS) != 0) { job->result = -1; job->error = errno; return NULL; }
+    umask(job->mask);
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof address);
+    address.sun_family = AF_UNIX;
+    size_t length = strlen(job->path);
+    if (length >= sizeof address.sun_path) { job->result = -1; job->error = ENAMETOOLONG; return NULL; }
+    memcpy(address.sun_path, job->path, length);
+    job->result = bind(job->socket, (struct sockaddr *)&address, sizeof address);
+    job->error = job->result == 0 ? 0 : errno;
+    return NULL;
+}
+
+int shutterpipe_bind_unix_masked(int socket, const char *path, unsigned int mask) {
+    struct masked_bind job = { socket, path, mask, -1, 0 };
+    pthread_t thread;
+    int started = pthread_create(&thread, NULL, masked_bind_thread, &job);
+    if (started != 0) { errno = started; return -1; }
+    pthread_join(thread, NULL);
+    if (job.result != 0) errno = job.error;
+    return job.result;
 }

@@ -60,7 +60,7 @@ public enum UnixSocket {
     /// there that belongs to another user is never touched (`EPERM`): that user may be
     /// squatting the path to catch this session's clients.
     public static func listen(at path: String, backlog: Int32 = 64) throws(SystemError) -> Int32 {
-        var address = try address(path)
+        _ = try address(path)  // the length guard
         var existing = stat()
         if lstat(path, &existing) == 0 && existing.st_uid != geteuid() {
             throw SystemError("'\(path)' belongs to \(userName(existing.st_uid)), not to this user", code: EPERM)
@@ -74,12 +74,10 @@ public enum UnixSocket {
         }
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw SystemError("socket") }
-        let previous = umask(0o177)  // the socket file is created 0600
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        umask(previous)
-        guard bound == 0 else {
+        // The socket file is created 0600. Not with umask() around bind: the umask is the
+        // process's, and every file and folder another thread made meanwhile got it too (a
+        // folder created 0600 cannot be entered by its owner).
+        guard shutterpipe_bind_unix_masked(descriptor, path, 0o177) == 0 else {
             let failure = SystemError("cannot create socket '\(path)'")
             close(descriptor)
             throw failure

@@ -44,4 +44,9 @@ long shutterpipe_receive_message(int socket, void *buffer, unsigned long length,
 /// The user ID of the process at the other end of a Unix socket (SO_PEERCRED); 0 or -1.
 int shutterpipe_peer_uid(int socket, unsigned int *uid);
 
+
+/// Binds `socket` to the AF_UNIX path `path` with the file mode 0666 & ~`mask`, from a
+/// thread of its own whose umask is private (unshare(CLONE_FS)): the process's umask,
+/// which every other thread's files and folders get, never changes. 0, or -1 with errno.
+int shutterpipe_bind_unix_masked(int socket, const char *path, unsigned int mask);
 #endif
