@@ -50,6 +50,9 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
     }
 
     private let options: Options
+    /// Where images are made and files read: computing a JPEG or reading a file is work
+    /// that must not hold a thread of the cooperative pool (the kit flags it).
+    private let work = BlockingQueue(label: "file-stub")
     private var exposures: [[URL]] = []
     private var nextExposure = 0
     private var captures = 0
@@ -83,7 +86,8 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
     /// mode is on, as a camera's rear screen shows.
     public func liveViewFrame() async throws -> Data {
         frames += 1
-        return SyntheticJPEG.make(width: 640, height: 480, shot: 1, marker: frames, comment: "file-stub live view frame \(frames)")
+        let frame = frames
+        return await work.run { SyntheticJPEG.make(width: 640, height: 480, shot: 1, marker: frame, comment: "file-stub live view frame \(frame)") }
     }
 
     /// Returns the next exposure after the configured latency, or a simulated failure.
@@ -108,20 +112,21 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
         if options.failEvery > 0 && captures % options.failEvery == 0 {
             throw ShutterError(options.failWith, "file-stub: simulated failure of capture \(captures) (failEvery: \(options.failEvery))")
         }
+        let (shot, options) = (captures, self.options)
         guard !exposures.isEmpty else {
-            return CapturedPhoto(files: [CapturedFile(name: String(format: "STUB%04d.JPG", captures % 10_000),
-                                                      data: SyntheticJPEG.make(width: options.width, height: options.height, shot: captures,
-                                                                                    detail: options.detail))],
+            let image = await work.run { SyntheticJPEG.make(width: options.width, height: options.height, shot: shot, detail: options.detail) }
+            return CapturedPhoto(files: [CapturedFile(name: String(format: "STUB%04d.JPG", shot % 10_000), data: image)],
                                  camera: options.camera, captureTime: exposed)
         }
         let urls = exposures[nextExposure]
         nextExposure = (nextExposure + 1) % exposures.count
-        var files: [CapturedFile] = []
-        for url in urls {
-            do {
-                files.append(CapturedFile(name: url.lastPathComponent, data: try Data(contentsOf: url)))
-            } catch {
-                throw ShutterError(.cameraFailure, "file-stub: cannot read \(url.path): \(error.localizedDescription)")
+        let files = try await work.run { () throws(ShutterError) -> [CapturedFile] in
+            try urls.map { url throws(ShutterError) in
+                do {
+                    return CapturedFile(name: url.lastPathComponent, data: try Data(contentsOf: url))
+                } catch {
+                    throw ShutterError(.cameraFailure, "file-stub: cannot read \(url.path): \(error.localizedDescription)")
+                }
             }
         }
         return CapturedPhoto(files: files, camera: options.camera, captureTime: exposed, backendReference: urls.first?.lastPathComponent)
