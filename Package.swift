@@ -10,6 +10,8 @@
 // - Plugins/<Name>    one built-in plugin per folder: Sources, Tests, README.md,
 //                     example.yaml.
 // - Sources/C*        C libraries as system library targets.
+// - Sources/ShutterPipeCatalogue  the session catalogue: SQLite, sidecar ratings, the
+//                     recorder the host adds to every pipeline.
 // - Sources/ShutterPipeApp  the host: config loading, CLI, logging, built-in registry.
 // - Sources/shutterpipe     the executable.
 import PackageDescription
@@ -40,6 +42,8 @@ let package = Package(
         .systemLibrary(name: "CExif", path: "Sources/CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
         .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // Built-in plugins: the contract and the helpers, like any third-party plugin.
         .target(name: "FileStubBackend", dependencies: [kit, support, fixtures], path: "Plugins/FileStub/Sources"),
@@ -62,8 +66,11 @@ let package = Package(
         .target(name: "MQTTTrigger", dependencies: [kit, support, "CMosquitto"], path: "Plugins/MQTT/Sources"),
 
         // Host
+        // The session catalogue (SQLite), ratings in sidecars, and the recorder that fills it.
+        .target(name: "ShutterPipeCatalogue", dependencies: [kit, support, "CSQLite", "CCrypto", "CExif"], path: "Sources/ShutterPipeCatalogue"),
         .target(name: "ShutterPipeApp", dependencies: [kit, support, runtime, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger",
-                                                       "EvdevTrigger", "MPRISTrigger", "FilesSink", "CommandSink", "GPhoto2Backend", "WebTrigger", "MQTTTrigger"],
+                                                       "EvdevTrigger", "MPRISTrigger", "FilesSink", "CommandSink", "GPhoto2Backend", "WebTrigger", "MQTTTrigger",
+                                                       "ShutterPipeCatalogue"],
                 path: "Sources/ShutterPipeApp"),
         .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp"], path: "Sources/shutterpipe"),
         .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit, support, fixtures], path: "Sources/shutterpipe-fakecam"),
@@ -104,6 +111,7 @@ let package = Package(
         .testTarget(name: "MPRISTriggerTests", dependencies: [kit, support, "MPRISTrigger", "shutterpipe", "TestSupport"], path: "Plugins/MPRIS/Tests"),
         .testTarget(name: "CommandSinkTests", dependencies: [kit, support, "CommandSink", "shutterpipe", "TestSupport"], path: "Plugins/Command/Tests"),
         .testTarget(name: "StdinTriggerTests", dependencies: [kit, support, "StdinTrigger", "TestSupport"], path: "Plugins/Stdin/Tests"),
+        .testTarget(name: "CatalogueTests", dependencies: [kit, support, fixtures, "ShutterPipeCatalogue", "shutterpipe", "TestSupport"], path: "Tests/CatalogueTests"),
         .testTarget(name: "FilesSinkTests", dependencies: [kit, support, fixtures, "FilesSink", "TestSupport"], path: "Plugins/Files/Tests"),
     ]
 )

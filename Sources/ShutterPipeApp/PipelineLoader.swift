@@ -14,7 +14,7 @@ public struct PluginPathError: Error, Sendable, CustomStringConvertible {
 /// name, every plugin's options.
 public enum PipelineLoader {
     /// The config keys the host reads itself.
-    static let hostKeys = ["plugins"]
+    static let hostKeys = ["plugins", "catalogue"]
 
     /// Reads `path` and makes the pipeline. A refused plugin from the config is a config
     /// error at its `paths` entry; one from `--plugin-path` or the environment is a
@@ -47,6 +47,10 @@ public enum PipelineLoader {
             if case .config(let location) = refusal.given?.source { throw ConfigError("\(refusal)", at: location) }
             throw PluginPathError(refusal: refusal)
         }
-        return try Pipeline(config: config, registry: registry, log: log, console: console)
+        let catalogue = try CatalogueSetting(config)
+        var pipeline = try Pipeline(config: config, registry: registry, log: log, console: console)
+        if let note = catalogue.note { notes(note) }
+        if let sink = catalogue.sink(session: config.session, log: log) { pipeline.sinks.append(sink) }
+        return pipeline
     }
 }

@@ -25,7 +25,7 @@ public enum ShutterPipeCLI {
     public static let eventsFailed: Int32 = 4
 
     /// The host's own commands.
-    static let hostCommands: [any ParsableCommand.Type] = [RunCommand.self, ValidateCommand.self, PluginsCommand.self]
+    static let hostCommands: [any ParsableCommand.Type] = [RunCommand.self, ValidateCommand.self, PluginsCommand.self, ShotsCommand.self]
 
     /// Runs the command line and returns the exit code.
     public static func main(_ arguments: [String]) async -> Int32 {

@@ -34,7 +34,8 @@ struct EndToEndTests {
             "enteredPhotoMode", "photoSuccess ./captures/session-0001.jpg", "photoSuccess ./captures/session-0002.jpg",
             "exitedOrUnableToEnter",
         ])
-        #expect(folder.names("captures") == [".shutterpipe-sequence", "session-0001.jpg", "session-0002.jpg"])
+        #expect(folder.names("captures") == [".shutterpipe", ".shutterpipe-sequence", "session-0001.jpg", "session-0002.jpg"])
+        #expect(folder.names("captures/.shutterpipe").contains("catalogue.sqlite"), "the catalogue, on by default")
         let report = try await ExifTool.run(["-s3", "-validate", "-error", "-warning", folder.file("captures/session-0001.jpg")])
         #expect(report.trimmingCharacters(in: .whitespacesAndNewlines) == "OK", "exiftool: \(report)")
         // One human line per event on stderr, with the time it took; no status line off a terminal.
@@ -254,7 +255,8 @@ struct EndToEndTests {
         let folder = TemporaryDirectory("diskfull")
         let mount = folder.file("card")
         try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-        let config = try writeConfig(stubPipeline(mount, backend: "  width: 1024\n  height: 768"), in: folder)
+        // The catalogue off the 96 KiB disk, which it would fill before the photos.
+        let config = try writeConfig(stubPipeline(mount, backend: "  width: 1024\n  height: 768") + "\ncatalogue:\n  path: \(folder.file("catalogue.sqlite"))\n", in: folder)
         // A 96 KiB tmpfs in a mount namespace of its own: a real ENOSPC, root or not.
         let script = "mount -t tmpfs -o size=96k tmpfs \(mount) && \(try shutterpipeBinary()) run --config \(config); ls -a \(mount) >&2"
         let outcome = try await shutterpipe(["-rm", "sh", "-c", script].map { $0 }, input: String(repeating: "capture\n", count: 8),

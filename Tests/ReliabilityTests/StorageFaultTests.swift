@@ -38,7 +38,10 @@ struct StorageFaultTests {
         let camera = try await FakeCamera(["--images", folder.file("card")])
         let disk = try await SmallDisk(at: folder.file("disk"), megabytes: 16)
         let output = "\(disk.path)/shoot", socket = folder.file("s.sock")
-        let config = try socketConfig(backend: "  type: gphoto2\n  port: \(camera.portSpec)", socket: socket, output: output, in: folder)
+        // The catalogue off the small disk: it is remounted read-only, which an open database
+        // would refuse (the catalogue's own unwritable case is in CatalogueTests).
+        let config = try socketConfig(backend: "  type: gphoto2\n  port: \(camera.portSpec)", socket: socket, output: output,
+                                      extra: "catalogue:\n  path: \(folder.file("catalogue.sqlite"))", in: folder)
         let session = try await SocketSession.start(config, socket: socket, in: folder, environment: ["HOME": camera.home.path])
         let client = try await SocketLines(path: socket)
         var id = 0

@@ -129,23 +129,23 @@ struct SocketAndDeadlineTests {
     func listenKeepsUmask() async throws {
         let folder = TemporaryDirectory("umask")
         let expected = 0o777 & ~currentUmask()
-        let stop = Mutex(false)
+        let state = Mutex((stop: false, made: 0, modes: Set<mode_t>()))
         // Another thread makes folders while sockets are bound, as a files sink or a camera
         // worker's home folder would beside a socket trigger starting. Under a umask of
         // 0177 for the bind, such a folder came out 0600: its owner could not enter it.
-        let maker = Task.detached {
-            var modes: Set<mode_t> = []
+        let maker = Thread {
             var index = 0
-            while !stop.withLock({ $0 }) {
+            while !state.withLock({ $0.stop }) {
                 let path = folder.file("d\(index)")
                 mkdir(path, 0o777)
                 var info = stat()
-                if stat(path, &info) == 0 { modes.insert(info.st_mode & 0o777) }
+                if stat(path, &info) == 0 { state.withLock { _ = $0.modes.insert(info.st_mode & 0o777); $0.made += 1 } }
                 rmdir(path)
                 index += 1
             }
-            return modes
         }
+        maker.start()
+        #expect(await eventually { state.withLock { $0.made > 0 } })
         for index in 0..<300 {
             let path = folder.file("s\(index).sock")
             let descriptor = try UnixSocket.listen(at: path)
@@ -154,8 +154,7 @@ struct SocketAndDeadlineTests {
             close(descriptor)
             unlink(path)
         }
-        stop.withLock { $0 = true }
-        let modes = await maker.value
+        let modes = state.withLock { $0.stop = true; return $0.modes }
         #expect(modes == [mode_t(expected)], "folders made during the binds: \(modes.map { String($0, radix: 8) })")
     }
 

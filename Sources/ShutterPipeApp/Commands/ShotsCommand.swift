@@ -1,0 +1,243 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import ShutterPipeCatalogue
+import Foundation
+import ShutterPipeKit
+import ShutterPipeRuntime
+
+/// `shutterpipe shots`: lists the catalogue's shots, marks them, rebuilds it from folders.
+struct ShotsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "shots", abstract: "list, rate, label, pick and reject shots; rebuild the catalogue from folders",
+        discussion: """
+        shutterpipe shots                     the shots of the catalogue, newest first
+        shutterpipe shots rate ID 0-5         a rating (0: none)
+        shutterpipe shots label ID COLOUR     a colour label (Red, Yellow, Green, Blue, Purple; none to clear)
+        shutterpipe shots pick ID             a pick; reject ID rejects, unpick ID clears either
+        shutterpipe shots rebuild DIR         a new catalogue made from the photos and sidecars in DIR
+
+        The catalogue is the one the config's session writes (--config, or \(RunCommand.defaultConfig)),
+        or --catalogue PATH. Ratings, labels and rejects go to each file's XMP sidecar first
+        (merged with what is there; named as the files sink's sidecarName says), then to the
+        catalogue; they work while a session runs. rebuild keeps the old catalogue beside the
+        new one (NAME.before-rebuild-TIME).
+        """)
+
+    @Argument(valueName: "ACTION", help: "nothing to list; rate, label, pick, reject, unpick or rebuild with their arguments")
+    var words: [String] = []
+
+    @Option(short: "c", valueName: "FILE", help: "find the catalogue from this config (default: \(RunCommand.defaultConfig))")
+    var config: String?
+
+    @Option(valueName: "PATH", help: "the catalogue file itself")
+    var catalogue: String?
+
+    @Option(valueName: "NAME", help: "only this session's shots")
+    var session: String?
+
+    @Option(valueName: "NAME", help: "only this camera's shots (its name in the config, or its model)")
+    var camera: String?
+
+    @Option(valueName: "COMPARISON", help: "only shots rated so: 3, '>=3', '<2'; -1 for rejects")
+    var rating: String?
+
+    @Option(valueName: "COLOUR", help: "only shots with this label")
+    var label: String?
+
+    @Flag(help: "only picked shots")
+    var picked = false
+
+    @Flag(help: "only rejected shots")
+    var rejected = false
+
+    @Flag(help: "only shots that failed")
+    var failed = false
+
+    @Option(valueName: "WHEN", help: "only shots since then: 2026-12-03, '2026-12-03 14:00', or 2h, 30m, 1d ago")
+    var since: String?
+
+    @Option(valueName: "N", help: "at most N shots")
+    var limit: Int?
+
+    @Flag(help: "JSON: one array of shots with their files")
+    var json = false
+
+    @Flag(help: "one path per line (every file of every shot), for other tools")
+    var paths = false
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        guard let action = words.first else { return try list(context) }
+        let arguments = Array(words.dropFirst())
+        switch action {
+        case "rate":
+            guard arguments.count == 2, let id = Int(arguments[0]), let value = Int(arguments[1]), (0...5).contains(value) else {
+                throw UsageError("rate takes a shot id and a rating from 0 to 5: shots rate 12 4")
+            }
+            return try mark(id, context) { $0.rating = value; if $0.pick == .rejected { $0.pick = .none } }
+        case "label":
+            guard arguments.count == 2, let id = Int(arguments[0]) else {
+                throw UsageError("label takes a shot id and a colour: shots label 12 red (none to clear)")
+            }
+            let label = Self.label(arguments[1])
+            return try mark(id, context) { $0.label = label }
+        case "pick", "reject", "unpick":
+            guard arguments.count == 1, let id = Int(arguments[0]) else { throw UsageError("\(action) takes a shot id: shots \(action) 12") }
+            let pick: Pick = action == "pick" ? .picked : action == "reject" ? .rejected : .none
+            return try mark(id, context) { $0.pick = pick }
+        case "rebuild":
+            guard arguments.count == 1 else { throw UsageError("rebuild takes the folder of the photos: shots rebuild ./captures") }
+            return try rebuild(arguments[0], context)
+        default:
+            throw UsageError("unknown action '\(action)'; use rate, label, pick, reject, unpick or rebuild, or nothing to list")
+        }
+    }
+
+    /// Lightroom's label names for the usual words; anything else as given.
+    static func label(_ word: String) -> String? {
+        let lower = word.lowercased()
+        if ["none", "clear", "-", ""].contains(lower) { return nil }
+        let known = ["red", "yellow", "green", "blue", "purple"]
+        return known.contains(lower) ? lower.prefix(1).uppercased() + lower.dropFirst() : word
+    }
+
+    // MARK: Finding the catalogue
+
+    func catalogueFile(_ context: CommandContext) throws -> String {
+        if let catalogue { return PluginOptions.expandingTilde(catalogue) }
+        let path = config ?? RunCommand.defaultConfig
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw CommandFailure("no --config or --catalogue given and \(path) is not in this folder; pass --config FILE or --catalogue PATH")
+        }
+        let pipeline = try PipelineConfig(root: YAMLLoader.load(file: path), hostKeys: PipelineLoader.hostKeys)
+        let setting = try CatalogueSetting(pipeline)
+        guard let file = setting.path else {
+            throw CommandFailure(setting.note ?? "\(path) turns the catalogue off ('catalogue: off'); pass --catalogue PATH")
+        }
+        return file
+    }
+
+    // MARK: Listing
+
+    func list(_ context: CommandContext) throws -> Int32 {
+        var filter = ShotFilter()
+        filter.session = session
+        filter.camera = camera
+        if let rating {
+            guard let parsed = ShotFilter.parseRating(rating) else { throw UsageError("--rating takes 3, '>=3', '<=2', '>1', '<4' or -1; got '\(rating)'") }
+            filter.rating = parsed
+        }
+        filter.label = label.flatMap(Self.label)
+        filter.pickedOnly = picked
+        filter.rejectedOnly = rejected
+        filter.failedOnly = failed
+        if let since {
+            guard let date = Self.moment(since) else { throw UsageError("--since takes 2026-12-03, '2026-12-03 14:00' or 2h, 30m, 1d; got '\(since)'") }
+            filter.since = date
+        }
+        filter.limit = limit
+        let catalogue = try Catalogue.open(at: try catalogueFile(context), create: false)
+        let shots = try catalogue.shots(filter)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            context.output.printLine(String(decoding: try encoder.encode(shots), as: UTF8.self))
+        } else if paths {
+            for shot in shots { for file in shot.files where !file.missing { context.output.printLine(file.path) } }
+        } else {
+            context.output.printLine(Self.table(shots))
+        }
+        return CommandContext.success
+    }
+
+    /// `2h`, `30m`, `1d` ago, or a date with an optional time, in local time.
+    static func moment(_ text: String) -> Date? {
+        if let last = text.last, let unit = ["m": 60.0, "h": 3600.0, "d": 86400.0][String(last)], let count = Double(text.dropLast()) {
+            return Date().addingTimeInterval(-count * unit)
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        for format in ["yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date }
+        }
+        return nil
+    }
+
+    static func table(_ shots: [CatalogueShot]) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        var rows = [["ID", "WHEN", "SESSION", "CAMERA", "TRIGGER", "STATE", "RATING", "LABEL", "PICK", "FILES"]]
+        for shot in shots {
+            let files = shot.files.map { ($0.path as NSString).lastPathComponent + ($0.missing ? " (missing)" : "") }
+            rows.append([
+                String(shot.id), shot.moment.map(formatter.string(from:)) ?? "-", shot.session ?? "-", shot.camera ?? shot.exif.model ?? "-",
+                shot.trigger ?? "-", shot.state == .failed ? "failed: \(shot.failureCause ?? "?")" : shot.state.rawValue,
+                shot.pick == .rejected ? "x" : shot.rating == 0 ? "-" : String(repeating: "*", count: shot.rating),
+                shot.label ?? "-", shot.pick.word ?? "-", files.isEmpty ? "-" : files.joined(separator: " "),
+            ])
+        }
+        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        var lines = rows.map { row in
+            row.enumerated().map { column, cell in column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ")
+        }
+        lines.append("\(shots.count) shot(s)")
+        return lines.joined(separator: "\n")
+    }
+
+    // MARK: Marking
+
+    /// Changes a shot's marks: each sidecar first (the truth), then the catalogue.
+    func mark(_ id: Int, _ context: CommandContext, _ change: (inout XMPSidecar.Marks) -> Void) throws -> Int32 {
+        let catalogue = try Catalogue.open(at: try catalogueFile(context), create: false)
+        guard let shot = try catalogue.shot(id) else {
+            throw CommandFailure("no shot \(id) in the catalogue '\(catalogue.path)'; 'shutterpipe shots' lists the ids")
+        }
+        var marks = XMPSidecar.Marks(rating: shot.rating, label: shot.label, pick: shot.pick)
+        change(&marks)
+        let naming = catalogue.sidecarNaming()
+        var sidecars: [String] = []
+        for file in shot.files where !file.missing {
+            let sidecar = naming.sidecar(of: file.path)
+            guard !sidecars.contains(sidecar) else { continue }
+            try XMPSidecar.write(marks, to: sidecar)
+            sidecars.append(sidecar)
+        }
+        try catalogue.mark(id, rating: marks.rating, label: .some(marks.label), pick: marks.pick)
+        let rating = marks.pick == .rejected ? "rejected" : "rating \(marks.rating)"
+        context.output.printLine("shot \(id): \(rating), label \(marks.label ?? "none"), \(marks.pick.word ?? "not picked")"
+            + (sidecars.isEmpty ? " (no file on disk: catalogue only)" : "; written to \(sidecars.joined(separator: ", "))"))
+        return CommandContext.success
+    }
+
+    // MARK: Rebuilding
+
+    func rebuild(_ folder: String, _ context: CommandContext) throws -> Int32 {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw CommandFailure("'\(folder)' is not a folder; name the folder of the photos")
+        }
+        let file = catalogue.map(PluginOptions.expandingTilde) ?? CatalogueRecorder.defaultPath(photosIn: folder)
+        if FileManager.default.fileExists(atPath: file) {
+            let stamp = ISO8601DateFormatter.string(from: Date(), timeZone: .current, formatOptions: [.withYear, .withMonth, .withDay, .withTime])
+            let aside = "\(file).before-rebuild-\(stamp)"
+            guard rename(file, aside) == 0 else { throw CommandFailure("cannot move the old catalogue '\(file)' aside: \(String(cString: strerror(errno)))") }
+            for suffix in ["-wal", "-shm"] { _ = rename(file + suffix, aside + suffix) }
+            context.errors.printLine("the old catalogue is now '\(aside)'")
+        }
+        let catalogue = try Catalogue.open(at: file)
+        let started = ContinuousClock.now
+        let report = try catalogue.reconcile(folders: [folder], naming: catalogue.sidecarNaming())
+        context.output.printLine("\(file): \(report.importedShots) shot(s) from \(folder) (\(ContinuousClock.now - started))")
+        return CommandContext.success
+    }
+}
+
+/// A command that could not do its job: the message says why and what to do.
+struct CommandFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,333 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+
+/// A catalogue could not be opened or used: the message names the file and the fix.
+public struct CatalogueError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    /// The file is damaged (`repairing` open moves it aside).
+    public var isCorrupt = false
+
+    init(_ description: String, corrupt: Bool = false) {
+        self.description = description
+        self.isCorrupt = corrupt
+    }
+
+    init(_ error: SQLiteError) {
+        self.description = error.description
+        self.isCorrupt = error.isCorrupt
+    }
+}
+
+/// The session catalogue: every shot, its files, EXIF summary, rating, label, pick and
+/// keywords, in one SQLite file (WAL journal) that many sessions share. Ids are SQLite
+/// row ids, never reused, so they survive restarts.
+///
+/// The photos on disk and their sidecars are the truth; the catalogue is an index of them
+/// that ``reconcile(folders:naming:)`` brings back in line (after a crash, after files
+/// were added or removed by hand) and that can always be made again from them.
+///
+/// One connection, used from one thread at a time: the catalogue sink's writer thread, or
+/// a command. Several processes may use one file at once; SQLite's locks serialise them.
+public final class Catalogue: @unchecked Sendable {
+    /// The catalogue file.
+    public let path: String
+    let database: SQLiteDatabase
+
+    private init(path: String, database: SQLiteDatabase) {
+        self.path = path
+        self.database = database
+    }
+
+    /// Opens the catalogue at `path`, migrating it forward, or creates it (and its folder)
+    /// when `create`. Throws for a newer schema, with the fix, and for a damaged file
+    /// (``CatalogueError/isCorrupt``).
+    public static func open(at path: String, create: Bool = true) throws(CatalogueError) -> Catalogue {
+        let folder = (path as NSString).deletingLastPathComponent
+        if !FileManager.default.fileExists(atPath: path) {
+            guard create else {
+                throw CatalogueError("no catalogue at '\(path)': run a session with this config first, give --catalogue PATH, or make one with 'shutterpipe shots rebuild DIR'")
+            }
+            if !folder.isEmpty {
+                do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+                    throw CatalogueError("cannot make the catalogue's folder '\(folder)': \(error.localizedDescription); check its permissions, or set catalogue.path")
+                }
+            }
+        }
+        do {
+            let database = try SQLiteDatabase(path: path, create: create)
+            let catalogue = Catalogue(path: path, database: database)
+            try catalogue.prepare()
+            return catalogue
+        } catch let error as CatalogueError {
+            throw error
+        } catch let error as SQLiteError {
+            throw CatalogueError(error)
+        } catch {
+            throw CatalogueError("catalogue '\(path)': \(error)")
+        }
+    }
+
+    /// ``open(at:create:)``, but a damaged file is moved aside (`NAME.corrupt-TIME`, with
+    /// its journal) and a new one made; `movedAside` hears where it went. The caller then
+    /// reconciles with the folders, which fills the new file from the photos.
+    public static func openRepairing(at path: String, movedAside: (String) -> Void) throws(CatalogueError) -> Catalogue {
+        do {
+            return try open(at: path)
+        } catch where error.isCorrupt {
+            let stamp = ISO8601DateFormatter.string(from: Date(), timeZone: .current, formatOptions: [.withYear, .withMonth, .withDay, .withTime])
+            let aside = "\(path).corrupt-\(stamp)"
+            guard rename(path, aside) == 0 else {
+                throw CatalogueError("the catalogue '\(path)' is damaged (\(error)) and cannot be moved aside: \(String(cString: strerror(errno))); move it away by hand")
+            }
+            for suffix in ["-wal", "-shm"] { _ = rename(path + suffix, aside + suffix) }
+            movedAside(aside)
+            return try open(at: path)
+        }
+    }
+
+    /// WAL journal, foreign keys, the integrity check and the migrations.
+    private func prepare() throws {
+        try database.execute("PRAGMA foreign_keys = ON")
+        let version = try database.query("PRAGMA user_version").first?.first?.integer ?? 0
+        if version > CatalogueSchema.current {
+            throw CatalogueError("the catalogue '\(path)' was written by a newer shutterpipe (schema \(version); this one reads up to \(CatalogueSchema.current)): upgrade shutterpipe, or point catalogue.path (or --catalogue) at another file")
+        }
+        _ = try database.query("PRAGMA journal_mode = WAL")
+        try database.execute("PRAGMA synchronous = NORMAL")
+        if version > 0 {
+            let check = try database.query("PRAGMA quick_check").first?.first?.text ?? ""
+            guard check == "ok" else { throw CatalogueError("the catalogue '\(path)' is damaged: \(check)", corrupt: true) }
+        }
+        for step in version..<CatalogueSchema.current {
+            try database.transaction {
+                // Another process may have migrated it while we waited for the lock.
+                let now = try database.query("PRAGMA user_version").first?.first?.integer ?? 0
+                guard now == step else { return }
+                try database.execute(CatalogueSchema.migrations[step])
+                try database.execute("PRAGMA user_version = \(step + 1)")
+            }
+        }
+    }
+
+    // MARK: Settings
+
+    /// A value the catalogue keeps for the commands that use it offline (`sidecarName`).
+    public func setting(_ key: String) throws(CatalogueError) -> String? {
+        try run { try database.query("SELECT value FROM settings WHERE key = ?", [.text(key)]).first?.first?.text }
+    }
+
+    public func setSetting(_ key: String, _ value: String) throws(CatalogueError) {
+        try run {
+            _ = try database.query("INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [.text(key), .text(value)])
+        }
+    }
+
+    /// How this catalogue's sidecars are named (the files sink's `sidecarName`).
+    public func sidecarNaming() -> XMPSidecar.Naming {
+        ((try? setting("sidecarName")) ?? nil).flatMap(XMPSidecar.Naming.init(rawValue:)) ?? .append
+    }
+
+    // MARK: Sessions and shots
+
+    /// Records the start of a session run; returns its id.
+    public func startSession(name: String, at date: Date = Date()) throws(CatalogueError) -> Int {
+        try run {
+            try database.query("INSERT INTO sessions(name, started, host) VALUES (?, ?, ?)",
+                               [.text(name), .real(date.timeIntervalSince1970), SQLiteValue(ProcessInfo.processInfo.hostName)])
+            return Int(database.lastInsertedID)
+        }
+    }
+
+    public func endSession(_ id: Int, at date: Date = Date()) throws(CatalogueError) {
+        try run { _ = try database.query("UPDATE sessions SET ended = ? WHERE id = ?", [.real(date.timeIntervalSince1970), .integer(Int64(id))]) }
+    }
+
+    /// Records a shot (in one transaction with its files); returns its id. A file path
+    /// the catalogue had for another shot now belongs to this one: the file on disk is
+    /// this shot's.
+    @discardableResult
+    public func record(_ shot: ShotRecord, session: Int?) throws(CatalogueError) -> Int {
+        try run { try database.transaction { try insert(shot, session: session) } }
+    }
+
+    /// Records several shots in one transaction.
+    public func record(_ shots: [ShotRecord], session: Int?) throws(CatalogueError) {
+        try run { try database.transaction { for shot in shots { _ = try insert(shot, session: session) } } }
+    }
+
+    private func insert(_ shot: ShotRecord, session: Int?) throws -> Int {
+        func time(_ date: Date?) -> SQLiteValue { SQLiteValue(date?.timeIntervalSince1970) }
+        try database.query("""
+            INSERT INTO shots(session_id, run_number, trigger, camera, camera_model, camera_serial, camera_port, asked, fired, stored, state,
+                              failure_cause, failure_message, exposure_time, aperture, iso, focal_length, lens, orientation, taken, rating, label, pick)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [
+                SQLiteValue(session), SQLiteValue(shot.runNumber), SQLiteValue(shot.trigger), SQLiteValue(shot.camera),
+                SQLiteValue(shot.exif.model), SQLiteValue(shot.exif.serial), SQLiteValue(shot.cameraPort),
+                time(shot.asked), time(shot.fired), time(shot.stored), .text(shot.state.rawValue),
+                SQLiteValue(shot.failureCause), SQLiteValue(shot.failureMessage),
+                SQLiteValue(shot.exif.exposureTime), SQLiteValue(shot.exif.aperture), SQLiteValue(shot.exif.iso),
+                SQLiteValue(shot.exif.focalLength), SQLiteValue(shot.exif.lens), SQLiteValue(shot.exif.orientation),
+                SQLiteValue(shot.exif.captureTime), .integer(Int64(max(0, min(5, shot.rating)))), SQLiteValue(shot.label),
+                .integer(Int64(shot.pick.rawValue)),
+            ])
+        let id = Int(database.lastInsertedID)
+        for file in shot.files { try insert(file, shot: id) }
+        return id
+    }
+
+    private func insert(_ file: CatalogueFile, shot: Int) throws {
+        let previous = try database.query("SELECT shot_id FROM files WHERE path = ?", [.text(file.path)]).first?.first?.integer
+        try database.query("""
+            INSERT INTO files(shot_id, path, size, kind, sha256, camera_file, missing) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(path) DO UPDATE SET shot_id = excluded.shot_id, size = excluded.size, kind = excluded.kind,
+                sha256 = excluded.sha256, camera_file = excluded.camera_file, missing = excluded.missing
+            """, [.integer(Int64(shot)), .text(file.path), .integer(Int64(file.size)), .text(file.kind.rawValue), SQLiteValue(file.sha256),
+                  SQLiteValue(file.cameraFile), .integer(file.missing ? 1 : 0)])
+        // A shot imported for this file (found on disk before its record came) has no
+        // file left now: the record is that shot.
+        if let previous, previous != shot {
+            try database.query("DELETE FROM shots WHERE id = ? AND state = 'imported' AND NOT EXISTS (SELECT 1 FROM files WHERE shot_id = ?)",
+                               [.integer(Int64(previous)), .integer(Int64(previous))])
+        }
+    }
+
+    // MARK: Ratings, labels, picks
+
+    /// Sets what is given (`nil`: unchanged) and returns the shot as it is now; throws for
+    /// an id the catalogue does not have.
+    @discardableResult
+    public func mark(_ id: Int, rating: Int? = nil, label: String?? = nil, pick: Pick? = nil) throws(CatalogueError) -> CatalogueShot {
+        try run {
+            try database.transaction {
+                if let rating { try database.query("UPDATE shots SET rating = ? WHERE id = ?", [.integer(Int64(rating)), .integer(Int64(id))]) }
+                if let label { try database.query("UPDATE shots SET label = ? WHERE id = ?", [SQLiteValue(label), .integer(Int64(id))]) }
+                if let pick { try database.query("UPDATE shots SET pick = ? WHERE id = ?", [.integer(Int64(pick.rawValue)), .integer(Int64(id))]) }
+            }
+        }
+        guard let shot = try shot(id) else {
+            throw CatalogueError("no shot \(id) in the catalogue '\(path)'; 'shutterpipe shots' lists the ids")
+        }
+        return shot
+    }
+
+    // MARK: Reading
+
+    /// One shot by id.
+    public func shot(_ id: Int) throws(CatalogueError) -> CatalogueShot? {
+        try shots(where: "s.id = ?", [.integer(Int64(id))], limit: nil).first
+    }
+
+    /// The shots `filter` selects, newest first.
+    public func shots(_ filter: ShotFilter = ShotFilter()) throws(CatalogueError) -> [CatalogueShot] {
+        var clauses: [String] = []
+        var values: [SQLiteValue] = []
+        if let session = filter.session { clauses.append("e.name = ?"); values.append(.text(session)) }
+        if let camera = filter.camera { clauses.append("(s.camera = ? OR s.camera_model = ?)"); values += [.text(camera), .text(camera)] }
+        if let (comparison, rating) = filter.rating {
+            if rating == -1 {
+                clauses.append(comparison == .equal ? "s.pick = -1" : "1 = 0")
+            } else {
+                clauses.append("s.rating \(comparison.rawValue) ? AND s.pick != -1")
+                values.append(.integer(Int64(rating)))
+            }
+        }
+        if let label = filter.label { clauses.append("lower(s.label) = lower(?)"); values.append(.text(label)) }
+        if filter.pickedOnly { clauses.append("s.pick = 1") }
+        if filter.rejectedOnly { clauses.append("s.pick = -1") }
+        if filter.failedOnly { clauses.append("s.state = 'failed'") }
+        if let since = filter.since { clauses.append("coalesce(s.fired, s.stored, s.asked) >= ?"); values.append(.real(since.timeIntervalSince1970)) }
+        return try shots(where: clauses.isEmpty ? "1" : clauses.joined(separator: " AND "), values, limit: filter.limit)
+    }
+
+    private func shots(where condition: String, _ values: [SQLiteValue], limit: Int?) throws(CatalogueError) -> [CatalogueShot] {
+        try run {
+            let rows = try database.query("""
+                SELECT s.id, e.name, s.session_id, s.run_number, s.trigger, s.camera, s.camera_port, s.asked, s.fired, s.stored, s.state,
+                       s.failure_cause, s.failure_message, s.exposure_time, s.aperture, s.iso, s.focal_length, s.lens, s.orientation, s.taken,
+                       s.camera_model, s.camera_serial, s.rating, s.label, s.pick
+                FROM shots s LEFT JOIN sessions e ON e.id = s.session_id
+                WHERE \(condition)
+                ORDER BY coalesce(s.fired, s.stored, s.asked) DESC, s.id DESC
+                \(limit.map { "LIMIT \($0)" } ?? "")
+                """, values)
+            var shots = rows.map { row -> CatalogueShot in
+                func date(_ index: Int) -> Date? { row[index].real.map(Date.init(timeIntervalSince1970:)) }
+                var exif = ExifSummary()
+                exif.exposureTime = row[13].text
+                exif.aperture = row[14].real
+                exif.iso = row[15].integer
+                exif.focalLength = row[16].real
+                exif.lens = row[17].text
+                exif.orientation = row[18].integer
+                exif.captureTime = row[19].text
+                exif.model = row[20].text
+                exif.serial = row[21].text
+                return CatalogueShot(
+                    id: row[0].integer ?? 0, session: row[1].text, sessionRun: row[2].integer, runNumber: row[3].integer, trigger: row[4].text,
+                    camera: row[5].text, cameraPort: row[6].text, asked: date(7), fired: date(8), stored: date(9),
+                    state: ShotState(rawValue: row[10].text ?? "") ?? .stored, failureCause: row[11].text, failureMessage: row[12].text,
+                    exif: exif, rating: row[22].integer ?? 0, label: row[23].text, pick: Pick(rawValue: row[24].integer ?? 0) ?? .none,
+                    keywords: [], files: [])
+            }
+            guard !shots.isEmpty else { return shots }
+            var index: [Int: Int] = [:]
+            for (position, shot) in shots.enumerated() { index[shot.id] = position }
+            // Files and keywords of the selected shots, in one query each (a temporary
+            // table of ids keeps it one query for 10,000 shots).
+            let selection = shots.count == 1 ? "= \(shots[0].id)" : "IN (SELECT s.id FROM shots s LEFT JOIN sessions e ON e.id = s.session_id WHERE \(condition))"
+            let selectionValues = shots.count == 1 ? [] : values
+            for row in try database.query("SELECT shot_id, path, size, kind, sha256, camera_file, missing FROM files WHERE shot_id \(selection) ORDER BY id", selectionValues) {
+                guard let shot = row[0].integer, let position = index[shot] else { continue }
+                shots[position].files.append(CatalogueFile(path: row[1].text ?? "", size: row[2].integer ?? 0, kind: FileKind(rawValue: row[3].text ?? "") ?? .jpeg,
+                                                           sha256: row[4].text, cameraFile: row[5].text, missing: row[6].integer == 1))
+            }
+            for row in try database.query("SELECT shot_id, keyword FROM keywords WHERE shot_id \(selection) ORDER BY keyword", selectionValues) {
+                guard let shot = row[0].integer, let position = index[shot], let keyword = row[1].text else { continue }
+                shots[position].keywords.append(keyword)
+            }
+            return shots
+        }
+    }
+
+    /// Every recorded file: path → (shot id, missing).
+    func knownFiles() throws(CatalogueError) -> [String: (shot: Int, missing: Bool)] {
+        try run {
+            var known: [String: (shot: Int, missing: Bool)] = [:]
+            for row in try database.query("SELECT path, shot_id, missing FROM files") {
+                guard let path = row[0].text, let shot = row[1].integer else { continue }
+                known[path] = (shot, row[2].integer == 1)
+            }
+            return known
+        }
+    }
+
+    func setMissing(_ paths: [String], _ missing: Bool) throws(CatalogueError) {
+        guard !paths.isEmpty else { return }
+        try run {
+            try database.transaction {
+                for path in paths { try database.query("UPDATE files SET missing = ? WHERE path = ?", [.integer(missing ? 1 : 0), .text(path)]) }
+            }
+        }
+    }
+
+    func attach(_ files: [CatalogueFile], to shot: Int) throws(CatalogueError) {
+        try run { try database.transaction { for file in files { try insert(file, shot: shot) } } }
+    }
+
+    /// How many shots the catalogue holds.
+    public func count() throws(CatalogueError) -> Int {
+        try run { try database.query("SELECT count(*) FROM shots").first?.first?.integer ?? 0 }
+    }
+
+    /// Runs a database step, turning its errors into ``CatalogueError``.
+    private func run<T>(_ body: () throws -> T) throws(CatalogueError) -> T {
+        do { return try body() } catch let error as CatalogueError { throw error } catch let error as SQLiteError {
+            throw CatalogueError(error)
+        } catch {
+            throw CatalogueError("catalogue '\(path)': \(error)")
+        }
+    }
+}

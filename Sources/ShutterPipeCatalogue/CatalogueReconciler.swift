@@ -1,0 +1,120 @@
+import Foundation
+
+/// What a reconciliation changed.
+public struct ReconcileReport: Sendable, Equatable {
+    /// Shots made for photos the catalogue did not have.
+    public var importedShots = 0
+    /// Files added to a shot the catalogue had (the RAW of a recorded JPEG, say).
+    public var attachedFiles = 0
+    /// Recorded files no longer on disk.
+    public var missing = 0
+    /// Files marked missing before that are back.
+    public var back = 0
+
+    public init() {}
+
+    public var changedAnything: Bool { self != ReconcileReport() }
+}
+
+extension Catalogue {
+    /// Brings the catalogue in line with the photos in `folders` (searched recursively;
+    /// hidden files and folders skipped): a recorded file that is gone is marked missing,
+    /// one that came back is no longer, and a photo with no record becomes an `imported`
+    /// shot, with its EXIF summary and the marks of its sidecar, grouped with the files
+    /// of the same folder and name (a RAW+JPEG pair is one shot). A file whose folder and
+    /// name match a recorded shot's joins that shot.
+    ///
+    /// At a session's start this is what makes the catalogue agree with the disk after a
+    /// crash: photos stored between the last record and the kill come in here.
+    public func reconcile(folders: [String], naming: XMPSidecar.Naming) throws(CatalogueError) -> ReconcileReport {
+        var report = ReconcileReport()
+        let known = try knownFiles()
+        let onDisk = Self.photos(in: folders)
+        var gone: [String] = [], back: [String] = []
+        for (path, record) in known {
+            let exists = onDisk[path] != nil || FileManager.default.fileExists(atPath: path)
+            if !exists && !record.missing { gone.append(path) }
+            if exists && record.missing { back.append(path) }
+        }
+        try setMissing(gone, true)
+        try setMissing(back, false)
+        report.missing = gone.count
+        report.back = back.count
+
+        var shotOfGroup: [String: Int] = [:]
+        for (path, record) in known { shotOfGroup[Self.groupKey(path)] = record.shot }
+        var newGroups: [String: [String]] = [:]
+        for path in onDisk.keys where known[path] == nil { newGroups[Self.groupKey(path), default: []].append(path) }
+
+        var imports: [ShotRecord] = []
+        for (group, paths) in newGroups.sorted(by: { $0.key < $1.key }) {
+            let files = paths.sorted().map { Self.describe($0, size: onDisk[$0]?.size ?? 0) }
+            if let shot = shotOfGroup[group] {
+                try attach(files, to: shot)
+                report.attachedFiles += files.count
+                continue
+            }
+            imports.append(Self.importedShot(files, modified: paths.compactMap { onDisk[$0]?.modified }.max(), naming: naming))
+        }
+        try record(imports, session: nil)
+        report.importedShots = imports.count
+        return report
+    }
+
+    /// A shot for photos found on disk.
+    static func importedShot(_ files: [CatalogueFile], modified: Date?, naming: XMPSidecar.Naming) -> ShotRecord {
+        // The EXIF summary from the file libexif reads (a JPEG), else the first.
+        let reference = files.first { $0.kind == .jpeg } ?? files.first
+        let exif = reference.map { ExifReader.summary(of: $0.path) } ?? ExifSummary()
+        var shot = ShotRecord(fired: exif.captureTime.flatMap(exifDate), stored: modified, state: .imported, files: files, exif: exif)
+        for file in files {
+            if let marks = XMPSidecar.read(naming.sidecar(of: file.path)) ?? XMPSidecar.read(XMPSidecar.Naming.allCases.first { $0 != naming }!.sidecar(of: file.path)) {
+                shot.rating = marks.rating
+                shot.label = marks.label
+                shot.pick = marks.pick
+                break
+            }
+        }
+        return shot
+    }
+
+    /// A file as recorded: size, kind, SHA-256.
+    static func describe(_ path: String, size: Int, cameraFile: String? = nil) -> CatalogueFile {
+        CatalogueFile(path: path, size: size, kind: FileKind.of(path) ?? .jpeg, sha256: FileDigest.sha256(of: path), cameraFile: cameraFile)
+    }
+
+    /// Folder and name without extension: the files of one shot share it.
+    static func groupKey(_ path: String) -> String {
+        (path as NSString).deletingPathExtension
+    }
+
+    /// The photos under `folders`: absolute path → size and modification time.
+    static func photos(in folders: [String]) -> [String: (size: Int, modified: Date?)] {
+        var found: [String: (size: Int, modified: Date?)] = [:]
+        let keys: [URLResourceKey] = [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey]
+        for folder in folders {
+            let root = URL(fileURLWithPath: absolute(folder))
+            guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: keys, options: [.skipsHiddenFiles]) else { continue }
+            for case let url as URL in walker {
+                guard FileKind.of(url.lastPathComponent) != nil,
+                      let values = try? url.resourceValues(forKeys: Set(keys)), values.isRegularFile == true else { continue }
+                found[url.path] = (values.fileSize ?? 0, values.contentModificationDate)
+            }
+        }
+        return found
+    }
+
+    /// `path` made absolute against the working folder, with `.` and `..` resolved.
+    public static func absolute(_ path: String) -> String {
+        let full = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        return URL(fileURLWithPath: full).standardizedFileURL.path
+    }
+
+    /// EXIF's "2026:12:03 14:02:11", in local time.
+    static func exifDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy:MM:dd HH:mm:ss"
+        return formatter.date(from: text)
+    }
+}

@@ -1,0 +1,106 @@
+import Dispatch
+import Foundation
+import ShutterPipeKit
+import Synchronization
+
+/// Records every shot of a session in the catalogue (docs/catalogue.md).
+///
+/// A processing sink and a ``SessionObserver``: it keeps no bytes, and it sees every
+/// answer, remote and camera-button shots alike. Its `store` only notes which camera took
+/// the shot; the answer, which comes once the photo is durable, is queued for the
+/// writer thread (``CatalogueWriter``). Nothing here waits for the catalogue, so a slow,
+/// full or broken catalogue never delays or fails a shot.
+public final class CatalogueRecorder: PhotoSink, SessionObserver {
+    /// Where the catalogue is and what it indexes.
+    public struct Options: Sendable {
+        /// The catalogue file.
+        public var path: String
+        /// The folders whose photos it indexes (the files sinks' folders).
+        public var folders: [String]
+        /// How sidecars are named (the files sink's `sidecarName`).
+        public var naming: XMPSidecar.Naming
+
+        public init(path: String, folders: [String], naming: XMPSidecar.Naming = .append) {
+            self.path = path
+            self.folders = folders
+            self.naming = naming
+        }
+    }
+
+    /// The name the catalogue's folder has next to the photos.
+    public static let folderName = ".shutterpipe"
+    /// The catalogue file in that folder.
+    public static let fileName = "catalogue.sqlite"
+
+    /// The default catalogue for photos stored in `folder`.
+    public static func defaultPath(photosIn folder: String) -> String {
+        "\(folder)/\(folderName)/\(fileName)"
+    }
+
+    public let options: Options
+    private let session: String
+    private let log: Logger
+    private let cameras = Mutex<[Int: String]>([:])
+    private let writer = Mutex<CatalogueWriter?>(nil)
+
+    public init(options: Options, session: String, log: Logger) {
+        self.options = options
+        self.session = session
+        self.log = log
+    }
+
+    public var role: SinkRole { .processing }
+
+    /// Starts the writer thread, which opens and reconciles the catalogue on its own time.
+    /// Never fails: a session runs without its catalogue rather than not at all.
+    public func begin() async throws {
+        let settings = CatalogueWriter.Settings(path: Catalogue.absolute(options.path), folders: options.folders.map(Catalogue.absolute),
+                                                naming: options.naming, session: session)
+        let log = self.log
+        let writer = self.writer.withLock { current in
+            if current == nil { current = CatalogueWriter(settings: settings, log: log) }
+            return current!
+        }
+        // The first shot waits for the reconciliation (milliseconds for thousands of
+        // photos); a catalogue on a disk that hangs holds the start ten seconds at most.
+        await Self.within(.seconds(10), log: log, "opening the catalogue took over 10 s; the session starts without waiting for it") { done in
+            writer.opened(done)
+        }
+    }
+
+    /// Waits until `start`'s callback runs, or `limit` has passed (logged).
+    static func within(_ limit: DispatchTimeInterval, log: Logger, _ warning: String, _ start: (@escaping @Sendable () -> Void) -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumed = Mutex(false)
+            let resume: @Sendable (Bool) -> Void = { timedOut in
+                guard !resumed.withLock({ done in defer { done = true }; return done }) else { return }
+                if timedOut { log.warning("catalogue: \(warning)") }
+                continuation.resume()
+            }
+            start { resume(false) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit) { resume(true) }
+        }
+    }
+
+    /// Notes which camera took the shot, for its record.
+    public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
+        cameras.withLock { $0[context.shotNumber] = photo.camera }
+        return SinkReceipt(files: [])
+    }
+
+    /// Queues the record of every answered capture.
+    public func observe(_ answer: ShutterAnswer, trigger: String) async {
+        guard answer.request.event == .capture, let number = answer.shotNumber else { return }
+        let camera = cameras.withLock { $0.removeValue(forKey: number) }
+        writer.withLock { $0 }?.enqueue(PendingShot(answer: answer, trigger: trigger, camera: camera, observed: Date()))
+    }
+
+    /// Writes what is queued and closes, waiting at most ten seconds (a hung disk must not
+    /// hold the session's exit; what is left is recorded at the next start).
+    public func end() async {
+        guard let writer = writer.withLock({ current -> CatalogueWriter? in defer { current = nil }; return current }) else { return }
+        await Self.within(.seconds(10), log: log, "still writing after 10 s; leaving it (the next start records what is missing)") { done in
+            writer.finish(done)
+        }
+    }
+}

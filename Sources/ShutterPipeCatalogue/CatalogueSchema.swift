@@ -1,0 +1,70 @@
+/// The catalogue's tables, one migration per schema version. `PRAGMA user_version` holds
+/// the version a file is at; opening runs the migrations above it, in one transaction
+/// each. A file at a version above ``current`` was written by a newer shutterpipe and is
+/// refused (its new columns would be lost or misread), with the fix.
+enum CatalogueSchema {
+    /// The version this build writes.
+    static let current = 1
+
+    /// `migrations[n]` takes a file from version n to n + 1.
+    static let migrations: [String] = [
+        // 0 → 1
+        """
+        CREATE TABLE sessions(
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            started REAL NOT NULL,
+            ended REAL,
+            host TEXT
+        );
+        CREATE TABLE shots(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id INTEGER REFERENCES sessions(id),
+            run_number INTEGER,
+            trigger TEXT,
+            camera TEXT,
+            camera_model TEXT,
+            camera_serial TEXT,
+            camera_port TEXT,
+            asked REAL,
+            fired REAL,
+            stored REAL,
+            state TEXT NOT NULL,
+            failure_cause TEXT,
+            failure_message TEXT,
+            exposure_time TEXT,
+            aperture REAL,
+            iso INTEGER,
+            focal_length REAL,
+            lens TEXT,
+            orientation INTEGER,
+            taken TEXT,
+            rating INTEGER NOT NULL DEFAULT 0 CHECK (rating BETWEEN 0 AND 5),
+            label TEXT,
+            pick INTEGER NOT NULL DEFAULT 0 CHECK (pick IN (-1, 0, 1))
+        );
+        CREATE INDEX shots_by_session ON shots(session_id);
+        CREATE INDEX shots_by_moment ON shots(coalesce(fired, stored, asked));
+        CREATE TABLE files(
+            id INTEGER PRIMARY KEY,
+            shot_id INTEGER NOT NULL REFERENCES shots(id) ON DELETE CASCADE,
+            path TEXT NOT NULL UNIQUE,
+            size INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            sha256 TEXT,
+            camera_file TEXT,
+            missing INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX files_by_shot ON files(shot_id);
+        CREATE TABLE keywords(
+            shot_id INTEGER NOT NULL REFERENCES shots(id) ON DELETE CASCADE,
+            keyword TEXT NOT NULL,
+            PRIMARY KEY (shot_id, keyword)
+        );
+        CREATE TABLE settings(
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        """,
+    ]
+}

@@ -1,0 +1,153 @@
+import Dispatch
+import Foundation
+import ShutterPipeKit
+import Synchronization
+
+/// The catalogue sink's thread: it opens the catalogue, reconciles it with the folders,
+/// and records each answered shot, so that no shot ever waits for SQLite, a digest or a
+/// slow disk.
+///
+/// A catalogue that cannot be opened or written costs no shot: the shots wait in memory
+/// (the backlog), the failure is logged once, and every new shot and every five seconds
+/// it tries again; when it works, the backlog is written and the recovery logged. The
+/// photos are on disk whatever happens here, and the next start reconciles what a crash
+/// left unrecorded.
+final class CatalogueWriter: Sendable {
+    struct Settings: Sendable {
+        var path: String
+        var folders: [String]
+        var naming: XMPSidecar.Naming
+        var session: String
+    }
+
+    private struct State {
+        var incoming: [PendingShot] = []
+        var finishing: [@Sendable () -> Void] = []
+        /// Waiting for the first open and reconciliation; `nil` once it ran.
+        var opening: [@Sendable () -> Void]? = []
+    }
+
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let settings: Settings
+    private let log: Logger
+
+    init(settings: Settings, log: Logger) {
+        self.settings = settings
+        self.log = log
+        let thread = Thread { [self] in loop() }
+        thread.name = "catalogue"
+        thread.start()
+    }
+
+    /// Runs `done` once the catalogue was opened and reconciled with the folders (or
+    /// failed to be), so that the session's first shot is not taken for a file found on
+    /// disk without a record.
+    func opened(_ done: @escaping @Sendable () -> Void) {
+        let ranAlready = state.withLock { state -> Bool in
+            guard state.opening != nil else { return true }
+            state.opening!.append(done)
+            return false
+        }
+        if ranAlready { done() }
+    }
+
+    /// Queues a shot; returns at once.
+    func enqueue(_ shot: PendingShot) {
+        state.withLock { $0.incoming.append(shot) }
+        wake.signal()
+    }
+
+    /// Writes what is queued (one last try), ends the session's record and stops the
+    /// thread; `done` runs then.
+    func finish(_ done: @escaping @Sendable () -> Void) {
+        state.withLock { $0.finishing.append(done) }
+        wake.signal()
+    }
+
+    // MARK: The thread
+
+    private func loop() {
+        var catalogue: Catalogue?
+        var sessionID: Int?
+        var backlog: [ShotRecord] = []
+        var failing: String?
+
+        func attempt() {
+            do {
+                if catalogue == nil {
+                    let opened = try Catalogue.openRepairing(at: settings.path) { aside in
+                        log.error("the catalogue '\(settings.path)' was damaged: moved aside to '\(aside)'; a new one is made from the photos")
+                    }
+                    try opened.setSetting("sidecarName", settings.naming.rawValue)
+                    let started = ContinuousClock.now
+                    let report = try opened.reconcile(folders: settings.folders, naming: settings.naming)
+                    if report.changedAnything {
+                        log.info("catalogue: \(report.importedShots) shot(s) found on disk without a record, \(report.attachedFiles) file(s) joined their shot, \(report.missing) missing, \(report.back) back (\(ContinuousClock.now - started))")
+                    }
+                    sessionID = try opened.startSession(name: settings.session)
+                    catalogue = opened
+                    log.debug("catalogue '\(settings.path)' open: session run \(sessionID!)")
+                }
+                if !backlog.isEmpty, let catalogue {
+                    try catalogue.record(backlog, session: sessionID)
+                    if failing != nil {
+                        log.info("catalogue '\(settings.path)' writable again: \(backlog.count) shot(s) caught up")
+                    }
+                    backlog.removeAll()
+                }
+                failing = nil
+            } catch {
+                let message = "\(error)"
+                if failing != message {
+                    log.error("catalogue: \(message); shots are still stored and answered, and are recorded when it works again (\(backlog.count) waiting)")
+                }
+                failing = message
+                if error.isCorrupt { catalogue = nil }
+            }
+        }
+
+        attempt()
+        state.withLock { state in defer { state.opening = nil }; return state.opening ?? [] }.forEach { $0() }
+        while true {
+            let woken = wake.wait(timeout: .now() + .seconds(5))
+            let (incoming, finishing) = state.withLock { state in
+                defer { state.incoming.removeAll(); state.finishing.removeAll() }
+                return (state.incoming, state.finishing)
+            }
+            backlog += incoming.map { $0.record() }
+            if woken == .success || !backlog.isEmpty || catalogue == nil { attempt() }
+            if !finishing.isEmpty {
+                if let catalogue, let sessionID { try? catalogue.endSession(sessionID) }
+                if !backlog.isEmpty { log.error("catalogue: \(backlog.count) shot(s) not recorded (\(failing ?? "not writable")); their photos are on disk, and the next start records them") }
+                catalogue = nil  // closed: SQLite checkpoints its journal into the file
+                finishing.forEach { $0() }
+                return
+            }
+        }
+    }
+}
+
+/// A shot as the session answered it, recorded on the writer thread (where its files are
+/// read for their digest and EXIF).
+struct PendingShot: Sendable {
+    var answer: ShutterAnswer
+    var trigger: String
+    var camera: String?
+    var observed: Date
+
+    func record() -> ShotRecord {
+        let files = answer.stored.compactMap { stored -> CatalogueFile? in
+            guard stored.cameraFile != nil, FileKind.of(stored.location) != nil else { return nil }
+            return Catalogue.describe(Catalogue.absolute(stored.location), size: stored.byteCount, cameraFile: stored.cameraFile)
+        }
+        let reference = files.first { $0.kind == .jpeg } ?? files.first
+        let succeeded = answer.state == .photoSuccess
+        return ShotRecord(
+            runNumber: answer.shotNumber, trigger: trigger, camera: camera,
+            asked: observed.addingTimeInterval(-Double(answer.duration.components.seconds) - Double(answer.duration.components.attoseconds) / 1e18),
+            fired: answer.captureTime, stored: succeeded ? observed : nil, state: succeeded ? .stored : .failed,
+            failureCause: answer.failure?.cause.rawValue, failureMessage: answer.failure?.description, files: files,
+            exif: reference.map { ExifReader.summary(of: $0.path) } ?? ExifSummary())
+    }
+}

@@ -1,0 +1,186 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+
+/// Ratings, labels and picks in XMP sidecars, where editors read them
+/// (docs/catalogue.md has which editor reads what):
+/// - `xmp:Rating` 0–5, and -1 for a reject, as Lightroom and darktable write it;
+/// - `xmp:Label`, the colour label as a word ("Red");
+/// - `shutterpipe:Pick="1"` for a pick, which no editor keeps in XMP (Lightroom's pick
+///   flag lives in its catalogue), so that `shots rebuild` finds it again.
+///
+/// A sidecar another program wrote is merged, never replaced: only these properties
+/// change, everything else (darktable's edit history, the files sink's metadata) stays
+/// as it was. The new text goes to a temporary file in the same folder, is fsynced and
+/// renamed over the old one, and the folder is fsynced: a crash leaves the old sidecar
+/// or the new one, whole. Writers of one folder take turns (an `flock` on the folder).
+public enum XMPSidecar {
+    /// What a sidecar says about a shot.
+    public struct Marks: Sendable, Equatable {
+        public var rating: Int
+        public var label: String?
+        public var pick: Pick
+
+        public init(rating: Int = 0, label: String? = nil, pick: Pick = .none) {
+            self.rating = rating
+            self.label = label
+            self.pick = pick
+        }
+    }
+
+    /// How sidecars are named, as the files sink's `sidecarName` says.
+    public enum Naming: String, Sendable, CaseIterable {
+        /// `IMG_1.CR2.xmp`: darktable, digiKam (the files sink's default).
+        case append
+        /// `IMG_1.xmp`: Lightroom, Bridge, Capture One.
+        case replace
+
+        /// The sidecar of the photo at `path`.
+        public func sidecar(of path: String) -> String {
+            switch self {
+            case .append: return path + ".xmp"
+            case .replace: return (path as NSString).deletingPathExtension + ".xmp"
+            }
+        }
+    }
+
+    static let xmpNamespace = "http://ns.adobe.com/xap/1.0/"
+    static let ourNamespace = "http://ns.shutterpipe.org/1.0/"
+
+    /// The marks in the sidecar at `path`, or `nil` when there is none or it says none.
+    public static func read(_ path: String) -> Marks? {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else { return nil }
+        let rating = property("xmp:Rating", in: text).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let label = property("xmp:Label", in: text).map(unescape)
+        let picked = property("shutterpipe:Pick", in: text) == "1"
+        guard rating != nil || label != nil || picked else { return nil }
+        var marks = Marks(rating: max(0, min(5, rating ?? 0)), label: label?.isEmpty == true ? nil : label)
+        marks.pick = rating == -1 ? .rejected : picked ? .picked : .none
+        return marks
+    }
+
+    /// Writes `marks` into the sidecar at `path`, merging with what is there.
+    public static func write(_ marks: Marks, to path: String) throws(SidecarError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        let lock = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard lock >= 0 else { throw SidecarError(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
+        var text: String
+        if let data = FileManager.default.contents(atPath: path) {
+            guard let existing = String(data: data, encoding: .utf8) else {
+                throw SidecarError(path: path, reason: "it is not UTF-8 text; left as it is")
+            }
+            text = existing
+        } else {
+            text = emptyPacket
+        }
+        let rating = marks.pick == .rejected ? -1 : marks.rating
+        text = try set("xmp:Rating", to: String(rating), namespace: ("xmp", xmpNamespace), in: text, path: path)
+        text = try set("xmp:Label", to: marks.label.map(escape), namespace: ("xmp", xmpNamespace), in: text, path: path)
+        text = try set("shutterpipe:Pick", to: marks.pick == .picked ? "1" : nil, namespace: ("shutterpipe", ourNamespace), in: text, path: path)
+        try replaceDurably(path, with: Data(text.utf8), folderDescriptor: lock)
+    }
+
+    static let emptyPacket = """
+    <x:xmpmeta xmlns:x="adobe:ns:meta/" x:xmptk="shutterpipe">
+     <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+      <rdf:Description rdf:about=""
+        xmlns:xmp="http://ns.adobe.com/xap/1.0/">
+      </rdf:Description>
+     </rdf:RDF>
+    </x:xmpmeta>
+
+    """
+
+    /// The value of `name`, written as an attribute (`xmp:Rating="3"`) or as an element
+    /// (`<xmp:Rating>3</xmp:Rating>`).
+    static func property(_ name: String, in text: String) -> String? {
+        let quoted = NSRegularExpression.escapedPattern(for: name)
+        for pattern in ["\\s\(quoted)\\s*=\\s*\"([^\"]*)\"", "\\s\(quoted)\\s*=\\s*'([^']*)'", "<\(quoted)>([^<]*)</\(quoted)>"] {
+            let expression = try! NSRegularExpression(pattern: pattern)
+            if let match = expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+               let range = Range(match.range(at: 1), in: text) {
+                return String(text[range])
+            }
+        }
+        return nil
+    }
+
+    /// `text` with `name` set to `value` (already escaped), or removed for `nil`: replaced
+    /// where it is, else added as an attribute of the first `rdf:Description`, with its
+    /// namespace declared there when the packet does not declare the prefix yet.
+    static func set(_ name: String, to value: String?, namespace: (prefix: String, uri: String), in text: String, path: String) throws(SidecarError) -> String {
+        let quoted = NSRegularExpression.escapedPattern(for: name)
+        var text = text
+        var found = false
+        for pattern in ["\\s\(quoted)\\s*=\\s*\"[^\"]*\"", "\\s\(quoted)\\s*=\\s*'[^']*'", "\\s*<\(quoted)>[^<]*</\(quoted)>"] {
+            let expression = try! NSRegularExpression(pattern: pattern)
+            guard let match = expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+                  let range = Range(match.range, in: text) else { continue }
+            found = true
+            let isElement = pattern.hasPrefix("\\s*<")
+            let leading = String(text[range].prefix { $0.isWhitespace })
+            if let value {
+                text.replaceSubrange(range, with: isElement ? "\(leading)<\(name)>\(value)</\(name)>" : "\(leading)\(name)=\"\(value)\"")
+            } else {
+                text.replaceSubrange(range, with: "")
+            }
+            break
+        }
+        guard !found, let value else { return text }
+        guard let description = text.range(of: "<rdf:Description") else {
+            throw SidecarError(path: path, reason: "it has no rdf:Description to add \(name) to; left as it is")
+        }
+        var insertion = ""
+        if !text.contains("xmlns:\(namespace.prefix)=") { insertion += "\n    xmlns:\(namespace.prefix)=\"\(namespace.uri)\"" }
+        insertion += "\n    \(name)=\"\(value)\""
+        text.insert(contentsOf: insertion, at: description.upperBound)
+        return text
+    }
+
+    /// Replaces the file at `path` with `data`: a temporary file in the same folder,
+    /// fsynced, renamed over it, then the folder fsynced.
+    static func replaceDurably(_ path: String, with data: Data, folderDescriptor: Int32) throws(SidecarError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let temporary = (folder.isEmpty ? "" : folder + "/") + ".\(name).shutterpipe-tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw SidecarError(path: path, reason: String(cString: strerror(errno))) }
+        var failure: String?
+        data.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0 { if errno == EINTR { continue }; failure = String(cString: strerror(errno)); return }
+                offset += written
+            }
+        }
+        if failure == nil && fsync(descriptor) != 0 { failure = String(cString: strerror(errno)) }
+        close(descriptor)
+        if failure == nil && rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
+        if let failure {
+            unlink(temporary)
+            throw SidecarError(path: path, reason: failure)
+        }
+        fsync(folderDescriptor)
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    static func unescape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&lt;", with: "<")
+            .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+    }
+}
+
+/// A sidecar could not be written.
+public struct SidecarError: Error, Sendable, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+    public var description: String { "cannot write the sidecar '\(path)': \(reason)" }
+}
