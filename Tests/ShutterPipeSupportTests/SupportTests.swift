@@ -108,7 +108,7 @@ struct SocketAndDeadlineTests {
     }
 
     @Test("listen replaces a stale socket file and refuses a live one")
-    func listenReplacesStale() throws {
+    func listenReplacesStale() async throws {
         let folder = TemporaryDirectory("socket")
         let path = folder.file("s.sock")
         let first = try UnixSocket.listen(at: path)
@@ -119,6 +119,14 @@ struct SocketAndDeadlineTests {
             #expect(error.code == EADDRINUSE)
         }
         close(first)  // the file stays: stale now
+        // Once nobody listens. A child another test is starting right now holds a copy of
+        // every descriptor from its fork to its exec (close-on-exec closes it only then), so
+        // the socket may live on for a moment after our close.
+        #expect(await eventually {
+            guard let probe = try? UnixSocket.connect(to: path) else { return true }
+            close(probe)
+            return false
+        })
         let second = try UnixSocket.listen(at: path)
         let client = try UnixSocket.connect(to: path)
         close(client)
