@@ -43,6 +43,10 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // No pkgConfig: libraw_r.pc asks for -fopenmp, which SwiftPM refuses; the headers and the
+        // library are in the default paths.
+        .systemLibrary(name: "CLibRaw", path: "Sources/CLibRaw", providers: [.apt(["libraw-dev"])]),
+        .systemLibrary(name: "CHeif", path: "Sources/CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // Built-in plugins: the contract and the helpers, like any third-party plugin.
@@ -58,10 +62,10 @@ let package = Package(
         .executableTarget(name: "shutterpipe-camera-worker", dependencies: ["GPhoto2Camera"], path: "Plugins/GPhoto2/Worker"),
         .target(name: "CommandSink", dependencies: [kit, support], path: "Plugins/Command/Sources"),
         .target(name: "FilesSink", dependencies: [kit, support, "CLinux", "CExif"], path: "Plugins/Files/Sources"),
-        // The web trigger: libmicrohttpd (through a small C part for its variadic calls)
-        // and libturbojpeg.
+        // The web trigger: libmicrohttpd (through a small C part for its variadic calls),
+        // libturbojpeg, and LibRaw and libheif for the previews of RAW and HEIF photos.
         .target(name: "CWebServer", path: "Plugins/Web/CWebServer", linkerSettings: [.linkedLibrary("microhttpd")]),
-        .target(name: "WebTrigger", dependencies: [kit, support, "CWebServer", "CTurboJPEG"], path: "Plugins/Web/Sources"),
+        .target(name: "WebTrigger", dependencies: [kit, support, "CWebServer", "CTurboJPEG", "CLibRaw", "CHeif"], path: "Plugins/Web/Sources"),
         // The mqtt trigger (a node of a rig) and the rig command, on libmosquitto.
         .target(name: "MQTTTrigger", dependencies: [kit, support, "CMosquitto"], path: "Plugins/MQTT/Sources"),
 

@@ -84,7 +84,7 @@ enum WebJSON {
     static func photo(_ entry: PhotoLibrary.Entry) -> [String: Any] {
         var object: [String: Any] = ["id": entry.id, "state": entry.state.rawValue, "time": ISO8601DateFormatter().string(from: entry.time),
                                      "paths": entry.paths, "trigger": entry.trigger,
-                                     "preview": entry.paths.contains(where: PreviewMaker.isJPEG) ? "/api/photos/\(entry.id)/preview.jpg" : NSNull()]
+                                     "preview": PreviewMaker.previewSource(entry.paths) != nil ? "/api/photos/\(entry.id)/preview.jpg" : NSNull()]
         if let cause = entry.cause { object["cause"] = cause.rawValue }
         if let message = entry.message { object["message"] = message }
         return object

@@ -37,7 +37,21 @@ final class PreviewMaker: Sendable {
     }
 
     static func isJPEG(_ path: String) -> Bool {
-        ["jpg", "jpeg"].contains((path as NSString).pathExtension.lowercased())
+        PhotoFormat(path) == .jpeg
+    }
+
+    /// Whether the page can show the photo at `path`: a JPEG, a RAW, a HEIF.
+    static func canPreview(_ path: String) -> Bool {
+        PhotoFormat(path) != nil
+    }
+
+    /// The file of a shot the page shows: its JPEG when it has one (RAW+JPEG), else its
+    /// HEIF, else its RAW.
+    static func previewSource(_ paths: [String]) -> String? {
+        for format in [PhotoFormat.jpeg, .heif, .raw] {
+            if let path = paths.first(where: { PhotoFormat($0) == format }) { return path }
+        }
+        return nil
     }
 
     /// How many previews were decoded and encoded (cache hits and waits excluded).
@@ -87,15 +101,11 @@ final class PreviewMaker: Sendable {
         case .wait(let job): return try job.result.get()
         case .make(let job):
             let result = Result<Data, ShutterError> { () throws(ShutterError) -> Data in
-                // Mapped: a photo's embedded preview is read without reading the rest.
-                guard let source = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
-                    throw ShutterError(.storageUnavailable, "cannot read '\(path)'", fix: "the photo was moved or removed since it was stored")
-                }
                 let started = ContinuousClock.now
-                let (preview, embedded) = try Self.scaledWithSource(source, longEdge: longEdge)
+                let (preview, source) = try Self.make(path, longEdge: longEdge)
                 let took = (ContinuousClock.now - started) / .milliseconds(1)
-                log.debug("preview of '\(path)' made in \(String(format: "%.1f", took)) ms from \(embedded ? "its embedded preview" : "the photo")",
-                          [("previewMs", String(format: "%.2f", took)), ("from", embedded ? "embedded" : "photo")])
+                log.debug("preview of '\(path)' made in \(String(format: "%.1f", took)) ms from \(source.description)",
+                          [("previewMs", String(format: "%.2f", took)), ("from", source.rawValue)])
                 return preview
             }
             state.withLock { state in
@@ -116,6 +126,54 @@ final class PreviewMaker: Sendable {
         return "\(path)|\((attributes?[.size] as? Int) ?? 0)|\((attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)"
     }
 
+    /// Where a preview came from.
+    enum Source: String {
+        case photo, embedded, demosaic, heif
+
+        var description: String {
+            switch self {
+            case .photo: return "the photo"
+            case .embedded: return "its embedded preview"
+            case .demosaic: return "a half-size demosaic of its sensor data"
+            case .heif: return "the HEIF image"
+            }
+        }
+    }
+
+    /// The preview of the photo at `path`, whatever its format.
+    static func make(_ path: String, longEdge: Int) throws(ShutterError) -> (Data, Source) {
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw ShutterError(.storageUnavailable, "cannot read '\(path)'", fix: "the photo was moved or removed since it was stored")
+        }
+        switch PhotoFormat(path) {
+        case .raw:
+            // An embedded JPEG at least as large as the preview, or half the sensor's size
+            // (what the demosaic would give), is the source; a small thumbnail is not.
+            let source = try RawPreviewSource.source(of: path) { jpeg, sensorEdge in
+                guard let decoder = tjInitDecompress() else { return false }
+                defer { tjDestroy(decoder) }
+                guard let size = header(jpeg, decoder) else { return false }
+                return Int(max(size.width, size.height)) >= min(longEdge, sensorEdge / 2)
+            }
+            switch source {
+            case .jpeg(let jpeg, let orientation):
+                let (image, _) = try decodeScaled(jpeg, longEdge: longEdge)
+                return (try image.oriented(orientation).jpeg(), .embedded)
+            case .pixels(let image):
+                return (try image.downscaled(toLongEdge: longEdge).jpeg(), .demosaic)
+            }
+        case .heif:
+            return (try HEIFDecoder.decode(path).downscaled(toLongEdge: longEdge).jpeg(), .heif)
+        case .jpeg, nil:
+            // Mapped: a photo's embedded preview is read without reading the rest.
+            guard let source = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
+                throw ShutterError(.storageUnavailable, "cannot read '\(path)'", fix: "the photo was moved or removed since it was stored")
+            }
+            let (preview, embedded) = try scaledWithSource(source, longEdge: longEdge)
+            return (preview, embedded ? .embedded : .photo)
+        }
+    }
+
     /// `jpeg` (or its embedded large preview) decoded at the largest n/8 scale whose long
     /// edge is at most `longEdge`, and encoded again (quality 85).
     static func scaled(_ jpeg: Data, longEdge: Int, quality: Int32 = 85) throws(ShutterError) -> Data {
@@ -124,6 +182,13 @@ final class PreviewMaker: Sendable {
 
     /// ``scaled(_:longEdge:quality:)``, and whether the embedded preview was the source.
     static func scaledWithSource(_ jpeg: Data, longEdge: Int, quality: Int32 = 85) throws(ShutterError) -> (preview: Data, embedded: Bool) {
+        let (image, embedded) = try decodeScaled(jpeg, longEdge: longEdge)
+        return (try image.jpeg(quality: quality), embedded)
+    }
+
+    /// `jpeg` (or its smallest embedded preview that is at least `longEdge` long) decoded
+    /// at the largest n/8 scale whose long edge is at most `longEdge`.
+    static func decodeScaled(_ jpeg: Data, longEdge: Int) throws(ShutterError) -> (image: RGBImage, embedded: Bool) {
         guard let decoder = tjInitDecompress() else { throw ShutterError(.unexpected, "libturbojpeg: cannot start a decoder") }
         defer { tjDestroy(decoder) }
         guard let primary = header(jpeg, decoder) else { throw ShutterError(.unexpected, "not a JPEG libturbojpeg can read: \(reason(decoder))") }
@@ -155,15 +220,7 @@ final class PreviewMaker: Sendable {
         guard decoded == 0 || tjGetErrorCode(decoder) == Int32(TJERR_WARNING.rawValue) else {
             throw ShutterError(.unexpected, "libturbojpeg could not decode the photo: \(reason(decoder))")
         }
-        guard let encoder = tjInitCompress() else { throw ShutterError(.unexpected, "libturbojpeg: cannot start an encoder") }
-        defer { tjDestroy(encoder) }
-        var output: UnsafeMutablePointer<UInt8>?
-        var outputSize: UInt = 0
-        let encoded = tjCompress2(encoder, pixels, outWidth, 0, outHeight, Int32(TJPF_RGB.rawValue), &output, &outputSize,
-                                  Int32(TJSAMP_420.rawValue), quality, Int32(TJFLAG_FASTDCT))
-        defer { tjFree(output) }
-        guard encoded == 0, let output else { throw ShutterError(.unexpected, "libturbojpeg could not encode the preview: \(reason(encoder))") }
-        return (Data(bytes: output, count: Int(outputSize)), embedded != nil)
+        return (RGBImage(pixels: pixels, width: Int(outWidth), height: Int(outHeight)), embedded != nil)
     }
 
     private static func header(_ jpeg: Data, _ decoder: tjhandle) -> (width: Int32, height: Int32)? {

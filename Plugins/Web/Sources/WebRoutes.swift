@@ -85,7 +85,7 @@ struct WebRoutes: Sendable {
     private func preview(_ id: String) -> HTTPResponse {
         let entry = id == "latest" ? trigger.library.latestWithFile : Int(id).flatMap(trigger.library.entry)
         guard let entry else { return .error(404, "no photo \(id)") }
-        guard let jpeg = entry.paths.first(where: PreviewMaker.isJPEG) else { return .error(404, "photo \(id) has no JPEG to preview") }
+        guard let jpeg = PreviewMaker.previewSource(entry.paths) else { return .error(404, "photo \(id) has no JPEG, HEIF or RAW file to preview") }
         do {
             let data = try trigger.previews.preview(of: jpeg)
             return HTTPResponse(status: 200, contentType: "image/jpeg", headers: [("Cache-Control", id == "latest" ? "no-store" : "max-age=3600")],

@@ -104,7 +104,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         if let entry { hub.publish("photo", WebJSON.photo(entry)) }
         // After the events, which it would delay; only while a page listens: nobody may
         // ever ask for it otherwise.
-        if hub.count > 0, let jpeg = entry?.paths.first(where: PreviewMaker.isJPEG) { previews.prepare(jpeg) }
+        if hub.count > 0, let photo = entry.flatMap({ PreviewMaker.previewSource($0.paths) }) { previews.prepare(photo) }
         let waiter = waiting.withLock { state -> AnswerWaiter? in
             guard let waiter = state.byToken[answer.request.token], waiter.holds(answer) else { return nil }
             return state.byToken.removeValue(forKey: answer.request.token)

@@ -1,0 +1,100 @@
+import CTurboJPEG
+import Foundation
+import ShutterPipeKit
+
+/// Pixels, 8-bit RGB, row after row: what the RAW and HEIF decoders give, scaled,
+/// turned upright and encoded as the page's JPEG preview.
+struct RGBImage: Sendable {
+    var pixels: [UInt8]
+    var width: Int
+    var height: Int
+
+    /// Shrunk by a whole factor (each output pixel the mean of a block), the smallest that
+    /// brings the long edge to at most `longEdge`; unchanged when it already fits.
+    func downscaled(toLongEdge longEdge: Int) -> RGBImage {
+        let factor = (max(width, height) + longEdge - 1) / max(1, longEdge)
+        guard factor > 1 else { return self }
+        let outWidth = width / factor, outHeight = height / factor
+        var out = [UInt8](repeating: 0, count: outWidth * outHeight * 3)
+        let area = factor * factor
+        pixels.withUnsafeBufferPointer { source in
+            for y in 0..<outHeight {
+                for x in 0..<outWidth {
+                    var sums = (0, 0, 0)
+                    for dy in 0..<factor {
+                        var index = ((y * factor + dy) * width + x * factor) * 3
+                        for _ in 0..<factor {
+                            sums.0 += Int(source[index]); sums.1 += Int(source[index + 1]); sums.2 += Int(source[index + 2])
+                            index += 3
+                        }
+                    }
+                    let target = (y * outWidth + x) * 3
+                    out[target] = UInt8(sums.0 / area); out[target + 1] = UInt8(sums.1 / area); out[target + 2] = UInt8(sums.2 / area)
+                }
+            }
+        }
+        return RGBImage(pixels: out, width: outWidth, height: outHeight)
+    }
+
+    /// Turned upright for an EXIF orientation (1–8): 3 is 180°, 6 a quarter turn
+    /// clockwise, 8 anticlockwise; the mirrored ones (2, 4, 5, 7) as well.
+    func oriented(_ orientation: Int) -> RGBImage {
+        guard (2...8).contains(orientation) else { return self }
+        let swaps = orientation >= 5
+        let outWidth = swaps ? height : width, outHeight = swaps ? width : height
+        var out = [UInt8](repeating: 0, count: pixels.count)
+        for y in 0..<outHeight {
+            for x in 0..<outWidth {
+                // The source pixel shown at (x, y) of the upright image.
+                let (sx, sy): (Int, Int)
+                switch orientation {
+                case 2: (sx, sy) = (width - 1 - x, y)
+                case 3: (sx, sy) = (width - 1 - x, height - 1 - y)
+                case 4: (sx, sy) = (x, height - 1 - y)
+                case 5: (sx, sy) = (y, x)
+                case 6: (sx, sy) = (y, height - 1 - x)
+                case 7: (sx, sy) = (width - 1 - y, height - 1 - x)
+                default: (sx, sy) = (width - 1 - y, x)  // 8
+                }
+                let source = (sy * width + sx) * 3, target = (y * outWidth + x) * 3
+                out[target] = pixels[source]; out[target + 1] = pixels[source + 1]; out[target + 2] = pixels[source + 2]
+            }
+        }
+        return RGBImage(pixels: out, width: outWidth, height: outHeight)
+    }
+
+    /// Encoded as a JPEG with libjpeg-turbo.
+    func jpeg(quality: Int32 = 85) throws(ShutterError) -> Data {
+        guard let encoder = tjInitCompress() else { throw ShutterError(.unexpected, "libturbojpeg: cannot start an encoder") }
+        defer { tjDestroy(encoder) }
+        var output: UnsafeMutablePointer<UInt8>?
+        var outputSize: UInt = 0
+        let encoded = tjCompress2(encoder, pixels, Int32(width), 0, Int32(height), Int32(TJPF_RGB.rawValue), &output, &outputSize,
+                                  Int32(TJSAMP_420.rawValue), quality, Int32(TJFLAG_FASTDCT))
+        defer { tjFree(output) }
+        guard encoded == 0, let output else {
+            throw ShutterError(.unexpected, "libturbojpeg could not encode the preview: \(tjGetErrorStr2(encoder).map { String(cString: $0) } ?? "?")")
+        }
+        return Data(bytes: output, count: Int(outputSize))
+    }
+}
+
+/// The photo formats the page shows, by extension.
+enum PhotoFormat: Equatable {
+    case jpeg, heif, raw
+
+    init?(_ path: String) {
+        let ext = (path as NSString).pathExtension.lowercased()
+        if ["jpg", "jpeg"].contains(ext) { self = .jpeg } else if ["heic", "heif", "hif"].contains(ext) { self = .heif } else if Self.rawExtensions.contains(ext) {
+            self = .raw
+        } else {
+            return nil
+        }
+    }
+
+    /// The RAW formats LibRaw reads that cameras write.
+    static let rawExtensions: Set<String> = [
+        "cr2", "cr3", "crw", "nef", "nrw", "arw", "srf", "sr2", "dng", "raf", "orf", "rw2", "pef", "srw", "3fr", "iiq", "x3f",
+        "erf", "mef", "mos", "mrw", "kdc", "dcr", "rwl",
+    ]
+}
