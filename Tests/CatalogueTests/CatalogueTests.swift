@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import ShutterPipeCatalogue
+@testable import ShutterPipeCatalogue
 import Foundation
 import TestSupport
 import Testing
@@ -323,5 +323,29 @@ struct CatalogueTests {
         #expect(all.count == 10_000 && all.first?.runNumber == 10_000 && all.last?.runNumber == 1)
         let rated = try await listedShots(["--catalogue", path, "--rating", ">=5", "--session", "big", "--limit", "3"], in: folder)
         #expect(rated.map(\.rating) == [5, 5, 5] && rated.map(\.runNumber) == [9_996, 9_990, 9_984])
+    }
+
+    @Test("the hand-written JSON is the document JSONEncoder makes of the same shots: escapes, absent values, dates, numbers")
+    func jsonMatchesEncoder() throws {
+        var exif = ExifSummary()
+        exif.aperture = 5.6
+        exif.focalLength = 85
+        exif.iso = 400
+        exif.exposureTime = "1/125"
+        exif.lens = "EF 85mm \"L\" \\ f/1.4"
+        let full = CatalogueShot(id: 7, session: "Ann's \"look\" 12\n", sessionRun: 3, runNumber: 2, trigger: "stdin", camera: "A/B", cameraPort: nil,
+                                 asked: Date(timeIntervalSince1970: 1_790_000_000.25), fired: Date(timeIntervalSince1970: 1_790_000_001),
+                                 stored: nil, state: .failed, failureCause: "timeout", failureMessage: "tab\there \u{1}",
+                                 exif: exif, rating: 4, label: "Red", pick: .rejected, keywords: ["α", "b\"c"],
+                                 files: [CatalogueFile(path: "/x/é.jpg", size: 12, kind: .jpeg, sha256: "ab", cameraFile: nil, missing: true)])
+        let bare = CatalogueShot(id: 1, session: nil, sessionRun: nil, runNumber: nil, trigger: nil, camera: nil, cameraPort: nil, asked: nil,
+                                 fired: nil, stored: nil, state: .imported, failureCause: nil, failureMessage: nil, exif: ExifSummary(),
+                                 rating: 0, label: nil, pick: .none, keywords: [], files: [])
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys]
+        let reference = try JSONSerialization.jsonObject(with: try encoder.encode([full, bare])) as? NSArray
+        let ours = try JSONSerialization.jsonObject(with: Data(ShotJSON.encode([full, bare]).utf8)) as? NSArray
+        #expect(ours != nil && ours == reference, "\(ShotJSON.encode([full, bare]))")
     }
 }

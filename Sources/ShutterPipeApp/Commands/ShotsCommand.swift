@@ -139,10 +139,7 @@ struct ShotsCommand: ParsableCommand {
         let catalogue = try Catalogue.open(at: try catalogueFile(context), create: false)
         let shots = try catalogue.shots(filter)
         if json {
-            let encoder = JSONEncoder()
-            encoder.dateEncodingStrategy = .iso8601
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            context.output.printLine(String(decoding: try encoder.encode(shots), as: UTF8.self))
+            context.output.printLine(ShotJSON.encode(shots))
         } else if paths {
             for shot in shots { for file in shot.files where !file.missing { context.output.printLine(file.path) } }
         } else {
