@@ -71,7 +71,7 @@ let package = Package(
 
         // Host
         // The session catalogue (SQLite), ratings in sidecars, and the recorder that fills it.
-        .target(name: "ShutterPipeCatalogue", dependencies: [kit, support, "CSQLite", "CCrypto", "CExif"], path: "Sources/ShutterPipeCatalogue"),
+        .target(name: "ShutterPipeCatalogue", dependencies: [kit, support, "CSQLite", "CCrypto", "CExif", "CLibRaw"], path: "Sources/ShutterPipeCatalogue"),
         .target(name: "ShutterPipeApp", dependencies: [kit, support, runtime, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger",
                                                        "EvdevTrigger", "MPRISTrigger", "FilesSink", "CommandSink", "GPhoto2Backend", "WebTrigger", "MQTTTrigger",
                                                        "ShutterPipeCatalogue"],

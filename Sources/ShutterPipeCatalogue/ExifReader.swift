@@ -1,12 +1,12 @@
 import CExif
 import Foundation
 
-/// Reads a shot's EXIF summary from its file with libexif: exposure, aperture, ISO, focal
-/// length, lens, orientation, capture time, model and serial. libexif reads the EXIF
-/// block of JPEGs (and of files that are only an EXIF block); for RAW and HEIF it finds
-/// nothing, and the summary stays empty until a reader for them comes (the previews').
+/// Reads a shot's EXIF summary from its file: exposure, aperture, ISO, focal length, lens,
+/// orientation, capture time, model and serial. JPEGs with libexif; RAW files with LibRaw
+/// (``RawMetadataReader``); HEIF has none yet.
 enum ExifReader {
     static func summary(of path: String) -> ExifSummary {
+        if FileKind.of(path) == .raw { return RawMetadataReader.summary(of: path) }
         var summary = ExifSummary()
         guard let exif = exif_data_new_from_file(path) else { return summary }
         defer { exif_data_unref(exif) }
