@@ -7,26 +7,28 @@ bright square in the top-left quarter.
 
     make_dng.py OUT.dng --width 1200 --height 800 [--preview PREVIEW.jpg] [--orientation 6]
 """
-import argparse, struct
+import argparse, struct, sys
+from array import array
 
 TYPES = {"BYTE": 1, "ASCII": 2, "SHORT": 3, "LONG": 4, "RATIONAL": 5, "SRATIONAL": 10}
 SIZES = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 10: 8}
 
 
 def mosaic(width, height):
-    rows = []
+    samples = array("H")
+    reds = [int(4000 * x / max(1, width - 1)) for x in range(width)]
     for y in range(height):
-        row = bytearray()
-        for x in range(width):
-            red = int(4000 * x / max(1, width - 1))
-            blue = int(4000 * y / max(1, height - 1))
-            green = (red + blue) // 2
-            if x < width // 4 and y < height // 4:
-                red = green = blue = 3800
-            value = (red if x % 2 == 0 else green) if y % 2 == 0 else (green if x % 2 == 0 else blue)
-            row += struct.pack("<H", 256 + value)
-        rows.append(bytes(row))
-    return b"".join(rows)
+        blue = int(4000 * y / max(1, height - 1))
+        if y % 2 == 0:
+            row = [256 + (red if x % 2 == 0 else (red + blue) // 2) for x, red in enumerate(reds)]
+        else:
+            row = [256 + ((red + blue) // 2 if x % 2 == 0 else blue) for x, red in enumerate(reds)]
+        if y < height // 4:
+            row[:width // 4] = [256 + 3800] * (width // 4)
+        samples.extend(row)
+    if sys.byteorder != "little":
+        samples.byteswap()
+    return samples.tobytes()
 
 
 class IFD:
