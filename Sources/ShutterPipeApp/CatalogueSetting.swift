@@ -9,7 +9,8 @@ import ShutterPipeRuntime
 /// ```yaml
 /// catalogue: off                      # no catalogue
 /// catalogue:
-///   path: ~/shoots/catalogue.sqlite   # one catalogue for many configs
+///   path: ~/shoots/catalogue.sqlite   # one catalogue for many configs (default: beside the photos)
+///   marksInJPEG: true                 # ratings and labels inside JPEGs too, for Lightroom
 /// ```
 ///
 /// Without the key the catalogue is on, in `.shutterpipe/catalogue.sqlite` inside the
@@ -24,6 +25,8 @@ struct CatalogueSetting {
     var naming: XMPSidecar.Naming
     /// Why it is off, when the config did not say so itself.
     var note: String?
+    /// Ratings and labels also go into JPEGs themselves (for Lightroom).
+    var marksInJPEG = false
 
     init(_ config: PipelineConfig) throws {
         let filesSinks = config.sinks.filter { $0.type == "files" }
@@ -39,9 +42,10 @@ struct CatalogueSetting {
                 path = nil
             case .mapping:
                 let block = try top.nested(node, owner: "catalogue")
-                guard let given = try block.path("path") else { throw block.error("missing key 'path' (or write 'catalogue: off')") }
-                path = given
+                path = try block.path("path") ?? folders.first.map(CatalogueRecorder.defaultPath(photosIn:))
+                marksInJPEG = try block.bool("marksInJPEG", default: false)
                 try block.rejectUnknownKeys()
+                if path == nil { throw block.error("no files sink with a fixed folder to keep the catalogue beside; set 'path'") }
             default:
                 throw ConfigError("config: 'catalogue' must be 'off' or a map with a 'path'", at: node.location)
             }
@@ -69,7 +73,7 @@ struct CatalogueSetting {
     /// The catalogue sink for a pipeline, or `nil` when off.
     func sink(session: String, log: Logger) -> NamedSink? {
         guard let path else { return nil }
-        return NamedSink(name: "catalogue", sink: CatalogueRecorder(options: .init(path: path, folders: folders, naming: naming),
+        return NamedSink(name: "catalogue", sink: CatalogueRecorder(options: .init(path: path, folders: folders, naming: naming, marksInJPEG: marksInJPEG),
                                                                  session: session, log: log.named("catalogue")))
     }
 }

@@ -213,6 +213,13 @@ public final class Catalogue: @unchecked Sendable {
         return shot
     }
 
+    /// Reads a recorded file's size and digest again (after its marks were written into it).
+    public func refreshFile(_ path: String) throws(CatalogueError) {
+        let size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+        let digest = FileDigest.sha256(of: path)
+        try run { _ = try database.query("UPDATE files SET size = ?, sha256 = ? WHERE path = ?", [.integer(Int64(size)), SQLiteValue(digest), .text(path)]) }
+    }
+
     // MARK: Reading
 
     /// One shot by id.

@@ -20,10 +20,15 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver {
         /// How sidecars are named (the files sink's `sidecarName`).
         public var naming: XMPSidecar.Naming
 
-        public init(path: String, folders: [String], naming: XMPSidecar.Naming = .append) {
+        /// Ratings and labels also go into JPEGs themselves (`shots rate` reads it from the
+        /// catalogue).
+        public var marksInJPEG: Bool
+
+        public init(path: String, folders: [String], naming: XMPSidecar.Naming = .append, marksInJPEG: Bool = false) {
             self.path = path
             self.folders = folders
             self.naming = naming
+            self.marksInJPEG = marksInJPEG
         }
     }
 
@@ -55,7 +60,7 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver {
     /// Never fails: a session runs without its catalogue rather than not at all.
     public func begin() async throws {
         let settings = CatalogueWriter.Settings(path: Catalogue.absolute(options.path), folders: options.folders.map(Catalogue.absolute),
-                                                naming: options.naming, session: session)
+                                                naming: options.naming, marksInJPEG: options.marksInJPEG, session: session)
         let log = self.log
         let writer = self.writer.withLock { current in
             if current == nil { current = CatalogueWriter(settings: settings, log: log) }

@@ -20,6 +20,7 @@ final class CatalogueWriter: Sendable {
         var path: String
         var folders: [String]
         var naming: XMPSidecar.Naming
+        var marksInJPEG: Bool
         var session: String
     }
 
@@ -91,6 +92,7 @@ final class CatalogueWriter: Sendable {
                         log.error("the catalogue '\(settings.path)' was damaged: moved aside to '\(aside)'; a new one is made from the photos")
                     }
                     try opened.setSetting("sidecarName", settings.naming.rawValue)
+                    try opened.setSetting("marksInJPEG", settings.marksInJPEG ? "1" : "0")
                     let started = ContinuousClock.now
                     let report = try opened.reconcile(folders: settings.folders, naming: settings.naming)
                     if report.changedAnything {

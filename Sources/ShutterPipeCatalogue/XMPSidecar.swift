@@ -76,11 +76,16 @@ public enum XMPSidecar {
         } else {
             text = emptyPacket
         }
-        let rating = marks.pick == .rejected ? -1 : marks.rating
-        text = try set("xmp:Rating", to: String(rating), namespace: ("xmp", xmpNamespace), in: text, path: path)
-        text = try set("xmp:Label", to: marks.label.map(escape), namespace: ("xmp", xmpNamespace), in: text, path: path)
-        text = try set("shutterpipe:Pick", to: marks.pick == .picked ? "1" : nil, namespace: ("shutterpipe", ourNamespace), in: text, path: path)
+        text = try merge(marks, into: text, path: path)
         try replaceDurably(path, with: Data(text.utf8), folderDescriptor: lock)
+    }
+
+    /// `text`, an XMP packet, with the marks set (`path` names it in errors).
+    static func merge(_ marks: Marks, into text: String, path: String) throws(SidecarError) -> String {
+        let rating = marks.pick == .rejected ? -1 : marks.rating
+        var text = try set("xmp:Rating", to: String(rating), namespace: ("xmp", xmpNamespace), in: text, path: path)
+        text = try set("xmp:Label", to: marks.label.map(escape), namespace: ("xmp", xmpNamespace), in: text, path: path)
+        return try set("shutterpipe:Pick", to: marks.pick == .picked ? "1" : nil, namespace: ("shutterpipe", ourNamespace), in: text, path: path)
     }
 
     static let emptyPacket = """
@@ -142,12 +147,13 @@ public enum XMPSidecar {
 
     /// Replaces the file at `path` with `data`: a temporary file in the same folder,
     /// fsynced, renamed over it, then the folder fsynced.
-    static func replaceDurably(_ path: String, with data: Data, folderDescriptor: Int32) throws(SidecarError) {
+    static func replaceDurably(_ path: String, with data: Data, folderDescriptor: Int32, mode: mode_t = 0o644) throws(SidecarError) {
         let folder = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
         let temporary = (folder.isEmpty ? "" : folder + "/") + ".\(name).shutterpipe-tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw SidecarError(path: path, reason: String(cString: strerror(errno))) }
+        fchmod(descriptor, mode)  // the mode itself, whatever the umask
         var failure: String?
         data.withUnsafeBytes { raw in
             var offset = 0

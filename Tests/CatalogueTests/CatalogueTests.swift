@@ -373,4 +373,30 @@ struct CatalogueTests {
         #expect(exif.lens == read["LensModel"] && exif.serial == read["SerialNumber"], "\(exif)")
         #expect(exif.captureTime == read["DateTimeOriginal"] && exif.model == "shutterpipe Test DNG", "\(exif)")
     }
+
+    @Test("marksInJPEG: the rating and label go into the JPEG itself too (for Lightroom), its image data and EXIF untouched, its digest recorded again")
+    func marksInJPEG() async throws {
+        let folder = TemporaryDirectory("catalogue-jpeg-marks")
+        let config = try writeConfig(cataloguePipeline(folder.file("photos"), sink: "    exif:\n      Artist: Ann Example",
+                                                       top: "catalogue:\n  marksInJPEG: true"), in: folder)
+        _ = try await shutterpipe(["run", "--config", config], input: "capture\n", in: folder.path)
+        let shot = try #require(try await listedShots(["--config", config], in: folder).first)
+        let photo = try #require(shot.files.first?.path)
+        let before = try Data(contentsOf: URL(fileURLWithPath: photo))
+        let tagsBefore = ungrouped(try await ExifTool.tags([photo])[photo] ?? [:])
+        for arguments in [["rate", "\(shot.id)", "5"], ["label", "\(shot.id)", "green"]] {
+            let marked = try await shutterpipe(["shots", "--config", config] + arguments, in: folder.path)
+            #expect(marked.status == 0, "\(marked.stderr)")
+        }
+        let after = try Data(contentsOf: URL(fileURLWithPath: photo))
+        #expect(bytesFromStartOfScan(after) == bytesFromStartOfScan(before), "the image data is the same")
+        let tags = ungrouped(try await ExifTool.tags([photo])[photo] ?? [:])
+        #expect(tags["Rating"] == "5" && tags["Label"] == "Green", "\(tags)")
+        #expect(tags["Artist"] == tagsBefore["Artist"] && tags["Artist"] == "Ann Example" && tags["DateTimeOriginal"] == tagsBefore["DateTimeOriginal"])
+        let report = try await ExifTool.run(["-s3", "-validate", "-error", "-warning", photo])
+        #expect(report.trimmingCharacters(in: .whitespacesAndNewlines) == "OK", "exiftool: \(report)")
+        let listed = try #require(try await listedShots(["--config", config], in: folder).first?.files.first)
+        #expect(listed.sha256 == (try await sha256sum(photo)) && listed.size == after.count)
+        #expect(!folder.names("photos").contains { $0.contains("shutterpipe-tmp") })
+    }
 }

@@ -203,6 +203,13 @@ struct ShotsCommand: ParsableCommand {
             try XMPSidecar.write(marks, to: sidecar)
             sidecars.append(sidecar)
         }
+        if (try? catalogue.setting("marksInJPEG")) == "1" {
+            for file in shot.files where !file.missing && file.kind == .jpeg {
+                try XMPSidecar.writeIntoJPEG(marks, path: file.path)
+                try catalogue.refreshFile(file.path)
+                sidecars.append(file.path)
+            }
+        }
         try catalogue.mark(id, rating: marks.rating, label: .some(marks.label), pick: marks.pick)
         let rating = marks.pick == .rejected ? "rejected" : "rating \(marks.rating)"
         context.output.printLine("shot \(id): \(rating), label \(marks.label ?? "none"), \(marks.pick.word ?? "not picked")"

@@ -1,0 +1,82 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+
+/// Ratings and labels inside a JPEG, for Lightroom, which reads a JPEG's marks only from
+/// the XMP in the file (opt-in: `catalogue.marksInJPEG`; docs/catalogue.md).
+///
+/// The photo is never edited in place: a new file is written beside it with the XMP
+/// segment merged (or added after the EXIF one), checked to hold the very same image data
+/// from its start of scan on, fsynced, and renamed over the photo; then the folder is
+/// fsynced. A crash leaves the old photo or the new one, whole.
+enum JPEGMarks {
+    static let xmpIdentifier = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
+
+    static func write(_ marks: XMPSidecar.Marks, into path: String) throws(SidecarError) {
+        guard let data = FileManager.default.contents(atPath: path) else { throw SidecarError(path: path, reason: "cannot read it") }
+        let bytes = [UInt8](data)
+        guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { throw SidecarError(path: path, reason: "not a JPEG; left as it is") }
+        // The segments before the image data: (start, end) of each, with its marker.
+        var segments: [(marker: UInt8, start: Int, end: Int)] = []
+        var index = 2
+        while index + 4 <= bytes.count, bytes[index] == 0xFF {
+            let marker = bytes[index + 1]
+            if marker == 0xDA { break }  // start of scan
+            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+            guard length >= 2, index + 2 + length <= bytes.count else { throw SidecarError(path: path, reason: "its segments are damaged; left as it is") }
+            segments.append((marker, index, index + 2 + length))
+            index += 2 + length
+        }
+        guard index + 1 < bytes.count, bytes[index] == 0xFF, bytes[index + 1] == 0xDA else {
+            throw SidecarError(path: path, reason: "no image data found; left as it is")
+        }
+        let existing = segments.first { segment in
+            segment.marker == 0xE1 && segment.end - segment.start > 4 + xmpIdentifier.count
+                && Array(bytes[(segment.start + 4)..<(segment.start + 4 + xmpIdentifier.count)]) == xmpIdentifier
+        }
+        var packet: String
+        if let existing {
+            guard let text = String(bytes: bytes[(existing.start + 4 + xmpIdentifier.count)..<existing.end], encoding: .utf8) else {
+                throw SidecarError(path: path, reason: "its XMP is not UTF-8; left as it is")
+            }
+            packet = text
+        } else {
+            packet = "<?xpacket begin=\"\u{FEFF}\" id=\"W5M0MpCehiHzreSzNTczkc9d\"?>\n" + XMPSidecar.emptyPacket + "<?xpacket end=\"w\"?>"
+        }
+        packet = try XMPSidecar.merge(marks, into: packet, path: path)
+        let payload = xmpIdentifier + Array(packet.utf8)
+        guard payload.count + 2 <= 0xFFFF else { throw SidecarError(path: path, reason: "its XMP would outgrow a JPEG segment; left as it is") }
+        let segment: [UInt8] = [0xFF, 0xE1, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
+        var output: [UInt8]
+        if let existing {
+            output = Array(bytes[..<existing.start]) + segment + Array(bytes[existing.end...])
+        } else {
+            // After SOI and the APP0 (JFIF) / APP1 (EXIF) segments that lead the file.
+            let leading = segments.prefix { $0.marker == 0xE0 || $0.marker == 0xE1 }.last?.end ?? 2
+            output = Array(bytes[..<leading]) + segment + Array(bytes[leading...])
+        }
+        guard output[(output.count - (bytes.count - index))...].elementsEqual(bytes[index...]) else {
+            throw SidecarError(path: path, reason: "the image data would change; left as it is")
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        let lock = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard lock >= 0 else { throw SidecarError(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
+        // Still the file we read: another writer may have replaced it meanwhile.
+        guard FileManager.default.contents(atPath: path) == data else {
+            throw SidecarError(path: path, reason: "it changed while being marked; try again")
+        }
+        var attributes = stat()
+        let mode = stat(path, &attributes) == 0 ? attributes.st_mode & 0o7777 : 0o644
+        try XMPSidecar.replaceDurably(path, with: Data(output), folderDescriptor: lock, mode: mode)
+    }
+}
+
+extension XMPSidecar {
+    /// The marks into the XMP inside the JPEG at `path` (``JPEGMarks``).
+    public static func writeIntoJPEG(_ marks: Marks, path: String) throws(SidecarError) {
+        try JPEGMarks.write(marks, into: path)
+    }
+}
