@@ -175,6 +175,9 @@ public final class Catalogue: @unchecked Sendable {
             ])
         let id = Int(database.lastInsertedID)
         for file in shot.files { try insert(file, shot: id) }
+        for keyword in Set(shot.keywords) {
+            try database.query("INSERT OR IGNORE INTO keywords(shot_id, keyword) VALUES (?, ?)", [.integer(Int64(id)), .text(keyword)])
+        }
         return id
     }
 
@@ -220,6 +223,18 @@ public final class Catalogue: @unchecked Sendable {
         try run { _ = try database.query("UPDATE files SET size = ?, sha256 = ? WHERE path = ?", [.integer(Int64(size)), SQLiteValue(digest), .text(path)]) }
     }
 
+    /// Replaces a shot's keywords.
+    public func setKeywords(_ id: Int, _ keywords: [String]) throws(CatalogueError) {
+        try run {
+            try database.transaction {
+                try database.query("DELETE FROM keywords WHERE shot_id = ?", [.integer(Int64(id))])
+                for keyword in Set(keywords) {
+                    try database.query("INSERT INTO keywords(shot_id, keyword) VALUES (?, ?)", [.integer(Int64(id)), .text(keyword)])
+                }
+            }
+        }
+    }
+
     // MARK: Reading
 
     /// One shot by id.
@@ -242,6 +257,10 @@ public final class Catalogue: @unchecked Sendable {
             }
         }
         if let label = filter.label { clauses.append("lower(s.label) = lower(?)"); values.append(.text(label)) }
+        if let keyword = filter.keyword {
+            clauses.append("EXISTS (SELECT 1 FROM keywords k WHERE k.shot_id = s.id AND lower(k.keyword) = lower(?))")
+            values.append(.text(keyword))
+        }
         if filter.pickedOnly { clauses.append("s.pick = 1") }
         if filter.rejectedOnly { clauses.append("s.pick = -1") }
         if filter.failedOnly { clauses.append("s.state = 'failed'") }

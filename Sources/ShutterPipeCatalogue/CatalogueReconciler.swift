@@ -67,13 +67,18 @@ extension Catalogue {
         let reference = files.first { $0.kind == .jpeg } ?? files.first
         let exif = reference.map { ExifReader.summary(of: $0.path) } ?? ExifSummary()
         var shot = ShotRecord(fired: exif.captureTime.flatMap(exifDate), stored: modified, state: .imported, files: files, exif: exif)
+        let other = XMPSidecar.Naming.allCases.first { $0 != naming }!
         for file in files {
-            if let marks = XMPSidecar.read(naming.sidecar(of: file.path)) ?? XMPSidecar.read(XMPSidecar.Naming.allCases.first { $0 != naming }!.sidecar(of: file.path)) {
+            if let marks = XMPSidecar.read(naming.sidecar(of: file.path)) ?? XMPSidecar.read(other.sidecar(of: file.path)) {
                 shot.rating = marks.rating
                 shot.label = marks.label
                 shot.pick = marks.pick
                 break
             }
+        }
+        for file in files {
+            let keywords = XMPSidecar.readKeywords(naming.sidecar(of: file.path)) + XMPSidecar.readKeywords(other.sidecar(of: file.path))
+            shot.keywords += keywords.filter { !shot.keywords.contains($0) }
         }
         return shot
     }

@@ -128,6 +128,8 @@ public struct ShotRecord: Sendable, Equatable {
     public var rating: Int
     public var label: String?
     public var pick: Pick
+    /// Keywords: from a sidecar on import.
+    public var keywords: [String] = []
 
     public init(runNumber: Int? = nil, trigger: String? = nil, camera: String? = nil, cameraPort: String? = nil, asked: Date? = nil,
                 fired: Date? = nil, stored: Date? = nil, state: ShotState, failureCause: String? = nil, failureMessage: String? = nil,
@@ -185,6 +187,7 @@ public struct ShotFilter: Sendable {
     public var camera: String?
     public var rating: (Comparison, Int)?
     public var label: String?
+    public var keyword: String?
     public var pickedOnly = false
     public var rejectedOnly = false
     public var failedOnly = false

@@ -62,22 +62,7 @@ public enum XMPSidecar {
 
     /// Writes `marks` into the sidecar at `path`, merging with what is there.
     public static func write(_ marks: Marks, to path: String) throws(SidecarError) {
-        let folder = (path as NSString).deletingLastPathComponent
-        let lock = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard lock >= 0 else { throw SidecarError(path: path, reason: String(cString: strerror(errno))) }
-        defer { close(lock) }
-        while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
-        var text: String
-        if let data = FileManager.default.contents(atPath: path) {
-            guard let existing = String(data: data, encoding: .utf8) else {
-                throw SidecarError(path: path, reason: "it is not UTF-8 text; left as it is")
-            }
-            text = existing
-        } else {
-            text = emptyPacket
-        }
-        text = try merge(marks, into: text, path: path)
-        try replaceDurably(path, with: Data(text.utf8), folderDescriptor: lock)
+        try edit(path) { text throws(SidecarError) in try merge(marks, into: text, path: path) }
     }
 
     /// `text`, an XMP packet, with the marks set (`path` names it in errors).
@@ -86,6 +71,70 @@ public enum XMPSidecar {
         var text = try set("xmp:Rating", to: String(rating), namespace: ("xmp", xmpNamespace), in: text, path: path)
         text = try set("xmp:Label", to: marks.label.map(escape), namespace: ("xmp", xmpNamespace), in: text, path: path)
         return try set("shutterpipe:Pick", to: marks.pick == .picked ? "1" : nil, namespace: ("shutterpipe", ourNamespace), in: text, path: path)
+    }
+
+    // MARK: Keywords
+
+    /// The keywords (`dc:subject`) of the sidecar at `path`; empty when there is none.
+    public static func readKeywords(_ path: String) -> [String] {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else { return [] }
+        return keywords(in: text)
+    }
+
+    static func keywords(in text: String) -> [String] {
+        guard let open = text.range(of: "<dc:subject>"), let close = text.range(of: "</dc:subject>", range: open.upperBound..<text.endIndex) else { return [] }
+        let inside = String(text[open.upperBound..<close.lowerBound])
+        let item = try! NSRegularExpression(pattern: "<rdf:li[^>]*>([^<]*)</rdf:li>")
+        return item.matches(in: inside, range: NSRange(inside.startIndex..., in: inside)).compactMap { match in
+            Range(match.range(at: 1), in: inside).map { unescape(String(inside[$0])) }
+        }
+    }
+
+    /// Adds and removes keywords in the sidecar at `path`, keeping those another program (or
+    /// the files sink's `Keywords`) put there; returns the sidecar's keywords now.
+    @discardableResult
+    public static func changeKeywords(adding: [String], removing: [String], in path: String) throws(SidecarError) -> [String] {
+        var result: [String] = []
+        try edit(path) { text throws(SidecarError) in
+            var keywords = keywords(in: text)
+            keywords += adding.filter { !keywords.contains($0) }
+            keywords.removeAll { removing.contains($0) }
+            result = keywords
+            return try setKeywords(keywords, in: text, path: path)
+        }
+        return result
+    }
+
+    static func setKeywords(_ keywords: [String], in text: String, path: String) throws(SidecarError) -> String {
+        var text = text
+        let element = keywords.isEmpty ? "" : "<dc:subject><rdf:Bag>" + keywords.map { "<rdf:li>\(escape($0))</rdf:li>" }.joined() + "</rdf:Bag></dc:subject>"
+        if let open = text.range(of: "<dc:subject>"), let close = text.range(of: "</dc:subject>", range: open.upperBound..<text.endIndex) {
+            text.replaceSubrange(open.lowerBound..<close.upperBound, with: element)
+            return text
+        }
+        guard !keywords.isEmpty else { return text }
+        guard let start = text.range(of: "<rdf:Description"), let end = text.range(of: "</rdf:Description>", range: start.upperBound..<text.endIndex) else {
+            throw SidecarError(path: path, reason: "it has no rdf:Description element to add keywords to; left as it is")
+        }
+        text.insert(contentsOf: "   " + element + "\n  ", at: end.lowerBound)
+        if !text.contains("xmlns:dc=") { text.insert(contentsOf: "\n    xmlns:dc=\"http://purl.org/dc/elements/1.1/\"", at: start.upperBound) }
+        return text
+    }
+
+    /// Reads the sidecar at `path` (or starts an empty one), changes it, and replaces it
+    /// durably, holding the folder's lock.
+    static func edit(_ path: String, _ change: (String) throws(SidecarError) -> String) throws(SidecarError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        let lock = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard lock >= 0 else { throw SidecarError(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
+        var text = emptyPacket
+        if let data = FileManager.default.contents(atPath: path) {
+            guard let existing = String(data: data, encoding: .utf8) else { throw SidecarError(path: path, reason: "it is not UTF-8 text; left as it is") }
+            text = existing
+        }
+        try replaceDurably(path, with: Data(try change(text).utf8), folderDescriptor: lock)
     }
 
     static let emptyPacket = """

@@ -399,4 +399,26 @@ struct CatalogueTests {
         #expect(listed.sha256 == (try await sha256sum(photo)) && listed.size == after.count)
         #expect(!folder.names("photos").contains { $0.contains("shutterpipe-tmp") })
     }
+
+    @Test("keywords: added and removed into the sidecar's dc:subject (exiftool reads them), found with --keyword, and read back by rebuild")
+    func keywords() async throws {
+        let folder = TemporaryDirectory("catalogue-keywords")
+        let config = try writeConfig(cataloguePipeline(folder.file("photos"), sink: "    sidecars: always\n    exif:\n      Artist: Ann Example\n      Keywords: [studio]"), in: folder)
+        _ = try await shutterpipe(["run", "--config", config], input: "capture\ncapture\n", in: folder.path)
+        let shots = try await listedShots(["--config", config], in: folder)
+        try #require(shots.count == 2)
+        let (id, photo) = (shots[1].id, try #require(shots[1].files.first?.path))
+        for arguments in [["keyword", "\(id)", "look 12", "bride & groom", "x"], ["unkeyword", "\(id)", "x"]] {
+            let changed = try await shutterpipe(["shots", "--config", config] + arguments, in: folder.path)
+            #expect(changed.status == 0, "\(changed.stderr)")
+        }
+        let tags = ungrouped(try await ExifTool.tags([photo + ".xmp"], extra: ["-sep", "|"])[photo + ".xmp"] ?? [:])
+        #expect(tags["Subject"] == "studio|look 12|bride & groom" && tags["Creator"] == "Ann Example", "the sink's keyword kept: \(tags)")
+        #expect(try await listedShots(["--config", config, "--keyword", "LOOK 12"], in: folder).map(\.id) == [id])
+        #expect(try await listedShots(["--config", config], in: folder).first { $0.id == id }?.keywords.sorted() == ["bride & groom", "look 12"])
+        let rebuilt = try await shutterpipe(["shots", "rebuild", folder.file("photos"), "--catalogue", folder.file("rebuilt.sqlite")], in: folder.path)
+        #expect(rebuilt.status == 0, "\(rebuilt.stderr)")
+        let found = try await listedShots(["--catalogue", folder.file("rebuilt.sqlite"), "--keyword", "bride & groom"], in: folder)
+        #expect(found.count == 1 && found.first?.files.first?.path == photo && found.first?.keywords == ["bride & groom", "look 12", "studio"])
+    }
 }

@@ -15,6 +15,7 @@ struct ShotsCommand: ParsableCommand {
         shutterpipe shots rate ID 0-5         a rating (0: none)
         shutterpipe shots label ID COLOUR     a colour label (Red, Yellow, Green, Blue, Purple; none to clear)
         shutterpipe shots pick ID             a pick; reject ID rejects, unpick ID clears either
+        shutterpipe shots keyword ID WORD...  keywords (unkeyword ID WORD... removes them)
         shutterpipe shots rebuild DIR         a new catalogue made from the photos and sidecars in DIR
 
         The catalogue is the one the config's session writes (--config, or \(RunCommand.defaultConfig)),
@@ -24,7 +25,7 @@ struct ShotsCommand: ParsableCommand {
         new one (NAME.before-rebuild-TIME).
         """)
 
-    @Argument(valueName: "ACTION", help: "nothing to list; rate, label, pick, reject, unpick or rebuild with their arguments")
+    @Argument(valueName: "ACTION", help: "nothing to list; rate, label, pick, reject, unpick, keyword, unkeyword or rebuild with their arguments")
     var words: [String] = []
 
     @Option(short: "c", valueName: "FILE", help: "find the catalogue from this config (default: \(RunCommand.defaultConfig))")
@@ -44,6 +45,9 @@ struct ShotsCommand: ParsableCommand {
 
     @Option(valueName: "COLOUR", help: "only shots with this label")
     var label: String?
+
+    @Option(valueName: "WORD", help: "only shots with this keyword")
+    var keyword: String?
 
     @Flag(help: "only picked shots")
     var picked = false
@@ -85,11 +89,16 @@ struct ShotsCommand: ParsableCommand {
             guard arguments.count == 1, let id = Int(arguments[0]) else { throw UsageError("\(action) takes a shot id: shots \(action) 12") }
             let pick: Pick = action == "pick" ? .picked : action == "reject" ? .rejected : .none
             return try mark(id, context) { $0.pick = pick }
+        case "keyword", "unkeyword":
+            guard arguments.count >= 2, let id = Int(arguments[0]) else {
+                throw UsageError("\(action) takes a shot id and one or more keywords: shots \(action) 12 \"look 12\" bride")
+            }
+            return try keywords(id, adding: action == "keyword", Array(arguments.dropFirst()), context)
         case "rebuild":
             guard arguments.count == 1 else { throw UsageError("rebuild takes the folder of the photos: shots rebuild ./captures") }
             return try rebuild(arguments[0], context)
         default:
-            throw UsageError("unknown action '\(action)'; use rate, label, pick, reject, unpick or rebuild, or nothing to list")
+            throw UsageError("unknown action '\(action)'; use rate, label, pick, reject, unpick, keyword, unkeyword or rebuild, or nothing to list")
         }
     }
 
@@ -128,6 +137,7 @@ struct ShotsCommand: ParsableCommand {
             filter.rating = parsed
         }
         filter.label = label.flatMap(Self.label)
+        filter.keyword = keyword
         filter.pickedOnly = picked
         filter.rejectedOnly = rejected
         filter.failedOnly = failed
@@ -213,6 +223,28 @@ struct ShotsCommand: ParsableCommand {
         try catalogue.mark(id, rating: marks.rating, label: .some(marks.label), pick: marks.pick)
         let rating = marks.pick == .rejected ? "rejected" : "rating \(marks.rating)"
         context.output.printLine("shot \(id): \(rating), label \(marks.label ?? "none"), \(marks.pick.word ?? "not picked")"
+            + (sidecars.isEmpty ? " (no file on disk: catalogue only)" : "; written to \(sidecars.joined(separator: ", "))"))
+        return CommandContext.success
+    }
+
+    /// Adds or removes keywords: each sidecar first (`dc:subject`, merged), then the catalogue.
+    func keywords(_ id: Int, adding: Bool, _ words: [String], _ context: CommandContext) throws -> Int32 {
+        let catalogue = try Catalogue.open(at: try catalogueFile(context), create: false)
+        guard let shot = try catalogue.shot(id) else {
+            throw CommandFailure("no shot \(id) in the catalogue '\(catalogue.path)'; 'shutterpipe shots' lists the ids")
+        }
+        var keywords = shot.keywords
+        if adding { keywords += words.filter { !keywords.contains($0) } } else { keywords.removeAll { words.contains($0) } }
+        let naming = catalogue.sidecarNaming()
+        var sidecars: [String] = []
+        for file in shot.files where !file.missing {
+            let sidecar = naming.sidecar(of: file.path)
+            guard !sidecars.contains(sidecar) else { continue }
+            try XMPSidecar.changeKeywords(adding: adding ? words : [], removing: adding ? [] : words, in: sidecar)
+            sidecars.append(sidecar)
+        }
+        try catalogue.setKeywords(id, keywords)
+        context.output.printLine("shot \(id): keywords \(keywords.isEmpty ? "none" : keywords.joined(separator: ", "))"
             + (sidecars.isEmpty ? " (no file on disk: catalogue only)" : "; written to \(sidecars.joined(separator: ", "))"))
         return CommandContext.success
     }
