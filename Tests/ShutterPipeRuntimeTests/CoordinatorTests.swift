@@ -233,7 +233,7 @@ struct CoordinatorTests {
         #expect(log.messages.contains { $0.contains("unknown command") })
     }
 
-    @Test("rule 9: photos the camera took itself go to the sinks")
+    @Test("rule 9: photos the camera took itself go to the sinks, and every sink observes their outcome like any shot's")
     func cameraButtonShots() async throws {
         let backend = ScriptedBackend()
         let sink = RecordingSink()
@@ -250,6 +250,9 @@ struct CoordinatorTests {
         #expect(backend.calls.filter { $0 == .finish(stored: true) }.count == 2)
         #expect(status.photosStored == 2)
         #expect(trigger.answers.count == 1)  // no event, no answer
+        // The same path as a remote shot's from there: every sink observes the outcome.
+        let observed = sink.observed.filter { $0.request.origin == "camera button" }
+        #expect(observed.map(\.state) == [.photoSuccess, .photoSuccess] && observed.compactMap(\.shotNumber) == [1, 2], "\(sink.observed)")
     }
 
     @Test("rule 10: a capture that hangs fails with timeout at its deadline")

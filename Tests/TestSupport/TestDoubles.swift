@@ -297,6 +297,13 @@ public final class RecordingSink: PhotoSink {
     public var photos: [CapturedPhoto] { stored.withLock { $0.map(\.0) } }
     /// The most stores that were ever running at once.
     public var maximumConcurrentStores: Int { concurrency.withLock { $0.most } }
+    /// The answers the sink observed, in order.
+    public var observed: [ShutterAnswer] { observations.withLock { $0 } }
+    private let observations = Mutex<[ShutterAnswer]>([])
+
+    public func observe(_ answer: ShutterAnswer) async {
+        observations.withLock { $0.append(answer) }
+    }
 
     public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
         concurrency.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }

@@ -36,7 +36,9 @@ import Synchronization
 /// 8. **Unknown** is logged and changes nothing; it is answered with the current mode
 ///    (`enteredPhotoMode` or `exitedOrUnableToEnter`) so the device stays in sync.
 /// 9. **Photos the camera took itself** go to the sinks in order with the other shots.
-///    There was no event, so there is no answer; their outcome is logged and counted.
+///    There was no event, so no trigger is answered; their outcome is logged and counted,
+///    and every sink (`PhotoSink.observe`) and session observer sees it as an answer whose
+///    request has the origin "camera button" (trigger "camera"), as it sees any shot's.
 /// 10. **Deadlines.** Every backend, sink and sync call runs under a deadline from
 ///     ``CoordinatorSettings``; a call past it fails with cause `timeout`.
 /// 11. **Shutdown.** ``run()`` returns when every trigger has returned, or after
@@ -329,6 +331,7 @@ public actor ShutterCoordinator {
         answer.captureTime = photo.captureTime
         status.record(answer, fromCamera: true)
         answerLog.cameraShot(answer)
+        for named in chain.sinks { await named.sink.observe(answer) }
         for sessionObserver in sessionObservers { await sessionObserver.observe(answer, trigger: "camera") }
         observer?(status)
         await chain.finish(photo, archived: outcome.archived)

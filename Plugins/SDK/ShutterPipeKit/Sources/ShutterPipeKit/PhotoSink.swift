@@ -49,7 +49,9 @@ public protocol PhotoSink: Sendable {
     func begin() async throws
 
     /// Called with every answer the coordinator gives, after it was synced to its trigger
-    /// (for sinks that act on the flow, such as hooks). Must return quickly.
+    /// (for sinks that act on the flow, such as hooks), and with the outcome of every shot
+    /// taken with the camera's own button (its request's origin is "camera button"). Must
+    /// return quickly.
     func observe(_ answer: ShutterAnswer) async
 
     /// Called once when the pipeline shuts down.
