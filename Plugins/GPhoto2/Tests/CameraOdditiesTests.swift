@@ -12,7 +12,7 @@ struct CameraOdditiesTests {
     func slowOpen() async throws {
         let folder = TemporaryDirectory("slow-open")
         let camera = try await FakeCamera(["--open-delay", "3s"])
-        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "enterTimeout: 10s", with: "enterTimeout: 2s"),
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "enterTimeout: 30s", with: "enterTimeout: 2s"),
                                      in: folder)
         let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         let first = await shoot(session, "enter", answers: 1)

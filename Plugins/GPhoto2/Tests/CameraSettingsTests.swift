@@ -28,8 +28,8 @@ func settingsConfig(_ cameras: [FakeCamera], output: String, socket: String) -> 
         directory: \(output)
         filename: "{session}-{seq:04}-{camera}.{ext}"
     coordinator:
-      captureTimeout: 10s
-      enterTimeout: 10s
+      captureTimeout: 30s
+      enterTimeout: 30s
     """
 }
 

@@ -35,7 +35,7 @@ struct CameraWorkerTests {
         let camera = try await FakeCamera(["--gate", gate.path])
         // A stopped worker is found out at captureTimeout; generous, so that a shot on a
         // loaded machine (a new worker opening the camera first) is never taken for one.
-        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 10s", with: "captureTimeout: 20s"),
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 30s", with: "captureTimeout: 20s"),
                                      in: folder)
         let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         try gate.release(2)

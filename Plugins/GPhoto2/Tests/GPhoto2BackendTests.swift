@@ -27,8 +27,8 @@ func tetherConfig(_ camera: FakeCamera, output: String, backend: String = "", si
         filename: "{session}-{seq:04}-{name}.{ext}"
     \(sink)
     coordinator:
-      captureTimeout: 10s
-      enterTimeout: 10s
+      captureTimeout: 30s
+      enterTimeout: 30s
     """
 }
 
@@ -175,8 +175,8 @@ struct GPhoto2BackendTests {
           - type: command
             command: [\(hook)]
         coordinator:
-          captureTimeout: 10s
-          enterTimeout: 10s
+          captureTimeout: 30s
+          enterTimeout: 30s
         """, in: folder)
         let validated = try await shutterpipe(["validate", config], in: folder.path)
         #expect(validated.status == 0)
@@ -236,7 +236,7 @@ struct GPhoto2BackendTests {
         let camera = try await FakeCamera(["--lose-events-of", "2"])
         // 5 s: the shot after the lost one waits for the new worker to open the camera,
         // which on a loaded two-core machine takes two seconds.
-        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 10s", with: "captureTimeout: 5s"),
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 30s", with: "captureTimeout: 5s"),
                                      in: folder)
         let running = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         var answers: [String] = []

@@ -33,7 +33,7 @@ struct ProgressTests {
         let gate = try FileGate(in: folder)
         let camera = try await FakeCamera(["--images", images, "--link-speed", "1", "--gate", gate.path])
         // The capture's deadline covers the held exposure and the 5 s download: generous.
-        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 10s", with: "captureTimeout: 120s"),
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 30s", with: "captureTimeout: 120s"),
                                      in: folder)
         let typescript = folder.file("typescript")
         // script(1) gives shutterpipe a terminal: the status line is drawn only on one.

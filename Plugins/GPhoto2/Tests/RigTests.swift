@@ -26,8 +26,8 @@ func rigConfig(_ cameras: [FakeCamera], output: String, extra: String = "") -> S
         directory: \(output)
         filename: "{session}-{seq:04}-{camera}.{ext}"
     coordinator:
-      captureTimeout: 10s
-      enterTimeout: 10s
+      captureTimeout: 30s
+      enterTimeout: 30s
     """
 }
 
