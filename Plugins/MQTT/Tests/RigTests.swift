@@ -178,14 +178,20 @@ struct FireAtTests {
         let watcher = try StateWatcher(broker, in: here)
         #expect(await eventually(timeout: .seconds(60)) { watcher.online.filter(\.value).count == 2 })
         for shot in 1...3 {
-            let at = (Date().timeIntervalSince1970 + 1) * 1000
+            // Three seconds ahead: a command that arrives after its moment is refused as late
+            // (rightly), and on a loaded machine the broker and the nodes took over a second.
+            let at = (Date().timeIntervalSince1970 + 3) * 1000
             try await publish(#"{"id": "at-\#(shot)", "event": "capture", "at": \#(at)}"#, to: RigTopic.command("test"), broker: broker)
             let answered: @Sendable () async -> [String: Double]? = {
                 let states = watcher.states
                 var captured: [String: Double] = [:]
                 for name in ["stub", "tethered"] {
                     guard let last = states[name], last["id"] as? String == "at-\(shot)" else { return nil }
-                    captured[name] = last["capturedAt"] as? Double ?? 0
+                    guard let time = last["capturedAt"] as? Double else {
+                        Issue.record("\(name) took no photo for at-\(shot): \(last)")
+                        return [:]
+                    }
+                    captured[name] = time
                 }
                 return captured
             }

@@ -159,6 +159,8 @@ struct RawShootTests {
             let port = try #require(await webPort(session))
             session.send("capture\n")
             #expect(await session.waitForOutput("photoSuccess", on: .stdout))
+            // The page hears of a shot after its trigger was answered.
+            #expect(await eventually { ((try? await http("GET", "/api/photos", port: port))?.json?["photos"] as? [[String: Any]])?.isEmpty == false })
             let photos = try #require(try await http("GET", "/api/photos", port: port).json?["photos"] as? [[String: Any]])
             let shot = try #require(photos.first)
             #expect((shot["paths"] as? [String])?.count == objects, "\(shot)")

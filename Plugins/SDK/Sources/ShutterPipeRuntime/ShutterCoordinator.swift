@@ -35,10 +35,8 @@ import Synchronization
 ///    `exitedOrUnableToEnter` (without a failure).
 /// 8. **Unknown** is logged and changes nothing; it is answered with the current mode
 ///    (`enteredPhotoMode` or `exitedOrUnableToEnter`) so the device stays in sync.
-/// 9. **Photos the camera took itself** go to the sinks in order with the other shots.
-///    There was no event, so no trigger is answered; their outcome is logged and counted,
-///    and every sink (`PhotoSink.observe`) and session observer sees it as an answer whose
-///    request has the origin "camera button" (trigger "camera"), as it sees any shot's.
+/// 9. **Photos the camera took itself** go to the sinks in order with the other shots. No trigger is
+///    answered; the outcome is logged, counted and observed by every sink and session observer.
 /// 10. **Deadlines.** Every backend, sink and sync call runs under a deadline from
 ///     ``CoordinatorSettings``; a call past it fails with cause `timeout`.
 /// 11. **Shutdown.** ``run()`` returns when every trigger has returned, or after

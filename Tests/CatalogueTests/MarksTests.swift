@@ -1,0 +1,121 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+@testable import ShutterPipeCatalogue
+import TestSupport
+import Testing
+
+@Suite("catalogue: ratings, labels, picks and keywords in sidecars and JPEGs", .timeLimit(.minutes(3)))
+struct MarksTests {
+    @Test("a rating, a label and a reject made while the session shoots land in the sidecar, merged with the files sink's metadata; exiftool reads them")
+    func ratingsInSidecars() async throws {
+        let folder = TemporaryDirectory("catalogue-ratings")
+        let config = try writeConfig(cataloguePipeline(folder.file("photos"), sink: "    sidecars: always\n    exif:\n      Artist: Ann Example"), in: folder)
+        let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path)
+        session.send("capture\n")
+        await session.waitForOutput("photoSuccess", on: .stdout)
+        // The record follows the answer on the catalogue's thread; wait for it.
+        #expect(await eventually { ((try? await listedShots(["--config", config], in: folder)) ?? []).count == 1 })
+        let shots = try await listedShots(["--config", config], in: folder)
+        let id = try #require(shots.first?.id)
+        let photo = try #require(shots.first?.files.first?.path)
+        for (arguments, rating, label) in [(["rate", "\(id)", "4"], "4", nil), (["label", "\(id)", "red"], "4", "Red"), (["reject", "\(id)"], "-1", "Red")] {
+            let marked = try await shutterpipe(["shots", "--config", config] + arguments, in: folder.path)
+            #expect(marked.status == 0, "\(marked.stderr)")
+            let tags = ungrouped(try await ExifTool.tags([photo + ".xmp"])[photo + ".xmp"] ?? [:])
+            #expect(tags["Rating"] == rating && tags["Label"] == label, "\(arguments): \(tags)")
+            #expect(tags["Creator"] == "Ann Example", "the files sink's metadata stays: \(tags)")
+        }
+        session.send("capture\n")
+        session.closeInput()
+        #expect(await session.wait().status == 0)
+        let listed = try await listedShots(["--config", config, "--rejected"], in: folder)
+        #expect(listed.map(\.id) == [id] && listed.first?.label == "Red" && listed.first?.rating == 4)
+        #expect(try await listedShots(["--config", config, "--rating", ">=1"], in: folder).isEmpty, "a reject counts as no rating")
+    }
+
+    @Test("a sidecar another program wrote keeps everything it had: only Rating and Label change")
+    func mergesForeignSidecar() async throws {
+        let folder = TemporaryDirectory("catalogue-merge")
+        let photo = folder.file("IMG_1.CR2")
+        try Data("raw".utf8).write(to: URL(fileURLWithPath: photo))
+        let darktable = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <x:xmpmeta xmlns:x="adobe:ns:meta/" x:xmptk="XMP Core 4.4.0-Exiv2">
+         <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+          <rdf:Description rdf:about=""
+            xmlns:xmp="http://ns.adobe.com/xap/1.0/"
+            xmlns:darktable="http://darktable.sf.net/"
+            xmp:Rating="1"
+            darktable:history_end="2">
+           <darktable:history>
+            <rdf:Seq>
+             <rdf:li darktable:operation="exposure" darktable:enabled="1"/>
+             <rdf:li darktable:operation="colorin" darktable:enabled="1"/>
+            </rdf:Seq>
+           </darktable:history>
+          </rdf:Description>
+         </rdf:RDF>
+        </x:xmpmeta>
+
+        """
+        try darktable.write(toFile: photo + ".xmp", atomically: false, encoding: .utf8)
+        try XMPSidecar.write(.init(rating: 5, label: "Green"), to: photo + ".xmp")
+        let text = try String(contentsOfFile: photo + ".xmp", encoding: .utf8)
+        #expect(text.components(separatedBy: "xmp:Rating").count == 2, "one Rating, replaced: \(text)")
+        #expect(text.contains("darktable:operation=\"colorin\"") && text.contains("darktable:history_end=\"2\""))
+        let tags = ungrouped(try await ExifTool.tags([photo + ".xmp"])[photo + ".xmp"] ?? [:])
+        #expect(tags["Rating"] == "5" && tags["Label"] == "Green" && tags["History_end"] == "2", "\(tags)")
+        #expect(XMPSidecar.read(photo + ".xmp") == .init(rating: 5, label: "Green"))
+        #expect(folder.names() == ["IMG_1.CR2", "IMG_1.CR2.xmp"], "no temporary file left")
+    }
+
+    @Test("marksInJPEG: the rating and label go into the JPEG itself too (for Lightroom), its image data and EXIF untouched, its digest recorded again")
+    func marksInJPEG() async throws {
+        let folder = TemporaryDirectory("catalogue-jpeg-marks")
+        let config = try writeConfig(cataloguePipeline(folder.file("photos"), sink: "    exif:\n      Artist: Ann Example",
+                                                       top: "catalogue:\n  marksInJPEG: true"), in: folder)
+        _ = try await shutterpipe(["run", "--config", config], input: "capture\n", in: folder.path)
+        let shot = try #require(try await listedShots(["--config", config], in: folder).first)
+        let photo = try #require(shot.files.first?.path)
+        let before = try Data(contentsOf: URL(fileURLWithPath: photo))
+        let tagsBefore = ungrouped(try await ExifTool.tags([photo])[photo] ?? [:])
+        for arguments in [["rate", "\(shot.id)", "5"], ["label", "\(shot.id)", "green"]] {
+            let marked = try await shutterpipe(["shots", "--config", config] + arguments, in: folder.path)
+            #expect(marked.status == 0, "\(marked.stderr)")
+        }
+        let after = try Data(contentsOf: URL(fileURLWithPath: photo))
+        #expect(bytesFromStartOfScan(after) == bytesFromStartOfScan(before), "the image data is the same")
+        let tags = ungrouped(try await ExifTool.tags([photo])[photo] ?? [:])
+        #expect(tags["Rating"] == "5" && tags["Label"] == "Green", "\(tags)")
+        #expect(tags["Artist"] == tagsBefore["Artist"] && tags["Artist"] == "Ann Example" && tags["DateTimeOriginal"] == tagsBefore["DateTimeOriginal"])
+        let report = try await ExifTool.run(["-s3", "-validate", "-error", "-warning", photo])
+        #expect(report.trimmingCharacters(in: .whitespacesAndNewlines) == "OK", "exiftool: \(report)")
+        let listed = try #require(try await listedShots(["--config", config], in: folder).first?.files.first)
+        #expect(listed.sha256 == (try await sha256sum(photo)) && listed.size == after.count)
+        #expect(!folder.names("photos").contains { $0.contains("shutterpipe-tmp") })
+    }
+
+    @Test("keywords: added and removed into the sidecar's dc:subject (exiftool reads them), found with --keyword, and read back by rebuild")
+    func keywords() async throws {
+        let folder = TemporaryDirectory("catalogue-keywords")
+        let config = try writeConfig(cataloguePipeline(folder.file("photos"), sink: "    sidecars: always\n    exif:\n      Artist: Ann Example\n      Keywords: [studio]"), in: folder)
+        _ = try await shutterpipe(["run", "--config", config], input: "capture\ncapture\n", in: folder.path)
+        let shots = try await listedShots(["--config", config], in: folder)
+        try #require(shots.count == 2)
+        let (id, photo) = (shots[1].id, try #require(shots[1].files.first?.path))
+        for arguments in [["keyword", "\(id)", "look 12", "bride & groom", "x"], ["unkeyword", "\(id)", "x"]] {
+            let changed = try await shutterpipe(["shots", "--config", config] + arguments, in: folder.path)
+            #expect(changed.status == 0, "\(changed.stderr)")
+        }
+        let tags = ungrouped(try await ExifTool.tags([photo + ".xmp"], extra: ["-sep", "|"])[photo + ".xmp"] ?? [:])
+        #expect(tags["Subject"] == "studio|look 12|bride & groom" && tags["Creator"] == "Ann Example", "the sink's keyword kept: \(tags)")
+        #expect(try await listedShots(["--config", config, "--keyword", "LOOK 12"], in: folder).map(\.id) == [id])
+        #expect(try await listedShots(["--config", config], in: folder).first { $0.id == id }?.keywords.sorted() == ["bride & groom", "look 12"])
+        let rebuilt = try await shutterpipe(["shots", "rebuild", folder.file("photos"), "--catalogue", folder.file("rebuilt.sqlite")], in: folder.path)
+        #expect(rebuilt.status == 0, "\(rebuilt.stderr)")
+        let found = try await listedShots(["--catalogue", folder.file("rebuilt.sqlite"), "--keyword", "bride & groom"], in: folder)
+        #expect(found.count == 1 && found.first?.files.first?.path == photo && found.first?.keywords == ["bride & groom", "look 12", "studio"])
+    }
+}
