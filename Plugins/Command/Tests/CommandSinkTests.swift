@@ -168,7 +168,10 @@ struct CommandSinkTests {
         let storeMs = outcome.stderr.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             .filter { $0["event"] as? String == "capture" && $0["trigger"] != nil }
             .compactMap { ($0["storeMs"] as? String).flatMap(Double.init) }.sorted()
-        #expect(storeMs.count == 20 && storeMs[10] < 1_000, "storeMs \(storeMs)")
+        // A hook waited for until its daemon ends costs the daemon's 60 s a photo; under half
+        // of it, every time, is not waiting (speed itself is measured elsewhere: a store is
+        // tens of milliseconds, a second on a machine whose cores are all busy).
+        #expect(storeMs.count == 20 && storeMs.allSatisfy { $0 < 30_000 }, "storeMs \(storeMs)")
         #expect(afterTwentieth.descriptors <= afterThird.descriptors, "descriptors \(afterThird.descriptors) after shot 3, \(afterTwentieth.descriptors) after shot 20")
         #expect(afterTwentieth.threads <= afterThird.threads + 2, "threads \(afterThird.threads) after shot 3, \(afterTwentieth.threads) after shot 20")
         // What the hook itself printed before it exited is in the log, for every photo.

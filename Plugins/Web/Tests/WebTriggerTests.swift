@@ -32,7 +32,7 @@ func webPort(_ session: RunningProcess) async -> UInt16? {
     return portOf()
 }
 
-@Suite("web trigger", .timeLimit(.minutes(2)))
+@Suite("web trigger", .timeLimit(.minutes(5)))
 struct WebTriggerTests {
     @Test("shots from stdin and from POST /api/capture show in /api/status, /api/photos and /events; previews are scaled down by id")
     func routes() async throws {
@@ -153,9 +153,9 @@ struct WebTriggerTests {
             "eval:document.getElementById('state').textContent",
             "screenshot:\(screenshot)",
         ]
-        let run = try await runProgram(["python3", "\(repositoryRoot)/Tests/Browser/cdp.py", "http://127.0.0.1:\(port)/"] + steps, timeout: .seconds(120))
+        let run = try await runProgram(["python3", "\(repositoryRoot)/Tests/Browser/cdp.py", "http://127.0.0.1:\(port)/"] + steps, timeout: .seconds(240))
         let output = String(decoding: run.data, as: UTF8.self)
-        #expect(run.status == 0, "\(output) \(session.stderrSoFar.suffix(1500))")
+        #expect(run.status == 0, "\(output) \(run.errors) \(session.stderrSoFar.suffix(1500))")
         let values = output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(values.contains { $0["value"] as? String == "3" }, "\(output)")
         #expect(values.contains { ($0["value"] as? String)?.hasPrefix("photoSuccess") == true && ($0["value"] as? String)?.contains("web-0004.jpg") == true }, "\(output)")
