@@ -39,15 +39,7 @@ final class CatalogueWriter: Sendable {
     init(settings: Settings, log: Logger) {
         self.settings = settings
         self.log = log
-        let thread = Thread { [self] in
-            // Ten nice levels below the session (Linux keeps one per thread): it takes every
-            // idle cycle, but the next shot's threads take the CPU from its digests at once.
-            let which = __priority_which_t(PRIO_PROCESS.rawValue)
-            errno = 0
-            let current = getpriority(which, 0)
-            if errno == 0 { _ = setpriority(which, 0, min(19, current + 10)) }
-            loop()
-        }
+        let thread = Thread { [self] in loop() }
         thread.name = "catalogue"
         thread.start()
     }

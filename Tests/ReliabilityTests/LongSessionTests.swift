@@ -88,7 +88,8 @@ struct LongSessionTests {
         #expect(growthKiB < 16_384, "resident memory grew \(growthKiB) KiB from shot \(samples.first?.shots ?? 0) to \(shots)")
         let descriptors = samples.map(\.stats.descriptors)
         #expect((descriptors.max() ?? 0) - (descriptors.first ?? 0) <= 2, "file descriptors over the session: \(descriptors)")
-        #expect(await session.stop().status == 0)
+        let stopped = await session.stop()
+        #expect(stopped.status == 0, "the session's exit on SIGTERM: \(stopped.status)\n\(stopped.stderr.suffix(2000))")
         Chaos.record(name, ["shots": shots, "seconds": (elapsed.milliseconds / 10).rounded() / 100,
                             "msMedianFirst100": first, "msMedianLast100": last,
                             "residentKiBAfterWarmUp": warm?.residentKiB ?? 0, "residentKiBAtEnd": end?.residentKiB ?? 0,
