@@ -143,7 +143,9 @@ final class CatalogueWriter: Sendable {
                 attempt()  // retrying a catalogue that failed
             }
             if !finishing.isEmpty {
-                if let catalogue, let sessionID { try? catalogue.endSession(sessionID) }
+                if let catalogue, let sessionID {
+                    do { try catalogue.endSession(sessionID) } catch { log.warning("catalogue: the session's end not recorded: \(error)") }
+                }
                 if !backlog.isEmpty { log.error("catalogue: \(backlog.count) shot(s) not recorded (\(failing ?? "not writable")); their photos are on disk, and the next start records them") }
                 catalogue = nil  // closed: SQLite checkpoints its journal into the file
                 finishing.forEach { $0() }

@@ -55,12 +55,7 @@ enum ExifReader {
         summary.lens = text(ExifTag(rawValue: 0xa434))  // LensModel
         summary.captureTime = text(EXIF_TAG_DATE_TIME_ORIGINAL)
         summary.serial = text(ExifTag(rawValue: 0xa431))  // BodySerialNumber
-        let make = text(EXIF_TAG_MAKE), model = text(EXIF_TAG_MODEL)
-        if let make, let model {
-            summary.model = model.lowercased().hasPrefix(make.lowercased().split(separator: " ").first.map(String.init) ?? make.lowercased()) ? model : "\(make) \(model)"
-        } else {
-            summary.model = model ?? make
-        }
+        summary.model = ExifSummary.modelName(make: text(EXIF_TAG_MAKE), model: text(EXIF_TAG_MODEL))
         return summary
     }
 }

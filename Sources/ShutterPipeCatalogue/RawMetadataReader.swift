@@ -28,12 +28,7 @@ enum RawMetadataReader {
         let lens = text(raw.pointee.lens.Lens)
         summary.lens = lens
         summary.serial = text(raw.pointee.shootinginfo.BodySerial)
-        let make = text(raw.pointee.idata.make), model = text(raw.pointee.idata.model)
-        if let make, let model {
-            summary.model = model.lowercased().hasPrefix(make.lowercased()) ? model : "\(make) \(model)"
-        } else {
-            summary.model = model ?? make
-        }
+        summary.model = ExifSummary.modelName(make: text(raw.pointee.idata.make), model: text(raw.pointee.idata.model))
         summary.orientation = [0: 1, 3: 3, 5: 8, 6: 6][Int(raw.pointee.sizes.flip)]
         return summary
     }

@@ -52,6 +52,14 @@ public struct ExifSummary: Sendable, Equatable, Codable {
 
     /// Whether nothing was found.
     public var isEmpty: Bool { self == ExifSummary() }
+
+    /// "Canon EOS R5" from Make "Canon" and Model "Canon EOS R5" (the make said once), or
+    /// "Make Model" when the model does not start with the make's first word.
+    static func modelName(make: String?, model: String?) -> String? {
+        guard let make, let model else { return model ?? make }
+        let brand = make.lowercased().split(separator: " ").first.map(String.init) ?? make.lowercased()
+        return model.lowercased().hasPrefix(brand) ? model : "\(make) \(model)"
+    }
 }
 
 /// How a shot ended.
