@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import ShutterPipeKit
 
 /// A catalogue could not be opened or used: the message names the file and the fix.
 public struct CatalogueError: Error, Sendable, CustomStringConvertible {
@@ -160,11 +161,11 @@ public final class Catalogue: @unchecked Sendable {
     private func insert(_ shot: ShotRecord, session: Int?) throws -> Int {
         func time(_ date: Date?) -> SQLiteValue { SQLiteValue(date?.timeIntervalSince1970) }
         try database.query("""
-            INSERT INTO shots(session_id, run_number, trigger, camera, camera_model, camera_serial, camera_port, asked, fired, stored, state,
+            INSERT INTO shots(session_id, shot_key, run_number, trigger, camera, camera_model, camera_serial, camera_port, asked, fired, stored, state,
                               failure_cause, failure_message, exposure_time, aperture, iso, focal_length, lens, orientation, taken, rating, label, pick)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [
-                SQLiteValue(session), SQLiteValue(shot.runNumber), SQLiteValue(shot.trigger), SQLiteValue(shot.camera),
+                SQLiteValue(session), SQLiteValue(shot.shotID?.description), SQLiteValue(shot.runNumber), SQLiteValue(shot.trigger), SQLiteValue(shot.camera),
                 SQLiteValue(shot.exif.model), SQLiteValue(shot.exif.serial), SQLiteValue(shot.cameraPort),
                 time(shot.asked), time(shot.fired), time(shot.stored), .text(shot.state.rawValue),
                 SQLiteValue(shot.failureCause), SQLiteValue(shot.failureMessage),
@@ -273,7 +274,7 @@ public final class Catalogue: @unchecked Sendable {
             let rows = try database.query("""
                 SELECT s.id, e.name, s.session_id, s.run_number, s.trigger, s.camera, s.camera_port, s.asked, s.fired, s.stored, s.state,
                        s.failure_cause, s.failure_message, s.exposure_time, s.aperture, s.iso, s.focal_length, s.lens, s.orientation, s.taken,
-                       s.camera_model, s.camera_serial, s.rating, s.label, s.pick
+                       s.camera_model, s.camera_serial, s.rating, s.label, s.pick, s.shot_key
                 FROM shots s LEFT JOIN sessions e ON e.id = s.session_id
                 WHERE \(condition)
                 ORDER BY coalesce(s.fired, s.stored, s.asked) DESC, s.id DESC
@@ -292,7 +293,7 @@ public final class Catalogue: @unchecked Sendable {
                 exif.model = row[20].text
                 exif.serial = row[21].text
                 return CatalogueShot(
-                    id: row[0].integer ?? 0, session: row[1].text, sessionRun: row[2].integer, runNumber: row[3].integer, trigger: row[4].text,
+                    id: row[0].integer ?? 0, session: row[1].text, sessionRun: row[2].integer, shotID: row[25].text.flatMap { ShotID($0) }, runNumber: row[3].integer, trigger: row[4].text,
                     camera: row[5].text, cameraPort: row[6].text, asked: date(7), fired: date(8), stored: date(9),
                     state: ShotState(rawValue: row[10].text ?? "") ?? .stored, failureCause: row[11].text, failureMessage: row[12].text,
                     exif: exif, rating: row[22].integer ?? 0, label: row[23].text, pick: Pick(rawValue: row[24].integer ?? 0) ?? .none,

@@ -45,7 +45,7 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver {
     public let options: Options
     private let session: String
     private let log: Logger
-    private let cameras = Mutex<[Int: String]>([:])
+    private let cameras = Mutex<[ShotID: String]>([:])
     private let writer = Mutex<CatalogueWriter?>(nil)
 
     public init(options: Options, session: String, log: Logger) {
@@ -89,14 +89,14 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver {
 
     /// Notes which camera took the shot, for its record.
     public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
-        cameras.withLock { $0[context.shotNumber] = photo.camera }
+        cameras.withLock { $0[context.shot] = photo.camera }
         return SinkReceipt(files: [])
     }
 
     /// Queues the record of every answered capture.
     public func observe(_ answer: ShutterAnswer, trigger: String) async {
-        guard answer.request.event == .capture, let number = answer.shotNumber else { return }
-        let camera = cameras.withLock { $0.removeValue(forKey: number) }
+        guard answer.request.event == .capture, let shot = answer.shot else { return }
+        let camera = cameras.withLock { $0.removeValue(forKey: shot) }
         writer.withLock { $0 }?.enqueue(PendingShot(answer: answer, trigger: trigger, camera: camera, observed: Date()))
     }
 

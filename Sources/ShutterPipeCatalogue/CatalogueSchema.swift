@@ -4,7 +4,7 @@
 /// refused (its new columns would be lost or misread), with the fix.
 enum CatalogueSchema {
     /// The version this build writes.
-    static let current = 1
+    static let current = 2
 
     /// `migrations[n]` takes a file from version n to n + 1.
     static let migrations: [String] = [
@@ -65,6 +65,12 @@ enum CatalogueSchema {
             key TEXT PRIMARY KEY,
             value TEXT NOT NULL
         );
+        """,
+        // 1 → 2: the shot's identity as the session gave it (``ShotID``, `RUN#NUMBER`),
+        // so that a running session and the catalogue name a shot alike.
+        """
+        ALTER TABLE shots ADD COLUMN shot_key TEXT;
+        CREATE UNIQUE INDEX shots_by_key ON shots(shot_key);
         """,
     ]
 }

@@ -180,7 +180,7 @@ struct PendingShot: Sendable {
         let reference = files.first { $0.kind == .jpeg } ?? files.first
         let succeeded = answer.state == .photoSuccess
         return ShotRecord(
-            runNumber: answer.shotNumber, trigger: trigger, camera: camera,
+            shotID: answer.shot, trigger: trigger, camera: camera,
             asked: observed.addingTimeInterval(-Double(answer.duration.components.seconds) - Double(answer.duration.components.attoseconds) / 1e18),
             fired: answer.captureTime, stored: succeeded ? observed : nil, state: succeeded ? .stored : .failed,
             failureCause: answer.failure?.cause.rawValue, failureMessage: answer.failure?.description, files: files,

@@ -70,6 +70,7 @@ public enum ShotJSON {
         object.integer("runNumber", shot.runNumber, &out)
         object.string("session", shot.session, &out)
         object.integer("sessionRun", shot.sessionRun, &out)
+        object.string("shotID", shot.shotID?.description, &out)
         object.string("state", shot.state.rawValue, &out)
         object.date("stored", shot.stored, &out)
         object.string("trigger", shot.trigger, &out)

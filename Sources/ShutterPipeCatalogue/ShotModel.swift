@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeKit
 
 /// What a stored file is, from its extension.
 public enum FileKind: String, Sendable, Codable, CaseIterable {
@@ -115,6 +116,8 @@ public struct CatalogueFile: Sendable, Equatable, Codable {
 
 /// A shot to record: one answered capture, or a shot found on disk.
 public struct ShotRecord: Sendable, Equatable {
+    /// The shot's identity, when it came from a session.
+    public var shotID: ShotID?
     /// The shot's number in its run (the coordinator's), when it came from a session.
     public var runNumber: Int?
     /// The trigger that asked for it, or "camera" for the camera's own button.
@@ -139,10 +142,11 @@ public struct ShotRecord: Sendable, Equatable {
     /// Keywords: from a sidecar on import.
     public var keywords: [String] = []
 
-    public init(runNumber: Int? = nil, trigger: String? = nil, camera: String? = nil, cameraPort: String? = nil, asked: Date? = nil,
+    public init(shotID: ShotID? = nil, runNumber: Int? = nil, trigger: String? = nil, camera: String? = nil, cameraPort: String? = nil, asked: Date? = nil,
                 fired: Date? = nil, stored: Date? = nil, state: ShotState, failureCause: String? = nil, failureMessage: String? = nil,
                 files: [CatalogueFile] = [], exif: ExifSummary = ExifSummary(), rating: Int = 0, label: String? = nil, pick: Pick = .none) {
-        self.runNumber = runNumber
+        self.shotID = shotID
+        self.runNumber = runNumber ?? shotID?.number
         self.trigger = trigger
         self.camera = camera
         self.cameraPort = cameraPort
@@ -167,6 +171,8 @@ public struct CatalogueShot: Sendable, Equatable, Codable {
     /// The session's name and the catalogue's number for that run of it.
     public var session: String?
     public var sessionRun: Int?
+    /// The identity the session gave the shot; `nil` for an imported one.
+    public var shotID: ShotID?
     public var runNumber: Int?
     public var trigger: String?
     public var camera: String?

@@ -154,7 +154,7 @@ struct FuzzTests {
                 }
             }
             let photo = CapturedPhoto(files: [CapturedFile(name: "IMG_\(iteration).JPG", data: Data(bytes))], camera: "fuzz")
-            let context = ShotContext(session: "fuzz", shotNumber: iteration + 1, captureTime: Date(), camera: "fuzz", trigger: "fuzz")
+            let context = ShotContext(session: "fuzz", shot: ShotID(run: "test", number: iteration + 1), captureTime: Date(), camera: "fuzz", trigger: "fuzz")
             do {
                 let receipt = try await sink.store(photo, context: context)
                 guard let first = receipt.files.first, let data = FileManager.default.contents(atPath: first.location), !data.isEmpty || bytes.isEmpty else {

@@ -28,7 +28,7 @@ struct SecurityTests {
         var stored = 0
         for (index, name) in names.enumerated() {
             let photo = CapturedPhoto(files: [CapturedFile(name: name, data: Data("photo \(index)".utf8))], camera: cameras[index % cameras.count])
-            let context = ShotContext(session: index % 2 == 0 ? "../s" : "s", shotNumber: index + 1, captureTime: Date(),
+            let context = ShotContext(session: index % 2 == 0 ? "../s" : "s", shot: ShotID(run: "test", number: index + 1), captureTime: Date(),
                                       camera: cameras[index % cameras.count], trigger: "test")
             let receipt = try await sink.store(photo, context: context)
             for file in receipt.files {

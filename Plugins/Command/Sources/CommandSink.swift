@@ -72,6 +72,7 @@ public final class CommandSink: PhotoSink {
         }
         for file in files {
             let outcome = await run("download", ["ARGUMENT": file.location, "SHUTTERPIPE_SHOT": String(context.shotNumber),
+                                                 "SHUTTERPIPE_SHOT_ID": context.shot.description,
                                                  "SHUTTERPIPE_SEQUENCE": file.sequence.map(String.init) ?? ""])
             if let problem = outcome {
                 if options.failPhoto { throw ShutterError(.unexpected, "hook \(options.command[0]) \(problem) for \(file.location)", fix: "see the log for its output") }
@@ -100,7 +101,10 @@ public final class CommandSink: PhotoSink {
             environment["SHUTTERPIPE_CAUSE"] = failure.cause.rawValue
             environment["SHUTTERPIPE_MESSAGE"] = failure.description
         }
-        if let shot = answer.shotNumber { environment["SHUTTERPIPE_SHOT"] = String(shot) }
+        if let shot = answer.shot {
+            environment["SHUTTERPIPE_SHOT"] = String(shot.number)
+            environment["SHUTTERPIPE_SHOT_ID"] = shot.description
+        }
         if let sequence = answer.stored.first?.sequence { environment["SHUTTERPIPE_SEQUENCE"] = String(sequence) }
         _ = await run(action, environment)
     }

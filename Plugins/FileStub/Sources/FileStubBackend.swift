@@ -129,7 +129,7 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
                 }
             }
         }
-        return CapturedPhoto(files: files, camera: options.camera, captureTime: exposed, backendReference: urls.first?.lastPathComponent)
+        return CapturedPhoto(files: files, camera: options.camera, captureTime: exposed)
     }
 
     /// Nothing to release.

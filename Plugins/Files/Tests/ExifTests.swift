@@ -32,7 +32,7 @@ func storeTagged(_ files: [(String, Data)], exif: [String: Any] = studioExif, ex
     options.merge(extra) { $1 }
     let sink = FilesSink(options: try FilesSink.Options(PluginOptions(configNode(options), owner: "sink 'files'")))
     let photo = CapturedPhoto(files: files.map { CapturedFile(name: $0.0, data: $0.1) }, camera: "TestCam")
-    return try await sink.store(photo, context: ShotContext(session: "portrait", shotNumber: 1, captureTime: time, camera: "TestCam", trigger: "stdin"))
+    return try await sink.store(photo, context: ShotContext(session: "portrait", shot: ShotID(run: "test", number: 1), captureTime: time, camera: "TestCam", trigger: "stdin"))
 }
 
 /// Checks that tagging kept every camera tag, added no validate message and left the

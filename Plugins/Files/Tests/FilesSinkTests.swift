@@ -9,7 +9,7 @@ import Testing
 
 func shot(_ number: Int = 1, session: String = "portrait", camera: String = "Nikon D750", trigger: String = "stdin",
           time: Date = Date(timeIntervalSince1970: 1_780_000_000)) -> ShotContext {
-    ShotContext(session: session, shotNumber: number, captureTime: time, camera: camera, trigger: trigger)
+    ShotContext(session: session, shot: ShotID(run: "test", number: number), captureTime: time, camera: camera, trigger: trigger)
 }
 
 func photo(_ names: [String] = ["DSC_0001.JPG"], bytes: String = "jpeg bytes") -> CapturedPhoto {

@@ -110,7 +110,6 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
         // Every worker gets the order before any answer is awaited.
         let fired = workers.map { worker in (worker, sentAt: WorkerProtocol.monotonicNanoseconds(), id: worker.send(.capture(atUnixNanoseconds: due))) }
         var files: [CapturedFile] = []
-        var taken: [(String, CardPath)] = []
         var failures: [(String, ShutterError)] = []
         var model = selections[0].name
         var firstFired: UInt64?  // monotonic ns, the same clock in every worker
@@ -121,8 +120,8 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
                 switch reply {
                 case .captured(let captured, let firedAt, let took):
                     for (file, descriptor) in zip(captured, descriptors) {
-                        files.append(CapturedFile(name: file.path.name, data: try SharedBytes.map(descriptor), camera: isRig ? worker.name : nil))
-                        taken.append((worker.name, file.path))
+                        files.append(CapturedFile(name: file.path.name, data: try SharedBytes.map(descriptor), camera: isRig ? worker.name : nil,
+                                                  cameraPath: file.path.description))
                     }
                     firstFired = min(firstFired ?? firedAt, firedAt)
                     log.debug("captured", Self.timing(sentAt: sentAt, firedAt: firedAt, took: took, arrivedAt: arrivedAt, camera: worker.name))
@@ -141,7 +140,6 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
         let sinceFired = firstFired.map { Double(WorkerProtocol.monotonicNanoseconds() &- $0) / 1e9 } ?? 0
         return CapturedPhoto(files: files, camera: isRig ? selections.map(\.name).joined(separator: ", ") : model,
                              captureTime: Date(timeIntervalSinceNow: -max(0, sinceFired)),
-                             backendReference: Self.reference(taken),
                              missing: failures.isEmpty ? nil : Self.combined(failures, rig: true))
     }
 
@@ -159,8 +157,10 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
     /// Deletes the photo's files from the cards once it is archived, unless
     /// `keepOnCamera`. A photo not archived stays on the cards.
     public func finish(_ photo: CapturedPhoto, stored: Bool) async {
-        guard let reference = photo.backendReference else { return }
-        let byCamera = Dictionary(grouping: Self.paths(reference), by: \.0).mapValues { $0.map(\.1) }
+        // A file without a camera name is the single camera's.
+        let onCards = photo.files.compactMap { file in file.cameraPath.flatMap(CardPath.init).map { (file.camera ?? workers.first?.name ?? "", $0) } }
+        guard !onCards.isEmpty else { return }
+        let byCamera = Dictionary(grouping: onCards, by: \.0).mapValues { $0.map(\.1) }
         guard stored, !options.keepOnCamera else {
             // Why is the coordinator's to say (a sink's failure is logged as an error; a
             // pipeline without an archival sink is announced at start): here, only where.
@@ -249,12 +249,14 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
         case .cameraShot(let shot):
             guard let context = state.withLock({ $0.context }) else { return }
             let files = zip(shot, descriptors).compactMap { file, descriptor in
-                (try? SharedBytes.map(descriptor)).map { CapturedFile(name: file.path.name, data: $0, camera: isRig ? camera : nil) }
+                (try? SharedBytes.map(descriptor)).map {
+                    CapturedFile(name: file.path.name, data: $0, camera: isRig ? camera : nil, cameraPath: file.path.description)
+                }
             }
             guard !files.isEmpty else { return }
             log.info("shot taken on the camera: \(files.map(\.name).joined(separator: ", "))", [("camera", camera)])
             let model = state.withLock { $0.identities[camera]?.model } ?? camera
-            context.deliver(CapturedPhoto(files: files, camera: isRig ? camera : model, backendReference: Self.reference(shot.map { (camera, $0.path) })))
+            context.deliver(CapturedPhoto(files: files, camera: isRig ? camera : model))
         case .lost(let reason):
             state.withLock { $0.statuses = nil }
             log.warning("camera connection lost\(isRig ? " ('\(camera)')" : ""); reconnecting", [("event", "cameraLost"), ("camera", camera), ("reason", reason)])
@@ -283,17 +285,5 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
         let first = failures.first?.1 ?? ShutterError(.cameraFailure, "no camera answered")
         let text = failures.map { "camera '\($0.0)': \($0.1.message)" }.joined(separator: "; ")
         return ShutterError(first.cause, text, fix: first.fix)
-    }
-
-    static func reference(_ paths: [(String, CardPath)]) -> String {
-        paths.map { "\($0.0)\t\($0.1.folder)/\($0.1.name)" }.joined(separator: "\n")
-    }
-
-    static func paths(_ reference: String) -> [(String, CardPath)] {
-        reference.split(separator: "\n").compactMap { line in
-            let parts = line.split(separator: "\t", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let slash = parts[1].lastIndex(of: "/") else { return nil }
-            return (parts[0], CardPath(folder: String(parts[1][..<slash]), name: String(parts[1][parts[1].index(after: slash)...])))
-        }
     }
 }

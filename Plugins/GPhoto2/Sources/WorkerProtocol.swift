@@ -88,7 +88,7 @@ public struct CameraIdentity: Codable, Sendable, Equatable {
 }
 
 /// A file on the camera's card.
-public struct CardPath: Codable, Sendable, Equatable, Hashable {
+public struct CardPath: Codable, Sendable, Equatable, Hashable, CustomStringConvertible {
     public var folder: String
     public var name: String
 
@@ -96,6 +96,15 @@ public struct CardPath: Codable, Sendable, Equatable, Hashable {
         self.folder = folder
         self.name = name
     }
+
+    /// Reads `folder/name` back (``CapturedFile/cameraPath``); `nil` without a slash.
+    public init?(_ path: String) {
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        self.init(folder: String(path[..<slash]), name: String(path[path.index(after: slash)...]))
+    }
+
+    /// `folder/name`, as ``CapturedFile/cameraPath`` carries it.
+    public var description: String { "\(folder)/\(name)" }
 }
 
 /// A failure in the worker, as the answer's cause and message.

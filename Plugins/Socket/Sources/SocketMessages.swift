@@ -171,6 +171,8 @@ public struct SocketReply: Codable, Sendable, Equatable {
     public var files: [String]?
     /// The shot number in this session.
     public var shot: Int?
+    /// The shot's identity (``ShotID``, `RUN#NUMBER`), as the catalogue knows it.
+    public var shotID: String?
     /// Notes that did not stop the photo being stored.
     public var warnings: [String]?
     /// Why the line was not a request, or why the session refused the client.
@@ -190,6 +192,7 @@ public struct SocketReply: Codable, Sendable, Equatable {
         message = answer.failure?.description
         files = answer.stored.isEmpty ? nil : answer.stored.map(\.location)
         shot = answer.shotNumber
+        shotID = answer.shot?.description
         warnings = answer.warnings.isEmpty ? nil : answer.warnings
     }
 

@@ -72,7 +72,7 @@ struct PreviewTests {
         try photo.write(to: URL(fileURLWithPath: path))
         let trigger = WebTrigger(options: WebOptions())
         func answer(_ location: String, _ shot: Int) -> ShutterAnswer {
-            ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess, stored: [StoredFile(location: location, byteCount: photo.count)], shotNumber: shot)
+            ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess, stored: [StoredFile(location: location, byteCount: photo.count)], shot: ShotID(run: "test", number: shot))
         }
         // With no page open, nothing is made: once the next shot's preview (made while a
         // page listens) is ready, the earlier one, stored before it, was never made.

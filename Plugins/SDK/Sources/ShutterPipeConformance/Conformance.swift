@@ -72,7 +72,7 @@ public enum Conformance {
             var earlier: [String: Data] = [:]
             for shot in 1...2 {
                 let photo = await preparedSample(shot: shot)
-                let context = ShotContext(session: "conformance", shotNumber: shot, captureTime: Date(), camera: "conformance", trigger: "kit")
+                let context = ShotContext(session: "conformance", shot: ShotID(run: "conformance", number: shot), captureTime: Date(), camera: "conformance", trigger: "kit")
                 let receipt = try await watched("store") { try await sink.store(photo, context: context) }
                 problems += receiptProblems(receipt, for: photo, role: sink.role)
                 for file in receipt.files where file.location.hasPrefix("/") {
@@ -82,7 +82,7 @@ public enum Conformance {
                     }
                     earlier[file.location] = now
                 }
-                let answer = ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess, stored: receipt.files, shotNumber: shot)
+                let answer = ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess, stored: receipt.files, shot: ShotID(run: "conformance", number: shot))
                 try await watched("observe") { await sink.observe(answer) }
             }
             try await watched("end") { await sink.end() }
@@ -94,7 +94,7 @@ public enum Conformance {
                 let sink = try failing()
                 let photo = await preparedSample(shot: 1)
                 _ = try await watched("store") {
-                    try await sink.store(photo, context: ShotContext(session: "conformance", shotNumber: 1, captureTime: Date(), camera: "c", trigger: "kit"))
+                    try await sink.store(photo, context: ShotContext(session: "conformance", shot: ShotID(run: "conformance", number: 1), captureTime: Date(), camera: "c", trigger: "kit"))
                 }
                 problems.append("a sink made to fail reported success")
             } catch let error as ShutterError {

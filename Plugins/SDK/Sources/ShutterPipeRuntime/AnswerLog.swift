@@ -63,7 +63,7 @@ struct AnswerLog: Sendable {
 
     private static func shotFields(_ answer: ShutterAnswer) -> [(String, String)] {
         var fields: [(String, String)] = []
-        if let shot = answer.shotNumber { fields.append(("shot", String(shot))) }
+        if let shot = answer.shot { fields += [("shot", String(shot.number)), ("shotID", shot.description)] }
         if let capture = answer.captureDuration { fields.append(("captureMs", ms(capture))) }
         if let store = answer.storeDuration { fields.append(("storeMs", ms(store))) }
         return fields

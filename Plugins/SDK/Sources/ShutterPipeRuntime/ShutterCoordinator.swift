@@ -35,8 +35,10 @@ import Synchronization
 ///    `exitedOrUnableToEnter` (without a failure).
 /// 8. **Unknown** is logged and changes nothing; it is answered with the current mode
 ///    (`enteredPhotoMode` or `exitedOrUnableToEnter`) so the device stays in sync.
-/// 9. **Photos the camera took itself** go to the sinks in order with the other shots. No trigger is
-///    answered; the outcome is logged, counted and observed by every sink and session observer.
+/// 9. **Photos the camera took itself** get their ``ShotID`` when they arrive and take the
+///    path of every shot: the sinks in order with the others, then one answer through
+///    `deliver`, synced to no trigger, logged, counted and observed by every sink and
+///    session observer. Every shot's id comes from one counter (``nextShot()``).
 /// 10. **Deadlines.** Every backend, sink and sync call runs under a deadline from
 ///     ``CoordinatorSettings``; a call past it fails with cause `timeout`.
 /// 11. **Shutdown.** ``run()`` returns when every trigger has returned, or after
@@ -65,8 +67,8 @@ import Synchronization
 public actor ShutterCoordinator {
     let backend: any CaptureBackend
     let triggers: [NamedTrigger]
-    private let chain: SinkChain
-    private let session: String
+    let chain: SinkChain
+    let session: String
     let settings: CoordinatorSettings
     private let log: Logger
     let answerLog: AnswerLog
@@ -78,11 +80,13 @@ public actor ShutterCoordinator {
     public nonisolated let shotsInFlight: ShotTracker
 
     var status = CoordinatorStatus()
-    private var shotNumber = 0
+    /// The one shot counter: ids are `run#n` (``ShotID``).
+    let run = ShotID.newRun()
+    var shotsTaken = 0
     /// The last enter gave up waiting for the backend's prepare, which may still run.
     private var enterGaveUp = false
     private var ingress: Ingress?
-    private var pending = PendingStore()
+    var pending = PendingStore()
 
     /// Creates a coordinator. `observer` hears the status after every change; it must
     /// return quickly. `tracker` follows the shots in flight.
@@ -259,84 +263,8 @@ public actor ShutterCoordinator {
         }
     }
 
-    /// Takes a photo and leaves it to a store task, which answers; a failure before that
-    /// is answered here, in order.
-    private func capture(_ request: TriggerEvent, from trigger: NamedTrigger, started: ContinuousClock.Instant) async {
-        if !status.inPhotoMode {
-            guard settings.autoEnter else {
-                let failure = ShutterError(.notInPhotoMode, "not in photo mode", fix: "send enter first, or set coordinator.autoEnter: true")
-                await answerInOrder(ShutterAnswer(request: request, state: .photoFailed, failure: failure), to: trigger, started: started)
-                return
-            }
-            if let failure = await enterPhotoMode() {
-                await answerInOrder(ShutterAnswer(request: request, state: .photoFailed, failure: failure), to: trigger, started: started)
-                return
-            }
-        }
-        shotNumber += 1
-        let number = shotNumber
-        let backend = self.backend
-        let captureStarted = ContinuousClock.now
-        let photo: CapturedPhoto
-        shotsInFlight.capturing(number)
-        do {
-            // A capture for a later moment (a rig's `at`) has the wait on top of its deadline.
-            let fireAt = request.fireAt
-            let wait = fireAt.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSinceNow) * 1000)) } ?? .zero
-            photo = try await withDeadline(settings.captureTimeout + wait, "capture") { try await backend.capture(at: fireAt) }
-        } catch {
-            var failed = ShutterAnswer(request: request, state: .photoFailed,
-                                       failure: ShutterError.wrapping(error, as: .cameraFailure), shotNumber: number)
-            failed.captureDuration = ContinuousClock.now - captureStarted
-            shotsInFlight.ended(number)
-            await answerInOrder(failed, to: trigger, started: started)
-            return
-        }
-        let captureDuration = ContinuousClock.now - captureStarted
-        shotsInFlight.storing(number)
-        await settlePendingStore()
-        let context = ShotContext(session: session, shotNumber: number, captureTime: photo.captureTime, camera: photo.camera, trigger: trigger.name)
-        pending.begin(Task {
-            let storeStarted = ContinuousClock.now
-            let outcome = await self.chain.store(photo, context: context)
-            let failure = photo.missing ?? outcome.failure
-            var stored = ShutterAnswer(request: request, state: failure == nil ? .photoSuccess : .photoFailed,
-                                       failure: failure, stored: outcome.files, shotNumber: number, warnings: outcome.warnings)
-            stored.captureDuration = captureDuration
-            stored.captureTime = photo.captureTime
-            stored.storeDuration = ContinuousClock.now - storeStarted
-            stored.duration = ContinuousClock.now - started
-            self.shotsInFlight.ended(number)
-            await self.deliver(stored, to: trigger)
-            await self.chain.finish(photo, archived: outcome.archived)
-        })
-    }
-
-    /// Stores a photo taken with the camera's own button (rule 9); its outcome answers no
-    /// event, so it is logged and counted only.
-    private func storeCameraShot(_ photo: CapturedPhoto) async {
-        let started = ContinuousClock.now
-        shotNumber += 1
-        let context = ShotContext(session: session, shotNumber: shotNumber, captureTime: photo.captureTime, camera: photo.camera, trigger: "camera")
-        shotsInFlight.storing(context.shotNumber)
-        let outcome = await chain.store(photo, context: context)
-        shotsInFlight.ended(context.shotNumber)
-        let failure = photo.missing ?? outcome.failure
-        var answer = ShutterAnswer(request: TriggerEvent(.capture, origin: "camera button"), state: failure == nil ? .photoSuccess : .photoFailed,
-                                   failure: failure, stored: outcome.files, shotNumber: context.shotNumber, warnings: outcome.warnings)
-        answer.duration = ContinuousClock.now - started
-        answer.storeDuration = answer.duration
-        answer.captureTime = photo.captureTime
-        status.record(answer, fromCamera: true)
-        answerLog.cameraShot(answer)
-        for named in chain.sinks { await named.sink.observe(answer) }
-        for sessionObserver in sessionObservers { await sessionObserver.observe(answer, trigger: "camera") }
-        observer?(status)
-        await chain.finish(photo, archived: outcome.archived)
-    }
-
     /// Waits until the photo being stored has been answered.
-    private func settlePendingStore() async {
+    func settlePendingStore() async {
         await pending.take()?.value
     }
 
@@ -355,7 +283,7 @@ public actor ShutterCoordinator {
 
     /// Delivers an answer after the photo being stored has been answered, so answers keep
     /// the order of their events (rule 2).
-    private func answerInOrder(_ answer: ShutterAnswer, to trigger: NamedTrigger, started: ContinuousClock.Instant) async {
+    func answerInOrder(_ answer: ShutterAnswer, to trigger: NamedTrigger, started: ContinuousClock.Instant) async {
         await settlePendingStore()
         var answer = answer
         answer.duration = ContinuousClock.now - started
@@ -380,20 +308,25 @@ public actor ShutterCoordinator {
     }
 
     /// The one way an answer leaves the coordinator: counted, logged, synced to its
-    /// trigger under a deadline, shown to the sinks, then the status is published.
-    private func deliver(_ answer: ShutterAnswer, to trigger: NamedTrigger, refused: Bool = false) async {
-        status.record(answer, refused: refused)
-        answerLog.answered(answer, by: trigger.name)
-        let source = trigger.source
-        do {
-            try await withDeadline(settings.syncTimeout, "trigger '\(trigger.name)' taking the answer") {
-                await source.sync(answer)
+    /// trigger under a deadline (none for a shot from the camera's own button, `trigger`
+    /// `nil`), shown to the sinks and the observers, then the status is published.
+    func deliver(_ answer: ShutterAnswer, to trigger: NamedTrigger?, refused: Bool = false) async {
+        status.record(answer, refused: refused, fromCamera: trigger == nil)
+        if let trigger {
+            answerLog.answered(answer, by: trigger.name)
+            let source = trigger.source
+            do {
+                try await withDeadline(settings.syncTimeout, "trigger '\(trigger.name)' taking the answer") {
+                    await source.sync(answer)
+                }
+            } catch {
+                log.warning("\(ShutterError.wrapping(error))")
             }
-        } catch {
-            log.warning("\(ShutterError.wrapping(error))")
+        } else {
+            answerLog.cameraShot(answer)
         }
         for named in chain.sinks { await named.sink.observe(answer) }
-        for sessionObserver in sessionObservers { await sessionObserver.observe(answer, trigger: trigger.name) }
+        for sessionObserver in sessionObservers { await sessionObserver.observe(answer, trigger: trigger?.name ?? "camera") }
         observer?(status)
     }
 }

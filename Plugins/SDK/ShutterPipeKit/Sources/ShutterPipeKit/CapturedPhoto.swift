@@ -10,12 +10,19 @@ public struct CapturedFile: Sendable, Equatable {
     /// The camera that made this file, by its name in the config, when a backend drives
     /// several (`{camera}` in file names then tells their files apart); `nil` for one.
     public var camera: String?
+    /// Where the file is on the camera that made it, as the backend names it
+    /// ("/store_00010001/DCIM/100D750/DSC_0042.NEF"), so that the backend can find it
+    /// again in ``CaptureBackend/finish(_:stored:)`` (to delete it from the card); `nil`
+    /// when the file stays nowhere. (Added in ABI 6; it replaces the photo's
+    /// `backendReference` string.)
+    public var cameraPath: String?
 
     /// Creates a file.
-    public init(name: String, data: Data, camera: String? = nil) {
+    public init(name: String, data: Data, camera: String? = nil, cameraPath: String? = nil) {
         self.name = name
         self.data = data
         self.camera = camera
+        self.cameraPath = cameraPath
     }
 
     /// The camera name's stem: "IMG_0042" for "IMG_0042.CR2".
@@ -37,27 +44,26 @@ public struct CapturedFile: Sendable, Equatable {
 
 /// One exposure: every file the camera produced for it (RAW+JPEG gives two).
 public struct CapturedPhoto: Sendable, Equatable {
+    /// The shot's identity. The backend leaves it `nil`; the coordinator sets it before
+    /// any sink sees the photo (the id it gave when it asked the camera to fire, or a new
+    /// one for a shot taken with the camera's own button). (Added in ABI 6.)
+    public var id: ShotID?
     /// The files of this exposure, in the order the camera delivered them.
     public var files: [CapturedFile]
     /// The camera that took it, for people and templates ("Nikon D750", "file-stub").
     public var camera: String
     /// When the exposure was taken.
     public var captureTime: Date
-    /// A value the backend may use to find this photo on the camera again in
-    /// ``CaptureBackend/finish(_:stored:)`` (for example to delete it from the card).
-    public var backendReference: String?
     /// Set when only part of the exposure came (a rig where one camera of several failed):
     /// the files hold what did come, the sinks store them, and the capture is answered
     /// ``ShutterState/photoFailed`` with this failure, which names what is missing.
     public var missing: ShutterError?
 
     /// Creates a photo.
-    public init(files: [CapturedFile], camera: String, captureTime: Date = Date(), backendReference: String? = nil,
-                missing: ShutterError? = nil) {
+    public init(files: [CapturedFile], camera: String, captureTime: Date = Date(), missing: ShutterError? = nil) {
         self.files = files
         self.camera = camera
         self.captureTime = captureTime
-        self.backendReference = backendReference
         self.missing = missing
     }
 }
@@ -66,9 +72,9 @@ public struct CapturedPhoto: Sendable, Equatable {
 public struct ShotContext: Sendable, Equatable {
     /// The session name from the config.
     public var session: String
-    /// The number of this shot in this run of the pipeline, from 1. Sinks that number
-    /// files persistently keep their own sequence.
-    public var shotNumber: Int
+    /// The shot's identity (its ``ShotID/number`` counts this run's shots from 1). Sinks
+    /// that number files persistently keep their own sequence. (Added in ABI 6.)
+    public var shot: ShotID
     /// When the exposure was taken.
     public var captureTime: Date
     /// The camera that took it.
@@ -81,12 +87,15 @@ public struct ShotContext: Sendable, Equatable {
     public var storedSoFar: [StoredFile]
 
     /// Creates a context.
-    public init(session: String, shotNumber: Int, captureTime: Date, camera: String, trigger: String, storedSoFar: [StoredFile] = []) {
+    public init(session: String, shot: ShotID, captureTime: Date, camera: String, trigger: String, storedSoFar: [StoredFile] = []) {
         self.session = session
-        self.shotNumber = shotNumber
+        self.shot = shot
         self.captureTime = captureTime
         self.camera = camera
         self.trigger = trigger
         self.storedSoFar = storedSoFar
     }
+
+    /// The shot's number in this run, from 1 (``shot``'s number).
+    public var shotNumber: Int { shot.number }
 }

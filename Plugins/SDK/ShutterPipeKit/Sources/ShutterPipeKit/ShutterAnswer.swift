@@ -81,8 +81,9 @@ public struct ShutterAnswer: Sendable, Equatable {
     public var failure: ShutterError?
     /// The files stored for a ``ShutterState/photoSuccess``, across every sink.
     public var stored: [StoredFile]
-    /// The shot number in this run, for captures that reached the camera.
-    public var shotNumber: Int?
+    /// The shot's identity, for captures that reached the camera and for shots taken with
+    /// the camera's own button. (Added in ABI 6.)
+    public var shot: ShotID?
     /// Warnings from sinks, for a success that deserves a note.
     public var warnings: [String]
     /// How long the coordinator took to answer, from dequeuing the event.
@@ -98,17 +99,20 @@ public struct ShutterAnswer: Sendable, Equatable {
     /// Creates an answer.
     public init(
         request: TriggerEvent, state: ShutterState, failure: ShutterError? = nil,
-        stored: [StoredFile] = [], shotNumber: Int? = nil, warnings: [String] = [],
+        stored: [StoredFile] = [], shot: ShotID? = nil, warnings: [String] = [],
         duration: Duration = .zero
     ) {
         self.request = request
         self.state = state
         self.failure = failure
         self.stored = stored
-        self.shotNumber = shotNumber
+        self.shot = shot
         self.warnings = warnings
         self.duration = duration
     }
+
+    /// The shot's number in its run, from 1 (``shot``'s number).
+    public var shotNumber: Int? { shot?.number }
 
     /// A one-line summary: the state's name, then the stored locations or the cause and
     /// message. This is the shape the `stdin` trigger prints.

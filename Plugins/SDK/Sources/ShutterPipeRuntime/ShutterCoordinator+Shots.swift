@@ -1,0 +1,87 @@
+import ShutterPipeKit
+import ShutterPipeSupport
+
+/// The two ways a shot begins, and the one way it is stored and answered.
+extension ShutterCoordinator {
+    /// The next shot's identity: the one place shots are counted.
+    func nextShot() -> ShotID {
+        shotsTaken += 1
+        return ShotID(run: run, number: shotsTaken)
+    }
+
+    /// Takes a photo and leaves it to a store task, which answers; a failure before that
+    /// is answered here, in order.
+    func capture(_ request: TriggerEvent, from trigger: NamedTrigger, started: ContinuousClock.Instant) async {
+        if !status.inPhotoMode {
+            guard settings.autoEnter else {
+                let failure = ShutterError(.notInPhotoMode, "not in photo mode", fix: "send enter first, or set coordinator.autoEnter: true")
+                await answerInOrder(ShutterAnswer(request: request, state: .photoFailed, failure: failure), to: trigger, started: started)
+                return
+            }
+            if let failure = await enterPhotoMode() {
+                await answerInOrder(ShutterAnswer(request: request, state: .photoFailed, failure: failure), to: trigger, started: started)
+                return
+            }
+        }
+        let id = nextShot()
+        let backend = self.backend
+        let captureStarted = ContinuousClock.now
+        var photo: CapturedPhoto
+        shotsInFlight.capturing(id.number)
+        do {
+            // A capture for a later moment (a rig's `at`) has the wait on top of its deadline.
+            let fireAt = request.fireAt
+            let wait = fireAt.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSinceNow) * 1000)) } ?? .zero
+            photo = try await withDeadline(settings.captureTimeout + wait, "capture") { try await backend.capture(at: fireAt) }
+        } catch {
+            var failed = ShutterAnswer(request: request, state: .photoFailed,
+                                       failure: ShutterError.wrapping(error, as: .cameraFailure), shot: id)
+            failed.captureDuration = ContinuousClock.now - captureStarted
+            shotsInFlight.ended(id.number)
+            await answerInOrder(failed, to: trigger, started: started)
+            return
+        }
+        photo.id = id
+        var answer = ShutterAnswer(request: request, state: .photoSuccess, shot: id)
+        answer.captureDuration = ContinuousClock.now - captureStarted
+        await store(photo, answering: answer, to: trigger, started: started)
+    }
+
+    /// Stores a photo taken with the camera's own button (rule 9): it gets its id now and
+    /// takes the path of every other shot, answered to no trigger.
+    func storeCameraShot(_ photo: CapturedPhoto) async {
+        var photo = photo
+        let id = nextShot()
+        photo.id = id
+        await store(photo, answering: ShutterAnswer(request: TriggerEvent(.capture, origin: "camera button"), state: .photoSuccess, shot: id),
+                    to: nil, started: .now)
+    }
+
+    /// Hands the photo to the sinks in a store task, which answers with the outcome
+    /// (`answer` completed), then lets the backend finish it. The next capture may run
+    /// meanwhile (rule 2).
+    private func store(_ photo: CapturedPhoto, answering answer: ShutterAnswer, to trigger: NamedTrigger?,
+                       started: ContinuousClock.Instant) async {
+        guard let id = photo.id else { return }
+        shotsInFlight.storing(id.number)
+        await settlePendingStore()
+        let context = ShotContext(session: session, shot: id, captureTime: photo.captureTime, camera: photo.camera,
+                                  trigger: trigger?.name ?? "camera")
+        pending.begin(Task {
+            let storeStarted = ContinuousClock.now
+            let outcome = await self.chain.store(photo, context: context)
+            let failure = photo.missing ?? outcome.failure
+            var stored = answer
+            stored.state = failure == nil ? .photoSuccess : .photoFailed
+            stored.failure = failure
+            stored.stored = outcome.files
+            stored.warnings = outcome.warnings
+            stored.captureTime = photo.captureTime
+            stored.storeDuration = ContinuousClock.now - storeStarted
+            stored.duration = ContinuousClock.now - started
+            self.shotsInFlight.ended(id.number)
+            await self.deliver(stored, to: trigger)
+            await self.chain.finish(photo, archived: outcome.archived)
+        })
+    }
+}
