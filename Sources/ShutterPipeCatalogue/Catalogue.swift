@@ -243,6 +243,11 @@ public final class Catalogue: @unchecked Sendable {
         try shots(where: "s.id = ?", [.integer(Int64(id))], limit: nil).first
     }
 
+    /// The shot a session gave `key`, once recorded.
+    public func shot(key: ShotID) throws(CatalogueError) -> CatalogueShot? {
+        try shots(where: "s.shot_key = ?", [.text(key.description)], limit: nil).first
+    }
+
     /// The shots `filter` selects, newest first.
     public func shots(_ filter: ShotFilter = ShotFilter()) throws(CatalogueError) -> [CatalogueShot] {
         var clauses: [String] = []

@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeKit
 
 /// What a reconciliation changed.
 public struct ReconcileReport: Sendable, Equatable {

@@ -10,7 +10,11 @@ import Synchronization
 /// the shot; the answer, which comes once the photo is durable, is queued for the
 /// writer thread (``CatalogueWriter``). Nothing here waits for the catalogue, so a slow,
 /// full or broken catalogue never delays or fails a shot.
-public final class CatalogueRecorder: PhotoSink, SessionObserver {
+///
+/// It also offers the catalogue to the session's plugins (``ShotCatalogue``, through
+/// ``SessionView/catalogue``): reads and marks go to a ``SessionCatalogue`` on a
+/// connection and a thread of their own.
+public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue {
     /// Where the catalogue is and what it indexes.
     public struct Options: Sendable {
         /// The catalogue file.
@@ -48,10 +52,25 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver {
     private let cameras = Mutex<[ShotID: String]>([:])
     private let writer = Mutex<CatalogueWriter?>(nil)
 
+    private let reads: SessionCatalogue
+
     public init(options: Options, session: String, log: Logger) {
         self.options = options
         self.session = session
         self.log = log
+        self.reads = SessionCatalogue(path: Catalogue.absolute(options.path))
+    }
+
+    // MARK: The catalogue, for the session's plugins
+
+    public var cacheFolder: String? { reads.cacheFolder }
+    public func shot(_ id: Int) async throws -> CatalogueShot? { try await reads.shot(id) }
+    public func shot(for shot: ShotID) async throws -> CatalogueShot? { try await reads.shot(for: shot) }
+    public func shots(_ filter: ShotFilter) async throws -> [CatalogueShot] { try await reads.shots(filter) }
+    public func mark(_ id: Int, _ changes: [ShotMarkChange]) async throws -> CatalogueShot {
+        let shot = try await reads.mark(id, changes)
+        log.info("shot \(id) marked: rating \(shot.rating), label \(shot.label ?? "none"), \(shot.pick.word ?? "not picked")")
+        return shot
     }
 
     public var role: SinkRole { .processing }

@@ -1,5 +1,6 @@
 import CExif
 import Foundation
+import ShutterPipeKit
 
 /// Reads a shot's EXIF summary from its file: exposure, aperture, ISO, focal length, lens,
 /// orientation, capture time, model and serial. JPEGs with libexif; RAW files with LibRaw

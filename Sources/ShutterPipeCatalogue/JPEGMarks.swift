@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import ShutterPipeKit
 
 /// Ratings and labels inside a JPEG, for Lightroom, which reads a JPEG's marks only from
 /// the XMP in the file (opt-in: `catalogue.marksInJPEG`; docs/catalogue.md).
@@ -13,7 +14,7 @@ import Foundation
 enum JPEGMarks {
     static let xmpIdentifier = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
 
-    static func write(_ marks: XMPSidecar.Marks, into path: String) throws(SidecarError) {
+    static func write(_ marks: ShotMarks, into path: String) throws(SidecarError) {
         guard let data = FileManager.default.contents(atPath: path) else { throw SidecarError(path: path, reason: "cannot read it") }
         let bytes = [UInt8](data)
         guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { throw SidecarError(path: path, reason: "not a JPEG; left as it is") }
@@ -76,7 +77,7 @@ enum JPEGMarks {
 
 extension XMPSidecar {
     /// The marks into the XMP inside the JPEG at `path` (``JPEGMarks``).
-    public static func writeIntoJPEG(_ marks: Marks, path: String) throws(SidecarError) {
+    public static func writeIntoJPEG(_ marks: ShotMarks, path: String) throws(SidecarError) {
         try JPEGMarks.write(marks, into: path)
     }
 }

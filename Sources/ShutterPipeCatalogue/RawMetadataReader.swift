@@ -1,5 +1,6 @@
 import CLibRaw
 import Foundation
+import ShutterPipeKit
 
 /// The EXIF summary of a RAW file, through LibRaw: it reads the metadata of every format it
 /// develops (the TIFF-based ones and CR3 alike) without decoding the sensor data.

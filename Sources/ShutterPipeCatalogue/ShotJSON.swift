@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import ShutterPipeKit
 
 /// Shots as JSON, written by hand: the same document `JSONEncoder` makes of
 /// ``CatalogueShot`` (sorted keys, ISO 8601 dates in UTC, absent values left out, `pick` as

@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import ShutterPipeKit
 
 /// Ratings, labels and picks in XMP sidecars, where editors read them
 /// (docs/catalogue.md has which editor reads what):
@@ -17,18 +18,6 @@ import Foundation
 /// or the new one, whole. Writers of one folder take turns (an `flock` on the folder).
 public enum XMPSidecar {
     /// What a sidecar says about a shot.
-    public struct Marks: Sendable, Equatable {
-        public var rating: Int
-        public var label: String?
-        public var pick: Pick
-
-        public init(rating: Int = 0, label: String? = nil, pick: Pick = .none) {
-            self.rating = rating
-            self.label = label
-            self.pick = pick
-        }
-    }
-
     /// How sidecars are named, as the files sink's `sidecarName` says.
     public enum Naming: String, Sendable, CaseIterable {
         /// `IMG_1.CR2.xmp`: darktable, digiKam (the files sink's default).
@@ -49,24 +38,24 @@ public enum XMPSidecar {
     static let ourNamespace = "http://ns.shutterpipe.org/1.0/"
 
     /// The marks in the sidecar at `path`, or `nil` when there is none or it says none.
-    public static func read(_ path: String) -> Marks? {
+    public static func read(_ path: String) -> ShotMarks? {
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else { return nil }
         let rating = property("xmp:Rating", in: text).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         let label = property("xmp:Label", in: text).map(unescape)
         let picked = property("shutterpipe:Pick", in: text) == "1"
         guard rating != nil || label != nil || picked else { return nil }
-        var marks = Marks(rating: max(0, min(5, rating ?? 0)), label: label?.isEmpty == true ? nil : label)
+        var marks = ShotMarks(rating: max(0, min(5, rating ?? 0)), label: label?.isEmpty == true ? nil : label)
         marks.pick = rating == -1 ? .rejected : picked ? .picked : .none
         return marks
     }
 
     /// Writes `marks` into the sidecar at `path`, merging with what is there.
-    public static func write(_ marks: Marks, to path: String) throws(SidecarError) {
+    public static func write(_ marks: ShotMarks, to path: String) throws(SidecarError) {
         try edit(path) { text throws(SidecarError) in try merge(marks, into: text, path: path) }
     }
 
     /// `text`, an XMP packet, with the marks set (`path` names it in errors).
-    static func merge(_ marks: Marks, into text: String, path: String) throws(SidecarError) -> String {
+    static func merge(_ marks: ShotMarks, into text: String, path: String) throws(SidecarError) -> String {
         let rating = marks.pick == .rejected ? -1 : marks.rating
         var text = try set("xmp:Rating", to: String(rating), namespace: ("xmp", xmpNamespace), in: text, path: path)
         text = try set("xmp:Label", to: marks.label.map(escape), namespace: ("xmp", xmpNamespace), in: text, path: path)

@@ -3,7 +3,7 @@ import Glibc
 #endif
 @testable import ShutterPipeCatalogue
 import Foundation
-import struct ShutterPipeKit.ShotID
+import ShutterPipeKit
 import TestSupport
 import Testing
 
@@ -28,7 +28,7 @@ func cataloguePipeline(_ photos: String, backend: String = "", sink: String = ""
 }
 
 /// `shutterpipe shots ARGS --json`, decoded.
-func listedShots(_ arguments: [String], in folder: TemporaryDirectory, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [CatalogueShot] {
+func listedShots(_ arguments: [String], in folder: TemporaryDirectory, sourceLocation: Testing.SourceLocation = #_sourceLocation) async throws -> [CatalogueShot] {
     let outcome = try await shutterpipe(["shots", "--json"] + arguments, in: folder.path, sourceLocation: sourceLocation)
     guard outcome.status == 0 else {
         Issue.record("shots \(arguments) exited \(outcome.status): \(outcome.stderr)", sourceLocation: sourceLocation)
@@ -87,6 +87,9 @@ struct CatalogueTests {
         let failed = shots.filter { $0.state == .failed }
         #expect(failed.count == 2 && failed.allSatisfy { $0.failureCause == "cameraFailure" && $0.failureMessage?.contains("simulated failure of capture 3") == true })
         #expect(failed.allSatisfy { $0.files.isEmpty && $0.runNumber == 3 })
+        let ids = shots.compactMap(\.shotID)
+        #expect(ids.count == 6 && Set(ids.map(\.run)).count == 2 && ids.map(\.number).sorted() == [1, 1, 2, 2, 3, 3],
+                "one ShotID per shot, failed ones too, from one counter per run: \(ids)")
         for shot in shots where shot.state == .stored {
             #expect(shot.trigger == "stdin" && shot.camera == "Test Body")
             #expect(shot.asked != nil && shot.fired != nil && shot.stored != nil)

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 @testable import ShutterPipeCatalogue
+import ShutterPipeKit
 import TestSupport
 import Testing
 

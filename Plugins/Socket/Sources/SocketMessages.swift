@@ -10,12 +10,7 @@ import ShutterPipeSupport
 public enum SocketProtocol {
     /// The default socket path: `$XDG_RUNTIME_DIR/shutterpipe.sock`, else
     /// `/tmp/shutterpipe-UID/shutterpipe.sock` (``fallbackFolder``).
-    public static var defaultPath: String {
-        if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
-            return "\(runtime)/shutterpipe.sock"
-        }
-        return "\(fallbackFolder)/shutterpipe.sock"
-    }
+    public static var defaultPath: String { SessionSocket.defaultPath }
 
     /// Where the socket goes without `XDG_RUNTIME_DIR` (cron, system units, `su`): a
     /// folder of this user's alone, mode 0700, so no other user can put a socket of theirs
@@ -91,6 +86,8 @@ public struct SocketRequest: Codable, Sendable, Equatable {
         case event(String, id: JSONValue?)
         /// A settings request.
         case settings(SettingsRequest.Action, camera: String?, id: JSONValue?)
+        /// Marks for a shot of the catalogue, by its catalogue id.
+        case mark(Int, [ShotMarkChange], id: JSONValue?)
         /// Not a request: the error reply to send back.
         case rejected(SocketReply)
     }
@@ -105,6 +102,7 @@ public struct SocketRequest: Codable, Sendable, Equatable {
         if object["camera"] != nil, object["camera"] != .null, camera == nil {
             return .rejected(SocketReply(error: "\"camera\" must be a camera's name (a string)", id: id))
         }
+        if let mark = object["mark"] { return parseMark(mark, object, id: id) }
         if let set = object["set"] {
             let (changes, problem) = settingChanges(set)
             if let problem { return .rejected(SocketReply(error: problem, id: id)) }
@@ -123,10 +121,11 @@ public struct SocketRequest: Codable, Sendable, Equatable {
             }
         }
         guard let event = object["event"]?.string else {
-            return .rejected(SocketReply(error: "missing \"event\": send {\"event\":\"capture\"}, enter or exit; or {\"set\":{\"iso\":\"400\"}} or {\"get\":[]} for camera settings", id: id))
+            return .rejected(SocketReply(error: "missing \"event\": send {\"event\":\"capture\"}, enter or exit; {\"set\":{\"iso\":\"400\"}} or {\"get\":[]} for camera settings; or {\"mark\":12,\"rating\":4} for a shot", id: id))
         }
         return .event(event, id: id)
     }
+
 
     /// The changes a `set` value names: an object (in key order), or a list of
     /// `KEY=VALUE` strings (in its order). Values may be strings, numbers or booleans.
@@ -180,6 +179,8 @@ public struct SocketReply: Codable, Sendable, Equatable {
     /// For a settings request: each setting as applied or read; for a refused change, the
     /// settings it named with their choices.
     public var settings: [CameraSetting]?
+    /// For a mark request: the shot's marks as the catalogue holds them afterwards.
+    public var marked: MarkedShot?
 
     /// The reply to one answered request.
     public init(_ answer: ShutterAnswer, id: JSONValue?) {

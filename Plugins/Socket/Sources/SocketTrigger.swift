@@ -16,7 +16,11 @@ import Synchronization
 /// line gets an error reply and the session carries on. A client that leaves its replies
 /// unread is disconnected, never waited for. The trigger runs until the pipeline stops,
 /// and removes its socket file then.
-public final class SocketTrigger: TriggerSource {
+///
+/// A session that keeps a catalogue also takes `{"mark":12,"rating":4}` lines: marks for a
+/// shot, written to its sidecars and the catalogue (``ShotCatalogue``), as
+/// `shutterpipe shots rate` sends them. A trigger adopts ``SessionObserver`` for that.
+public final class SocketTrigger: TriggerSource, SessionObserver {
     /// The type name in configs.
     public static let typeName = "socket"
 
@@ -50,6 +54,7 @@ public final class SocketTrigger: TriggerSource {
 
     private let options: Options
     private let log: Logger
+    private let catalogue = Mutex<(any ShotCatalogue)?>(nil)
     private let clients = Mutex<(byID: [UInt32: Client], nextID: UInt32, nextRequest: UInt32, stopping: Bool)>(([:], 1, 1, false))
 
     /// Creates a trigger.
@@ -192,12 +197,39 @@ public final class SocketTrigger: TriggerSource {
                 events.send(SettingsRequest(action, camera: camera, origin: "client \(id)")) { [self] answer in
                     self.answer(token, with: { SocketReply(answer, id: $0) })
                 }
+            case .mark(let shot, let changes, let requestID):
+                guard let catalogue = catalogue.withLock({ $0 }) else {
+                    reply(SocketProtocol.line(SocketReply(markFailed: ShutterError(
+                        .invalidConfiguration, "this session keeps no catalogue", fix: "remove 'catalogue: off' from its config, or mark offline with shutterpipe shots --catalogue PATH"),
+                                                          id: requestID)), to: connection, client: id)
+                    return true
+                }
+                guard let token = admit(requestID, client: id, connection: connection) else { return true }
+                // The catalogue works on a thread of its own; the reply is queued when it is done.
+                Task { [self] in
+                    let started = ContinuousClock.now
+                    do {
+                        let marked = try await catalogue.mark(shot, changes)
+                        let ms = Int((ContinuousClock.now - started).milliseconds.rounded())
+                        self.answer(token, with: { SocketReply(marked: marked, id: $0, ms: ms) })
+                    } catch {
+                        self.answer(token, with: { SocketReply(markFailed: ShutterError.wrapping(error), id: $0) })
+                    }
+                }
             }
             return true
         }
         clients.withLock { $0.byID[id] = nil }
         connection.finishWriting()  // the descriptor closes when the last user lets go
     }
+
+    /// Keeps the session's catalogue, for mark requests.
+    public func begin(_ session: SessionView) async {
+        catalogue.withLock { $0 = session.catalogue }
+    }
+
+    /// Nothing to do with answers: each client gets its own through ``sync(_:)``.
+    public func observe(_ answer: ShutterAnswer, trigger: String) async {}
 
     /// Records a request as owed an answer and returns its token; a stopping trigger
     /// refuses it instead (and says so to the client).

@@ -21,7 +21,9 @@ struct ShotsCommand: ParsableCommand {
         The catalogue is the one the config's session writes (--config, or \(RunCommand.defaultConfig)),
         or --catalogue PATH. Ratings, labels and rejects go to each file's XMP sidecar first
         (merged with what is there; named as the files sink's sidecarName says), then to the
-        catalogue; they work while a session runs. rebuild keeps the old catalogue beside the
+        catalogue. While the config's session runs with a socket trigger, marks go through it
+        (its page sees them at once); otherwise, or with --catalogue, to the catalogue
+        directly. rebuild keeps the old catalogue beside the
         new one (NAME.before-rebuild-TIME).
         """)
 
@@ -31,8 +33,11 @@ struct ShotsCommand: ParsableCommand {
     @Option(short: "c", valueName: "FILE", help: "find the catalogue from this config (default: \(RunCommand.defaultConfig))")
     var config: String?
 
-    @Option(valueName: "PATH", help: "the catalogue file itself")
+    @Option(valueName: "PATH", help: "the catalogue file itself (marks then go to it directly, not through a running session)")
     var catalogue: String?
+
+    @Option(valueName: "PATH", help: "the running session's socket, for marks (default: the config's socket trigger's)")
+    var socket: String?
 
     @Option(valueName: "NAME", help: "only this session's shots")
     var session: String?
@@ -78,36 +83,28 @@ struct ShotsCommand: ParsableCommand {
             guard arguments.count == 2, let id = Int(arguments[0]), let value = Int(arguments[1]), (0...5).contains(value) else {
                 throw UsageError("rate takes a shot id and a rating from 0 to 5: shots rate 12 4")
             }
-            return try mark(id, context) { $0.rating = value; if $0.pick == .rejected { $0.pick = .none } }
+            return try await mark(id, [.rating(value)], context)
         case "label":
             guard arguments.count == 2, let id = Int(arguments[0]) else {
                 throw UsageError("label takes a shot id and a colour: shots label 12 red (none to clear)")
             }
-            let label = Self.label(arguments[1])
-            return try mark(id, context) { $0.label = label }
+            return try await mark(id, [.label(ShotMarkChange.labelName(arguments[1]))], context)
         case "pick", "reject", "unpick":
             guard arguments.count == 1, let id = Int(arguments[0]) else { throw UsageError("\(action) takes a shot id: shots \(action) 12") }
             let pick: Pick = action == "pick" ? .picked : action == "reject" ? .rejected : .none
-            return try mark(id, context) { $0.pick = pick }
+            return try await mark(id, [.pick(pick)], context)
         case "keyword", "unkeyword":
             guard arguments.count >= 2, let id = Int(arguments[0]) else {
                 throw UsageError("\(action) takes a shot id and one or more keywords: shots \(action) 12 \"look 12\" bride")
             }
-            return try keywords(id, adding: action == "keyword", Array(arguments.dropFirst()), context)
+            let words = Array(arguments.dropFirst())
+            return try await mark(id, [action == "keyword" ? .addKeywords(words) : .removeKeywords(words)], context)
         case "rebuild":
             guard arguments.count == 1 else { throw UsageError("rebuild takes the folder of the photos: shots rebuild ./captures") }
             return try rebuild(arguments[0], context)
         default:
             throw UsageError("unknown action '\(action)'; use rate, label, pick, reject, unpick, keyword, unkeyword or rebuild, or nothing to list")
         }
-    }
-
-    /// Lightroom's label names for the usual words; anything else as given.
-    static func label(_ word: String) -> String? {
-        let lower = word.lowercased()
-        if ["none", "clear", "-", ""].contains(lower) { return nil }
-        let known = ["red", "yellow", "green", "blue", "purple"]
-        return known.contains(lower) ? lower.prefix(1).uppercased() + lower.dropFirst() : word
     }
 
     // MARK: Finding the catalogue
@@ -136,7 +133,7 @@ struct ShotsCommand: ParsableCommand {
             guard let parsed = ShotFilter.parseRating(rating) else { throw UsageError("--rating takes 3, '>=3', '<=2', '>1', '<4' or -1; got '\(rating)'") }
             filter.rating = parsed
         }
-        filter.label = label.flatMap(Self.label)
+        filter.label = label.flatMap { ShotMarkChange.labelName($0) }
         filter.keyword = keyword
         filter.pickedOnly = picked
         filter.rejectedOnly = rejected
@@ -193,60 +190,6 @@ struct ShotsCommand: ParsableCommand {
         }
         lines.append("\(shots.count) shot(s)")
         return lines.joined(separator: "\n")
-    }
-
-    // MARK: Marking
-
-    /// Changes a shot's marks: each sidecar first (the truth), then the catalogue.
-    func mark(_ id: Int, _ context: CommandContext, _ change: (inout XMPSidecar.Marks) -> Void) throws -> Int32 {
-        let catalogue = try Catalogue.open(at: try catalogueFile(context), create: false)
-        guard let shot = try catalogue.shot(id) else {
-            throw CommandFailure("no shot \(id) in the catalogue '\(catalogue.path)'; 'shutterpipe shots' lists the ids")
-        }
-        var marks = XMPSidecar.Marks(rating: shot.rating, label: shot.label, pick: shot.pick)
-        change(&marks)
-        let naming = catalogue.sidecarNaming()
-        var sidecars: [String] = []
-        for file in shot.files where !file.missing {
-            let sidecar = naming.sidecar(of: file.path)
-            guard !sidecars.contains(sidecar) else { continue }
-            try XMPSidecar.write(marks, to: sidecar)
-            sidecars.append(sidecar)
-        }
-        if (try? catalogue.setting("marksInJPEG")) == "1" {
-            for file in shot.files where !file.missing && file.kind == .jpeg {
-                try XMPSidecar.writeIntoJPEG(marks, path: file.path)
-                try catalogue.refreshFile(file.path)
-                sidecars.append(file.path)
-            }
-        }
-        try catalogue.mark(id, rating: marks.rating, label: .some(marks.label), pick: marks.pick)
-        let rating = marks.pick == .rejected ? "rejected" : "rating \(marks.rating)"
-        context.output.printLine("shot \(id): \(rating), label \(marks.label ?? "none"), \(marks.pick.word ?? "not picked")"
-            + (sidecars.isEmpty ? " (no file on disk: catalogue only)" : "; written to \(sidecars.joined(separator: ", "))"))
-        return CommandContext.success
-    }
-
-    /// Adds or removes keywords: each sidecar first (`dc:subject`, merged), then the catalogue.
-    func keywords(_ id: Int, adding: Bool, _ words: [String], _ context: CommandContext) throws -> Int32 {
-        let catalogue = try Catalogue.open(at: try catalogueFile(context), create: false)
-        guard let shot = try catalogue.shot(id) else {
-            throw CommandFailure("no shot \(id) in the catalogue '\(catalogue.path)'; 'shutterpipe shots' lists the ids")
-        }
-        var keywords = shot.keywords
-        if adding { keywords += words.filter { !keywords.contains($0) } } else { keywords.removeAll { words.contains($0) } }
-        let naming = catalogue.sidecarNaming()
-        var sidecars: [String] = []
-        for file in shot.files where !file.missing {
-            let sidecar = naming.sidecar(of: file.path)
-            guard !sidecars.contains(sidecar) else { continue }
-            try XMPSidecar.changeKeywords(adding: adding ? words : [], removing: adding ? [] : words, in: sidecar)
-            sidecars.append(sidecar)
-        }
-        try catalogue.setKeywords(id, keywords)
-        context.output.printLine("shot \(id): keywords \(keywords.isEmpty ? "none" : keywords.joined(separator: ", "))"
-            + (sidecars.isEmpty ? " (no file on disk: catalogue only)" : "; written to \(sidecars.joined(separator: ", "))"))
-        return CommandContext.success
     }
 
     // MARK: Rebuilding

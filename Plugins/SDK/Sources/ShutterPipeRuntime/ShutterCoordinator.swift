@@ -137,7 +137,8 @@ public actor ShutterCoordinator {
             return status
         }
         let backend = self.backend
-        let view = SessionView(liveView: backend as? any LiveViewSource, cameras: { await backend.status() })
+        let catalogue = chain.sinks.lazy.compactMap { $0.sink as? any ShotCatalogue }.first
+        let view = SessionView(liveView: backend as? any LiveViewSource, cameras: { await backend.status() }, catalogue: catalogue)
         for sessionObserver in sessionObservers { await sessionObserver.begin(view) }
         startTriggers(into: ingress)
         for await submission in ordered {

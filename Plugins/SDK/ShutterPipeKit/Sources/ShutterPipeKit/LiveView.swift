@@ -29,10 +29,15 @@ public struct SessionView: Sendable {
     public let liveView: (any LiveViewSource)?
     /// Each camera's status (battery, free card space), as the backend reports it.
     public let cameras: @Sendable () async -> [CameraStatus]
+    /// The session's catalogue, when it keeps one (`catalogue: off` keeps none). (Added
+    /// in ABI 6.)
+    public let catalogue: (any ShotCatalogue)?
 
     /// Creates a view. The coordinator makes these; tests can make their own.
-    public init(liveView: (any LiveViewSource)?, cameras: @escaping @Sendable () async -> [CameraStatus]) {
+    public init(liveView: (any LiveViewSource)?, cameras: @escaping @Sendable () async -> [CameraStatus],
+                catalogue: (any ShotCatalogue)? = nil) {
         self.liveView = liveView
         self.cameras = cameras
+        self.catalogue = catalogue
     }
 }

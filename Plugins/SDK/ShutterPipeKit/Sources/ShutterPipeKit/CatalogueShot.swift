@@ -1,0 +1,206 @@
+import Foundation
+
+// The catalogue as plugins see it: what a shot is, once recorded, and how to reach the
+// session's catalogue (``ShotCatalogue``, offered in ``SessionView/catalogue``). The
+// catalogue itself (SQLite, sidecars) is the host's. (Added in ABI 6.)
+
+/// What a stored file is, from its extension.
+public enum FileKind: String, Sendable, Codable, CaseIterable {
+    case raw = "RAW"
+    case jpeg = "JPEG"
+    case heif = "HEIF"
+    case tiff = "TIFF"
+
+    /// The kind of a file named `path`, or `nil` for what is not a photo (a sidecar, a
+    /// manifest).
+    public static func of(_ path: String) -> FileKind? {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        let ext = name[name.index(after: dot)...].lowercased()
+        if ["jpg", "jpeg", "jpe"].contains(ext) { return .jpeg }
+        if ["heic", "heif", "hif", "avif"].contains(ext) { return .heif }
+        if ["tif", "tiff"].contains(ext) { return .tiff }
+        if rawExtensions.contains(ext) { return .raw }
+        return nil
+    }
+
+    /// Extensions of the RAW formats cameras write.
+    static let rawExtensions: Set<String> = [
+        "cr2", "cr3", "crw", "nef", "nrw", "arw", "srf", "sr2", "dng", "raf", "orf", "rw2", "pef", "srw", "3fr", "iiq", "x3f",
+        "erf", "mef", "mos", "mrw", "kdc", "dcr", "rwl",
+    ]
+}
+
+/// The EXIF summary of a shot, read from its file.
+public struct ExifSummary: Sendable, Equatable, Codable {
+    /// "1/125" or "2" (seconds).
+    public var exposureTime: String?
+    /// The f-number: 5.6.
+    public var aperture: Double?
+    /// ISO speed.
+    public var iso: Int?
+    /// Focal length in millimetres.
+    public var focalLength: Double?
+    /// The lens model.
+    public var lens: String?
+    /// EXIF orientation, 1 to 8.
+    public var orientation: Int?
+    /// DateTimeOriginal as the camera wrote it ("2026:12:03 14:02:11").
+    public var captureTime: String?
+    /// Make and model of the camera ("Canon EOS R5").
+    public var model: String?
+    /// The camera body's serial number.
+    public var serial: String?
+
+    public init() {}
+
+    /// Whether nothing was found.
+    public var isEmpty: Bool { self == ExifSummary() }
+
+    /// "Canon EOS R5" from Make "Canon" and Model "Canon EOS R5" (the make said once), or
+    /// "Make Model" when the model does not start with the make's first word.
+    public static func modelName(make: String?, model: String?) -> String? {
+        guard let make, let model else { return model ?? make }
+        let brand = make.lowercased().split(separator: " ").first.map(String.init) ?? make.lowercased()
+        return model.lowercased().hasPrefix(brand) ? model : "\(make) \(model)"
+    }
+}
+
+/// How a shot ended.
+public enum ShotState: String, Sendable, Codable {
+    /// Every file stored (`photoSuccess`).
+    case stored
+    /// Answered `photoFailed` (`failureCause` says why).
+    case failed
+    /// Found on disk without a record: shot before a crash, or in a folder shot elsewhere.
+    case imported
+}
+
+/// A pick flag: Lightroom's pick and reject, CaptureGRID's.
+public enum Pick: Int, Sendable, Codable {
+    case rejected = -1
+    case none = 0
+    case picked = 1
+
+    /// "picked", "rejected" or nil, for JSON and tables.
+    public var word: String? {
+        switch self {
+        case .rejected: return "rejected"
+        case .none: return nil
+        case .picked: return "picked"
+        }
+    }
+}
+
+/// One file of a shot, as recorded.
+public struct CatalogueFile: Sendable, Equatable, Codable {
+    /// Its path: absolute, as the files sink wrote it.
+    public var path: String
+    /// Its size in bytes when recorded.
+    public var size: Int
+    /// RAW, JPEG, HEIF or TIFF.
+    public var kind: FileKind
+    /// Its SHA-256, in hex.
+    public var sha256: String?
+    /// The camera's name for it ("IMG_0042.CR2"), when the camera named it.
+    public var cameraFile: String?
+    /// Not on disk at the last check.
+    public var missing: Bool
+
+    public init(path: String, size: Int, kind: FileKind, sha256: String? = nil, cameraFile: String? = nil, missing: Bool = false) {
+        self.path = path
+        self.size = size
+        self.kind = kind
+        self.sha256 = sha256
+        self.cameraFile = cameraFile
+        self.missing = missing
+    }
+}
+
+/// A shot as the catalogue holds it, with its id.
+public struct CatalogueShot: Sendable, Equatable, Codable {
+    /// The id: unique in this catalogue, kept across restarts.
+    public var id: Int
+    /// The session's name and the catalogue's number for that run of it.
+    public var session: String?
+    public var sessionRun: Int?
+    /// The identity the session gave the shot; `nil` for an imported one.
+    public var shotID: ShotID?
+    public var runNumber: Int?
+    public var trigger: String?
+    public var camera: String?
+    public var cameraPort: String?
+    public var asked: Date?
+    public var fired: Date?
+    public var stored: Date?
+    public var state: ShotState
+    public var failureCause: String?
+    public var failureMessage: String?
+    public var exif: ExifSummary
+    public var rating: Int
+    public var label: String?
+    public var pick: Pick
+    public var keywords: [String]
+    public var files: [CatalogueFile]
+
+    /// Creates a shot as a catalogue holds it.
+    public init(id: Int, session: String?, sessionRun: Int?, shotID: ShotID?, runNumber: Int?, trigger: String?, camera: String?,
+                cameraPort: String?, asked: Date?, fired: Date?, stored: Date?, state: ShotState, failureCause: String?,
+                failureMessage: String?, exif: ExifSummary, rating: Int, label: String?, pick: Pick, keywords: [String],
+                files: [CatalogueFile]) {
+        self.id = id
+        self.session = session
+        self.sessionRun = sessionRun
+        self.shotID = shotID
+        self.runNumber = runNumber
+        self.trigger = trigger
+        self.camera = camera
+        self.cameraPort = cameraPort
+        self.asked = asked
+        self.fired = fired
+        self.stored = stored
+        self.state = state
+        self.failureCause = failureCause
+        self.failureMessage = failureMessage
+        self.exif = exif
+        self.rating = rating
+        self.label = label
+        self.pick = pick
+        self.keywords = keywords
+        self.files = files
+    }
+
+    /// The moment the shot is sorted and filtered by: fired, else stored, else asked.
+    public var moment: Date? { fired ?? stored ?? asked }
+
+    /// Its rating, label and pick.
+    public var marks: ShotMarks { ShotMarks(rating: rating, label: label, pick: pick) }
+}
+
+/// Which shots to list.
+public struct ShotFilter: Sendable {
+    public enum Comparison: String, Sendable { case equal = "=", atLeast = ">=", atMost = "<=", above = ">", below = "<" }
+    public var session: String?
+    public var camera: String?
+    public var rating: (Comparison, Int)?
+    public var label: String?
+    public var keyword: String?
+    public var pickedOnly = false
+    public var rejectedOnly = false
+    public var failedOnly = false
+    public var since: Date?
+    public var limit: Int?
+
+    public init() {}
+
+    /// Reads "'>=3'", "3", "<2" into a comparison.
+    public static func parseRating(_ text: String) -> (Comparison, Int)? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        for comparison in [Comparison.atLeast, .atMost, .equal, .above, .below] where trimmed.hasPrefix(comparison.rawValue) {
+            guard let value = Int(trimmed.dropFirst(comparison.rawValue.count).trimmingCharacters(in: .whitespaces)), (-1...5).contains(value) else { return nil }
+            return (comparison, value)
+        }
+        guard let value = Int(trimmed), (-1...5).contains(value) else { return nil }
+        return (.equal, value)
+    }
+}

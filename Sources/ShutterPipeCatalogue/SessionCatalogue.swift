@@ -1,0 +1,58 @@
+import Foundation
+import ShutterPipeKit
+import ShutterPipeSupport
+import Synchronization
+
+/// The catalogue as a running session offers it to plugins (``SessionView/catalogue``):
+/// reads and marks on a connection and a thread of their own, beside the recorder's
+/// writer thread (SQLite's WAL journal lets them read while it writes; a write waits
+/// for the other's up to five seconds). The connection opens at the first call.
+public final class SessionCatalogue: ShotCatalogue {
+    private let path: String
+    private let queue = BlockingQueue(label: "catalogue-reads")
+    private let connection = Mutex<Catalogue?>(nil)
+
+    /// Reaches the catalogue at `path` (absolute).
+    public init(path: String) {
+        self.path = path
+    }
+
+    public var cacheFolder: String? {
+        (path as NSString).deletingLastPathComponent + "/cache"
+    }
+
+    public func shot(_ id: Int) async throws -> CatalogueShot? {
+        try await withCatalogue { try $0.shot(id) }
+    }
+
+    public func shot(for shot: ShotID) async throws -> CatalogueShot? {
+        try await withCatalogue { try $0.shot(key: shot) }
+    }
+
+    public func shots(_ filter: ShotFilter) async throws -> [CatalogueShot] {
+        try await withCatalogue { try $0.shots(filter) }
+    }
+
+    public func mark(_ id: Int, _ changes: [ShotMarkChange]) async throws -> CatalogueShot {
+        try await withCatalogue { try CatalogueMarker.mark(id, changes, in: $0).shot }
+    }
+
+    /// Runs `work` on the catalogue's thread, opening it first; a failure to open or
+    /// read is a `storageUnavailable` naming the file.
+    private func withCatalogue<T: Sendable>(_ work: @escaping @Sendable (Catalogue) throws -> T) async throws -> T {
+        try await queue.run { [self] in
+            do {
+                // Only this queue's thread takes the lock: holding it for the work costs nothing.
+                return try connection.withLock { current throws -> T in
+                    if current == nil { current = try Catalogue.open(at: path, create: false) }
+                    return try work(current!)
+                }
+            } catch let error as ShutterError {
+                throw error
+            } catch {
+                connection.withLock { $0 = nil }  // opened again at the next call
+                throw ShutterError(.storageUnavailable, "catalogue '\(path)': \(error)", fix: "check the disk it is on; the photos and their sidecars are unaffected")
+            }
+        }
+    }
+}
