@@ -2,11 +2,13 @@ import Foundation
 import ShutterPipeKit
 import Synchronization
 
-/// The recent photos the page and `/api/photos` show, by id: a number of ours, never a
-/// path (routes take ids only). Bounded: the oldest go first.
+/// The recent photos the page and `/api/photos` show, by id: the shot's number in this
+/// run (its ``ShotID``'s; the coordinator counts shots, not we), never a path (routes take
+/// ids only). A failure before the camera fired has no id. Bounded: the oldest go first.
 final class PhotoLibrary: Sendable {
     struct Entry: Sendable {
-        var id: Int
+        var id: Int?
+        var shot: ShotID?
         var state: ShutterState
         var time: Date
         var paths: [String]
@@ -24,7 +26,7 @@ final class PhotoLibrary: Sendable {
     }
 
     private let keeping: Int
-    private let state = Mutex<(entries: [Entry], next: Int, summary: Summary)>(([], 1, Summary()))
+    private let state = Mutex<(entries: [Entry], summary: Summary)>(([], Summary()))
 
     init(keeping: Int) {
         self.keeping = keeping
@@ -41,9 +43,8 @@ final class PhotoLibrary: Sendable {
             }
             guard answer.state == .photoSuccess || answer.state == .photoFailed, answer.failure?.cause != .busy else { return nil }
             if answer.state == .photoSuccess { state.summary.stored += 1 } else { state.summary.failed += 1 }
-            let entry = Entry(id: state.next, state: answer.state, time: Date(), paths: answer.stored.map(\.location),
+            let entry = Entry(id: answer.shot?.number, shot: answer.shot, state: answer.state, time: Date(), paths: answer.stored.map(\.location),
                               cause: answer.failure?.cause, message: answer.failure?.message, trigger: trigger)
-            state.next += 1
             state.entries.append(entry)
             if state.entries.count > keeping { state.entries.removeFirst(state.entries.count - keeping) }
             state.summary.latest = entry
@@ -82,9 +83,9 @@ enum WebJSON {
     }
 
     static func photo(_ entry: PhotoLibrary.Entry) -> [String: Any] {
-        var object: [String: Any] = ["id": entry.id, "state": entry.state.rawValue, "time": ISO8601DateFormatter().string(from: entry.time),
+        var object: [String: Any] = ["id": entry.id ?? NSNull(), "shotID": entry.shot?.description ?? NSNull(), "state": entry.state.rawValue, "time": ISO8601DateFormatter().string(from: entry.time),
                                      "paths": entry.paths, "trigger": entry.trigger,
-                                     "preview": PreviewMaker.previewSource(entry.paths) != nil ? "/api/photos/\(entry.id)/preview.jpg" : NSNull()]
+                                     "preview": entry.id.flatMap { id in PreviewMaker.previewSource(entry.paths).map { _ in "/api/photos/\(id)/preview.jpg" } } ?? NSNull()]
         if let cause = entry.cause { object["cause"] = cause.rawValue }
         if let message = entry.message { object["message"] = message }
         return object

@@ -15,13 +15,16 @@ import Synchronization
 ///   own (``prepare(_:)``), so that a page asking later (the strip, a phone that was
 ///   asleep) finds it made. Only the newest two wait for that thread: a burst does not
 ///   queue CPU work behind it.
-/// - The last previews are cached, and a request for one being made waits for it.
+/// - The last previews are cached, and a request for one being made waits for it. With
+///   a catalogue, every preview is also kept on disk beside it (``PreviewDiskCache``),
+///   bounded, and found there after a restart.
 final class PreviewMaker: Sendable {
     static let cacheSize = 32
     static let waitingToBePrepared = 2
     let longEdge: Int
     let log: Logger
     private let state = Mutex(State())
+    private let disk = Mutex<PreviewDiskCache?>(nil)
 
     private struct State {
         var cache: [(key: String, data: Data)] = []
@@ -52,6 +55,11 @@ final class PreviewMaker: Sendable {
             if let path = paths.first(where: { PhotoFormat($0) == format }) { return path }
         }
         return nil
+    }
+
+    /// Keeps previews on disk in `cache` from now on.
+    func keep(on cache: PreviewDiskCache) {
+        disk.withLock { $0 = cache }
     }
 
     /// How many previews were decoded and encoded (cache hits and waits excluded).
@@ -100,12 +108,24 @@ final class PreviewMaker: Sendable {
         case .hit(let data): return data
         case .wait(let job): return try job.result.get()
         case .make(let job):
+            let disk = self.disk.withLock { $0 }
+            if let data = disk?.read(key, longEdge: longEdge) {
+                log.debug("preview of '\(path)' read from the disk cache", [("from", "diskCache")])
+                state.withLock { state in
+                    state.making[key] = nil
+                    state.cache.append((key, data))
+                    if state.cache.count > Self.cacheSize { state.cache.removeFirst(state.cache.count - Self.cacheSize) }
+                }
+                job.finish(.success(data))
+                return data
+            }
             let result = Result<Data, ShutterError> { () throws(ShutterError) -> Data in
                 let started = ContinuousClock.now
                 let (preview, source) = try Self.make(path, longEdge: longEdge)
                 let took = (ContinuousClock.now - started) / .milliseconds(1)
                 log.debug("preview of '\(path)' made in \(String(format: "%.1f", took)) ms from \(source.description)",
                           [("previewMs", String(format: "%.2f", took)), ("from", source.rawValue)])
+                disk?.write(preview, key: key, longEdge: longEdge)
                 return preview
             }
             state.withLock { state in

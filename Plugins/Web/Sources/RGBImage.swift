@@ -79,22 +79,17 @@ struct RGBImage: Sendable {
     }
 }
 
-/// The photo formats the page shows, by extension.
+/// The photo formats the page shows, by extension (the catalogue's ``FileKind``; TIFF
+/// is not shown yet).
 enum PhotoFormat: Equatable {
     case jpeg, heif, raw
 
     init?(_ path: String) {
-        let ext = (path as NSString).pathExtension.lowercased()
-        if ["jpg", "jpeg"].contains(ext) { self = .jpeg } else if ["heic", "heif", "hif"].contains(ext) { self = .heif } else if Self.rawExtensions.contains(ext) {
-            self = .raw
-        } else {
-            return nil
+        switch FileKind.of(path) {
+        case .jpeg: self = .jpeg
+        case .heif: self = .heif
+        case .raw: self = .raw
+        case .tiff, nil: return nil
         }
     }
-
-    /// The RAW formats LibRaw reads that cameras write.
-    static let rawExtensions: Set<String> = [
-        "cr2", "cr3", "crw", "nef", "nrw", "arw", "srf", "sr2", "dng", "raf", "orf", "rw2", "pef", "srw", "3fr", "iiq", "x3f",
-        "erf", "mef", "mos", "mrw", "kdc", "dcr", "rwl",
-    ]
 }

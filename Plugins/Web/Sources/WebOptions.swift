@@ -13,6 +13,9 @@ public struct WebOptions: Sendable, Equatable {
     public var previewSize = 1600
     /// How many recent photos the page and `/api/photos` keep.
     public var recent = 200
+    /// The most the previews kept on disk beside the catalogue may take, in MiB; 0 keeps
+    /// none there.
+    public var previewCacheMB = 1024
 
     /// Whether `host` is a loopback address: only this machine can connect.
     public var isLoopback: Bool {
@@ -35,6 +38,7 @@ public struct WebOptions: Sendable, Equatable {
         }
         previewSize = try options.int("previewSize", default: previewSize, in: 64...8192)
         recent = try options.int("recent", default: recent, in: 1...10_000)
+        previewCacheMB = try options.int("previewCacheMB", default: previewCacheMB, in: 0...1_048_576)
         if !isLoopback && token == nil {
             throw options.error("'listen: \(listen)' lets other machines in, so a 'token' is required",
                                 key: "listen")

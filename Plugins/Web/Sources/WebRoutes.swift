@@ -10,6 +10,7 @@ struct WebRoutes: Sendable {
 
     func answer(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = refused(request) { return refusal }
+        if let shots = CatalogueRoutes(trigger: trigger).answer(request) { return shots }
         let path = request.path
         switch (request.method, path) {
         case ("GET", "/"), ("GET", "/index.html"):
@@ -39,7 +40,7 @@ struct WebRoutes: Sendable {
         case (_, "/"), (_, "/api/status"), (_, "/api/capture"), (_, "/api/enter"), (_, "/api/exit"), (_, "/api/photos"), (_, "/events"):
             return .error(405, "\(request.method) is not allowed on \(path)")
         default:
-            return .error(404, "no such route: \(path)", fix: "see GET /, /api/status, /api/photos, /events; POST /api/capture, /api/enter, /api/exit")
+            return .error(404, "no such route: \(path)", fix: "see GET /, /api/status, /api/photos, /api/shots, /events; POST /api/capture, /api/enter, /api/exit")
         }
     }
 

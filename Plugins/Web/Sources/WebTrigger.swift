@@ -31,6 +31,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     let hub = EventHub()
     let liveView = LiveViewHub()
     private let cameras = Mutex<(@Sendable () async -> [CameraStatus])?>(nil)
+    private let sessionCatalogue = Mutex<(any ShotCatalogue)?>(nil)
     let previews: PreviewMaker
     private let waiting = Mutex<(next: UInt64, byToken: [UInt64: AnswerWaiter])>((1, [:]))
     private let channel = Mutex<EventChannel?>(nil)
@@ -76,25 +77,42 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         waiting.withLock { $0.byToken[answer.request.token] }?.hold(answer)
     }
 
-    /// The session starts: its live view and its cameras' status are what the page shows.
+    /// The session starts: its live view, its cameras' status and its catalogue are what
+    /// the page shows. Previews are kept on disk beside the catalogue.
     public func begin(_ session: SessionView) async {
         liveView.attach(session.liveView)
         cameras.withLock { $0 = session.cameras }
+        sessionCatalogue.withLock { $0 = session.catalogue }
+        if options.previewCacheMB > 0, let folder = session.catalogue?.cacheFolder {
+            previews.keep(on: PreviewDiskCache(folder: "\(folder)/web/previews", limit: Int64(options.previewCacheMB) << 20, log: log))
+        }
     }
+
+    /// The session's catalogue, once it started with one.
+    var catalogue: (any ShotCatalogue)? { sessionCatalogue.withLock { $0 } }
 
     /// Each camera's status, as the backend reports it (empty before the session starts).
     /// Blocks the calling thread (a connection's own) for at most two seconds.
     func cameraStatus() -> [CameraStatus] {
         guard let read = cameras.withLock({ $0 }) else { return [] }
-        let result = Mutex<[CameraStatus]>([])
+        guard case .success(let cameras) = Self.blocking(timeout: .seconds(2), { await read() }) else { return [] }
+        return cameras
+    }
+
+    /// Runs `work` and waits for it on the calling thread (a connection's own, never the
+    /// cooperative pool), at most `timeout`: a timeout or a throw is a failure.
+    static func blocking<T: Sendable>(timeout: Duration = .seconds(10), _ work: @escaping @Sendable () async throws -> T) -> Result<T, ShutterError> {
+        let result = Mutex<Result<T, ShutterError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
-            let cameras = await read()
-            result.withLock { $0 = cameras }
+            let outcome: Result<T, ShutterError>
+            do { outcome = .success(try await work()) } catch { outcome = .failure(ShutterError.wrapping(error)) }
+            result.withLock { $0 = outcome }
             done.signal()
         }
-        _ = done.wait(timeout: .now() + 2)
-        return result.withLock { $0 }
+        let nanoseconds = Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000)
+        _ = done.wait(timeout: .now() + .nanoseconds(nanoseconds))
+        return result.withLock { $0 } ?? .failure(ShutterError(.timeout, "no answer within \(formatDuration(timeout))", fix: "try again; see the log"))
     }
 
     /// Every answer of the session: the library and the page's event stream hear it.

@@ -57,8 +57,10 @@ struct PreviewTests {
         let port = try #require(await webPort(session))
         session.send("capture\n")
         #expect(await eventually(timeout: .seconds(60)) { session.stdoutSoFar.contains("photoSuccess") }, "\(session.stderrSoFar)")
+        // The stdin trigger prints its answer before the web trigger, an observer, records it.
+        #expect(await eventually { ((try? await http("GET", "/api/photos", port: port))?.json?["photos"] as? [Any])?.isEmpty == false })
         let preview = try await http("GET", "/api/photos/latest/preview.jpg", port: port)
-        #expect(preview.status == 200 && dimensions(preview.body) == [1440, 960], "\(preview.status)")
+        #expect(preview.status == 200 && dimensions(preview.body) == [1440, 960], "\(preview.status) \(String(decoding: preview.body.prefix(300), as: UTF8.self))")
         session.signal(SIGTERM)
         #expect(await session.wait(timeout: .seconds(30)).status == 0)
     }

@@ -6,7 +6,8 @@ import TestSupport
 import Testing
 
 /// A session with stdin and a web trigger on a free port; returns the process and the port.
-func webSession(_ folder: TemporaryDirectory, web: String = "", width: Int = 3000, height: Int = 2000) async throws -> (RunningProcess, UInt16) {
+func webSession(_ folder: TemporaryDirectory, web: String = "", width: Int = 3000, height: Int = 2000,
+                verbose: Bool = false) async throws -> (RunningProcess, UInt16) {
     let config = try writeConfig("""
     version: 1
     session: web
@@ -16,7 +17,7 @@ func webSession(_ folder: TemporaryDirectory, web: String = "", width: Int = 300
       - {type: web, listen: "127.0.0.1:0"\(web)}
     sinks: [{type: files, directory: \(folder.file("out"))}]
     """, in: folder)
-    let session = try RunningProcess(["run", "--config", config], in: folder.path)
+    let session = try RunningProcess(["run", "--config", config] + (verbose ? ["--verbose"] : []), in: folder.path)
     guard let port = await webPort(session) else { throw TestSupportError("the web trigger did not start: \(session.stderrSoFar)") }
     return (session, port)
 }
