@@ -71,12 +71,12 @@ let package = Package(
 
         // Host
         // The session catalogue (SQLite), ratings in sidecars, and the recorder that fills it.
-        .target(name: "ShutterPipeCatalogue", dependencies: [kit, support, "CSQLite", "CCrypto", "CExif", "CLibRaw"], path: "Sources/ShutterPipeCatalogue"),
+        .target(name: "ShutterPipeCatalogue", dependencies: [kit, support, "CSQLite", "CCrypto", "CExif", "CLibRaw", "CHeif"], path: "Sources/ShutterPipeCatalogue"),
         .target(name: "ShutterPipeApp", dependencies: [kit, support, runtime, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger",
                                                        "EvdevTrigger", "MPRISTrigger", "FilesSink", "CommandSink", "GPhoto2Backend", "WebTrigger", "MQTTTrigger",
                                                        "ShutterPipeCatalogue"],
                 path: "Sources/ShutterPipeApp"),
-        .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp"], path: "Sources/shutterpipe"),
+        .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp", "CLinux"], path: "Sources/shutterpipe"),
         .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit, support, fixtures], path: "Sources/shutterpipe-fakecam"),
 
         // Tests

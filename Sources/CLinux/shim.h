@@ -5,6 +5,7 @@
 // SwiftGlibc module and breaks clean builds. Everything below is in the default feature set.
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +53,11 @@ static inline int sp_evdev_use_monotonic_clock(int fd) { int clock = CLOCK_MONOT
 
 /// EVIOCGNAME: the device's name into `buffer`.
 static inline int sp_evdev_name(int fd, char *buffer, int length) { return ioctl(fd, EVIOCGNAME(length), buffer); }
+
+/// Fixes malloc's mmap threshold at `bytes`: every larger block gets a mapping of its
+/// own, returned to the system when freed (glibc otherwise raises the threshold after the
+/// first large free, and keeps the heap pages of later ones). Returns 1 on success.
+static inline int sp_fix_mmap_threshold(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }
 
 /// CLOCK_MONOTONIC now, in microseconds.
 static inline long long sp_monotonic_microseconds(void) {

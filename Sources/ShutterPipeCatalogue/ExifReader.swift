@@ -4,13 +4,30 @@ import ShutterPipeKit
 
 /// Reads a shot's EXIF summary from its file: exposure, aperture, ISO, focal length, lens,
 /// orientation, capture time, model and serial. JPEGs with libexif; RAW files with LibRaw
-/// (``RawMetadataReader``); HEIF has none yet.
+/// (``RawMetadataReader``); HEIF files' Exif block through libheif (``HEIFMetadataReader``),
+/// then libexif.
 enum ExifReader {
     static func summary(of path: String) -> ExifSummary {
-        if FileKind.of(path) == .raw { return RawMetadataReader.summary(of: path) }
-        var summary = ExifSummary()
-        guard let exif = exif_data_new_from_file(path) else { return summary }
+        switch FileKind.of(path) {
+        case .raw: return RawMetadataReader.summary(of: path)
+        case .heif: return HEIFMetadataReader.exif(of: path).map(summary(ofBlock:)) ?? ExifSummary()
+        case .jpeg, .tiff, nil: break
+        }
+        guard let exif = exif_data_new_from_file(path) else { return ExifSummary() }
         defer { exif_data_unref(exif) }
+        return summary(of: exif)
+    }
+
+    /// The summary of an Exif block that starts with `Exif\0\0` and a TIFF header.
+    static func summary(ofBlock block: Data) -> ExifSummary {
+        let exif = block.withUnsafeBytes { raw in exif_data_new_from_data(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(raw.count)) }
+        guard let exif else { return ExifSummary() }
+        defer { exif_data_unref(exif) }
+        return summary(of: exif)
+    }
+
+    private static func summary(of exif: UnsafeMutablePointer<ExifData>) -> ExifSummary {
+        var summary = ExifSummary()
         let order = exif_data_get_byte_order(exif)
         let ifds = withUnsafeBytes(of: exif.pointee.ifd) { Array($0.bindMemory(to: UnsafeMutablePointer<ExifContent>?.self)) }
 
