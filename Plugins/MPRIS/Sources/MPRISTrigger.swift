@@ -113,7 +113,7 @@ public final class MPRISTrigger: TriggerSource {
             next.title = "Photo mode"
         case .photoSuccess:
             next.playbackStatus = "Playing"
-            next.shot = answer.stored.first?.sequence ?? answer.shotNumber ?? current.shot + 1
+            next.shot = answer.stored.first?.sequence ?? answer.shotNumber ?? current.shot  // the file's number, else the shot's
             next.title = "Photo \(next.shot) saved"
         case .photoFailed:
             next.title = "Capture failed: \(shortReason(answer.failure))"
