@@ -289,30 +289,4 @@ struct CatalogueTests {
         let ours = try JSONSerialization.jsonObject(with: Data(ShotJSON.encode([full, bare]).utf8)) as? NSArray
         #expect(ours != nil && ours == reference, "\(ShotJSON.encode([full, bare]))")
     }
-
-    @Test("a RAW-only shoot: the shot is one RAW file, and its EXIF summary (read with LibRaw) matches exiftool's reading")
-    func rawOnly() async throws {
-        let folder = TemporaryDirectory("catalogue-raw")
-        let card = folder.file("card")
-        try FileManager.default.createDirectory(atPath: card, withIntermediateDirectories: true)
-        let dng = "\(card)/IMG_0042.DNG"
-        let made = try await runProgram(["python3", "\(repositoryRoot)/Tests/RawSamples/make_dng.py", dng, "--width", "400", "--height", "300"])
-        try #require(made.status == 0, "\(made.errors)")
-        _ = try await ExifTool.run(["-q", "-overwrite_original", "-ExposureTime=1/250", "-FNumber=4", "-ISO=800", "-FocalLength=50",
-                                    "-LensModel=RF50mm F1.8 STM", "-SerialNumber=B0042", "-DateTimeOriginal=2026:12:03 11:12:13", dng])
-        let config = try writeConfig(cataloguePipeline(folder.file("photos"), backend: "  directory: \(card)"), in: folder)
-        let outcome = try await shutterpipe(["run", "--config", config], input: "capture\n", in: folder.path)
-        #expect(outcome.status == 0, "\(outcome.stderr)")
-        let shots = try await listedShots(["--config", config], in: folder)
-        try #require(shots.count == 1)
-        let file = try #require(shots[0].files.first)
-        #expect(shots[0].files.count == 1 && file.kind == .raw)
-        let read = ungrouped(try await ExifTool.tags([file.path], extra: ["-n"])[file.path] ?? [:])
-        let exif = shots[0].exif
-        #expect(exif.exposureTime == "1/250" && read["ExposureTime"] == "0.004", "\(exif)")
-        #expect(exif.aperture == Double(read["FNumber"] ?? "") && exif.iso == Int(read["ISO"] ?? "") && exif.focalLength == Double(read["FocalLength"] ?? ""), "\(exif)")
-        #expect(exif.lens == read["LensModel"] && exif.serial == read["SerialNumber"], "\(exif)")
-        #expect(exif.captureTime == read["DateTimeOriginal"] && exif.model == "shutterpipe Test DNG", "\(exif)")
-    }
-
 }
