@@ -355,7 +355,7 @@ public final class Catalogue: @unchecked Sendable {
     }
 
     /// Runs a database step, turning its errors into ``CatalogueError``.
-    private func run<T>(_ body: () throws -> T) throws(CatalogueError) -> T {
+    func run<T>(_ body: () throws -> T) throws(CatalogueError) -> T {
         do { return try body() } catch let error as CatalogueError { throw error } catch let error as SQLiteError {
             throw CatalogueError(error)
         } catch {

@@ -85,8 +85,9 @@ extension Catalogue {
     }
 
     /// A file as recorded: size, kind, SHA-256.
-    static func describe(_ path: String, size: Int, cameraFile: String? = nil) -> CatalogueFile {
-        CatalogueFile(path: path, size: size, kind: FileKind.of(path) ?? .jpeg, sha256: FileDigest.sha256(of: path), cameraFile: cameraFile)
+    static func describe(_ path: String, size: Int, cameraFile: String? = nil, digesting: Bool = true) -> CatalogueFile {
+        CatalogueFile(path: path, size: size, kind: FileKind.of(path) ?? .jpeg, sha256: digesting ? FileDigest.sha256(of: path) : nil,
+                      cameraFile: cameraFile)
     }
 
     /// Folder and name without extension: the files of one shot share it.

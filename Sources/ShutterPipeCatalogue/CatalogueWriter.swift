@@ -76,6 +76,8 @@ final class CatalogueWriter: Sendable {
         var sessionID: Int?
         var backlog: [ShotRecord] = []
         var failing: String?
+        /// Files may be recorded without their digest (a burst; a crash before it was filled).
+        var undigested = true
 
         func attempt() {
             do {
@@ -123,7 +125,9 @@ final class CatalogueWriter: Sendable {
         var firstWaiting = ContinuousClock.now
         while true {
             let now = ContinuousClock.now
-            let wakeIn: Duration = waiting.isEmpty ? Self.retryInterval : max(.milliseconds(1), min(Self.quiet - (now - lastArrival), Self.longestWait - (now - firstWaiting)))
+            let wakeIn: Duration = waiting.isEmpty
+                ? (undigested ? max(.milliseconds(1), Self.quiet - (now - lastArrival)) : Self.retryInterval)
+                : max(.milliseconds(1), min(Self.quiet - (now - lastArrival), Self.longestWait - (now - firstWaiting)))
             let woken = wake.wait(timeout: .now() + .nanoseconds(Int(wakeIn.components.seconds * 1_000_000_000 + wakeIn.components.attoseconds / 1_000_000_000)))
             let (incoming, finishing) = state.withLock { state in
                 defer { state.incoming.removeAll(); state.finishing.removeAll() }
@@ -134,13 +138,23 @@ final class CatalogueWriter: Sendable {
                 lastArrival = ContinuousClock.now
                 waiting += incoming
             }
-            let settled = ContinuousClock.now - lastArrival >= Self.quiet || ContinuousClock.now - firstWaiting >= Self.longestWait
+            let quiet = ContinuousClock.now - lastArrival >= Self.quiet
+            let settled = quiet || ContinuousClock.now - firstWaiting >= Self.longestWait
             if !waiting.isEmpty && (settled || waiting.count >= Self.mostWaiting || !finishing.isEmpty) {
-                backlog += waiting.map { $0.record() }
+                // Mid-burst (shots still coming), the digests wait for a quiet moment.
+                let digesting = quiet || !finishing.isEmpty
+                backlog += waiting.map { $0.record(digesting: digesting) }
+                if !digesting {
+                    undigested = true
+                    log.debug("catalogue: \(waiting.count) shot(s) recorded mid-burst; their digests follow when the session is quiet")
+                }
                 waiting.removeAll()
                 attempt()
             } else if woken == .timedOut && waiting.isEmpty && (!backlog.isEmpty || catalogue == nil) {
                 attempt()  // retrying a catalogue that failed
+            }
+            if undigested && waiting.isEmpty && backlog.isEmpty && (quiet || !finishing.isEmpty), let catalogue {
+                undigested = digestLeftovers(catalogue, stoppingAtNextShot: finishing.isEmpty)
             }
             if !finishing.isEmpty {
                 if let catalogue, let sessionID {
@@ -150,6 +164,23 @@ final class CatalogueWriter: Sendable {
                 catalogue = nil  // closed: SQLite checkpoints its journal into the file
                 finishing.forEach { $0() }
                 return
+            }
+        }
+    }
+
+    /// Fills in the digests that were left out, a few files at a time, until none is left
+    /// or (`stoppingAtNextShot`) a shot arrives; returns whether some may be left. A file
+    /// that cannot be read now is tried again at the next start.
+    private func digestLeftovers(_ catalogue: Catalogue, stoppingAtNextShot: Bool) -> Bool {
+        var unreadable: Set<String> = []
+        while true {
+            guard let paths = try? catalogue.undigestedFiles(limit: 16 + unreadable.count) else { return true }
+            let todo = paths.filter { !unreadable.contains($0) }
+            if todo.isEmpty { return false }  // none left but those that cannot be read now
+            for path in todo {
+                if stoppingAtNextShot, state.withLock({ !$0.incoming.isEmpty || !$0.finishing.isEmpty }) { return true }
+                guard let digest = FileDigest.sha256(of: path) else { unreadable.insert(path); continue }
+                do { try catalogue.setDigest(digest, of: path) } catch { return true }
             }
         }
     }
@@ -172,10 +203,11 @@ struct PendingShot: Sendable {
     var camera: String?
     var observed: Date
 
-    func record() -> ShotRecord {
+    /// The record; without the files' digests when `digesting` is false (a burst).
+    func record(digesting: Bool) -> ShotRecord {
         let files = answer.stored.compactMap { stored -> CatalogueFile? in
             guard stored.cameraFile != nil, FileKind.of(stored.location) != nil else { return nil }
-            return Catalogue.describe(Catalogue.absolute(stored.location), size: stored.byteCount, cameraFile: stored.cameraFile)
+            return Catalogue.describe(Catalogue.absolute(stored.location), size: stored.byteCount, cameraFile: stored.cameraFile, digesting: digesting)
         }
         let reference = files.first { $0.kind == .jpeg } ?? files.first
         let succeeded = answer.state == .photoSuccess
