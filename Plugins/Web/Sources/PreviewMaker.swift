@@ -43,15 +43,15 @@ final class PreviewMaker: Sendable {
         PhotoFormat(path) == .jpeg
     }
 
-    /// Whether the page can show the photo at `path`: a JPEG, a RAW, a HEIF.
+    /// Whether the page can show the photo at `path`: a JPEG, a RAW, a HEIF, a TIFF.
     static func canPreview(_ path: String) -> Bool {
         PhotoFormat(path) != nil
     }
 
     /// The file of a shot the page shows: its JPEG when it has one (RAW+JPEG), else its
-    /// HEIF, else its RAW.
+    /// HEIF, else its TIFF, else its RAW.
     static func previewSource(_ paths: [String]) -> String? {
-        for format in [PhotoFormat.jpeg, .heif, .raw] {
+        for format in [PhotoFormat.jpeg, .heif, .tiff, .raw] {
             if let path = paths.first(where: { PhotoFormat($0) == format }) { return path }
         }
         return nil
@@ -148,7 +148,7 @@ final class PreviewMaker: Sendable {
 
     /// Where a preview came from.
     enum Source: String {
-        case photo, embedded, demosaic, heif
+        case photo, embedded, demosaic, heif, tiff
 
         var description: String {
             switch self {
@@ -156,6 +156,7 @@ final class PreviewMaker: Sendable {
             case .embedded: return "its embedded preview"
             case .demosaic: return "a half-size demosaic of its sensor data"
             case .heif: return "the HEIF image"
+            case .tiff: return "the TIFF image"
             }
         }
     }
@@ -184,6 +185,8 @@ final class PreviewMaker: Sendable {
             }
         case .heif:
             return (try HEIFDecoder.decode(path).downscaled(toLongEdge: longEdge).jpeg(), .heif)
+        case .tiff:
+            return (try TIFFDecoder.decode(path).downscaled(toLongEdge: longEdge).jpeg(), .tiff)
         case .jpeg, nil:
             // Mapped: a photo's embedded preview is read without reading the rest.
             guard let source = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {

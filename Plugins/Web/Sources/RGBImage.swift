@@ -79,17 +79,17 @@ struct RGBImage: Sendable {
     }
 }
 
-/// The photo formats the page shows, by extension (the catalogue's ``FileKind``; TIFF
-/// is not shown yet).
+/// The photo formats the page shows, by extension (the catalogue's ``FileKind``).
 enum PhotoFormat: Equatable {
-    case jpeg, heif, raw
+    case jpeg, heif, raw, tiff
 
     init?(_ path: String) {
         switch FileKind.of(path) {
         case .jpeg: self = .jpeg
         case .heif: self = .heif
         case .raw: self = .raw
-        case .tiff, nil: return nil
+        case .tiff: self = .tiff
+        case nil: return nil
         }
     }
 }

@@ -1,0 +1,42 @@
+import CTIFF
+import Foundation
+import ShutterPipeKit
+
+/// TIFF photos (scanners, editors' exports, some cameras' TIFF mode) decoded with libtiff's
+/// RGBA interface, which reads every layout and compression libtiff knows (8 or 16 bits,
+/// strips or tiles, LZW, Deflate, JPEG), upright.
+enum TIFFDecoder {
+    static func decode(_ path: String) throws(ShutterError) -> RGBImage {
+        sp_tiff_quiet()
+        guard let tiff = TIFFOpen(path, "r") else {
+            throw ShutterError(.unexpected, "libtiff cannot read '\(path)' as a TIFF")
+        }
+        defer { TIFFClose(tiff) }
+        var width: UInt32 = 0, height: UInt32 = 0
+        sp_tiff_size(tiff, &width, &height)
+        // A bound against a damaged header asking for terabytes: 200 MP.
+        guard width > 0, height > 0, UInt64(width) * UInt64(height) <= 200_000_000 else {
+            throw ShutterError(.unexpected, "'\(path)' is \(width)×\(height): not a picture to preview")
+        }
+        let orientation = Int(sp_tiff_orientation(tiff))
+        var raster = [UInt32](repeating: 0, count: Int(width) * Int(height))
+        guard TIFFReadRGBAImageOriented(tiff, width, height, &raster, Int32(ORIENTATION_TOPLEFT), 0) == 1 else {
+            throw ShutterError(.unexpected, "libtiff could not decode '\(path)' (a layout or compression it does not know)")
+        }
+        var pixels = [UInt8](repeating: 0, count: raster.count * 3)
+        for (index, value) in raster.enumerated() {  // ABGR, red in the low byte
+            pixels[index * 3] = UInt8(truncatingIfNeeded: value)
+            pixels[index * 3 + 1] = UInt8(truncatingIfNeeded: value >> 8)
+            pixels[index * 3 + 2] = UInt8(truncatingIfNeeded: value >> 16)
+        }
+        let image = RGBImage(pixels: pixels, width: Int(width), height: Int(height))
+        // libtiff applies the flips of orientations 1–4, and takes 5–8 (the transposed
+        // ones) for 1–4: what is left to do for those is a transpose, after a half turn
+        // for 6 and 8.
+        switch orientation {
+        case 5, 7: return image.oriented(5)
+        case 6, 8: return image.oriented(7)
+        default: return image
+        }
+    }
+}
