@@ -116,7 +116,7 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
     public func observe(_ answer: ShutterAnswer, trigger: String) async {
         guard answer.request.event == .capture, let shot = answer.shot else { return }
         let camera = cameras.withLock { $0.removeValue(forKey: shot) }
-        writer.withLock { $0 }?.enqueue(PendingShot(answer: answer, trigger: trigger, camera: camera, observed: Date()))
+        writer.withLock { $0 }?.enqueue([PendingShot(answer: answer, trigger: trigger, camera: camera, observed: Date())])
     }
 
     /// Writes what is queued and closes, waiting at most ten seconds (a hung disk must not

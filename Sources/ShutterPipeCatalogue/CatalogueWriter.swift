@@ -56,9 +56,9 @@ final class CatalogueWriter: Sendable {
         if ranAlready { done() }
     }
 
-    /// Queues a shot; returns at once.
-    func enqueue(_ shot: PendingShot) {
-        state.withLock { $0.incoming.append(shot) }
+    /// Queues shots that arrived together; returns at once.
+    func enqueue(_ shots: [PendingShot]) {
+        state.withLock { $0.incoming += shots }
         wake.signal()
     }
 

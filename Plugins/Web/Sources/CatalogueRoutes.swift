@@ -9,6 +9,9 @@ import Synchronization
 /// - `GET /api/shots?limit=100&rating=>=3&label=Red&picked=1&rejected=1&failed=1&camera=A&session=S`:
 ///   shots, newest first.
 /// - `GET /api/shots/ID`: one shot. `GET /api/shots/ID/preview.jpg`: its preview.
+/// - `GET /api/shots/ID/full.jpg`: the shot at full size, upright (``FullSizeImage``):
+///   from its JPEG, HEIF or TIFF, else its RAW; `?from=raw` takes the RAW of a RAW+JPEG
+///   pair (100 % of the sensor's own pixels).
 ///
 /// File names are given without their folders. A session without a catalogue answers 404
 /// with the fix.
@@ -23,10 +26,14 @@ struct CatalogueRoutes: Sendable {
             return .error(404, "this session keeps no catalogue", fix: "remove 'catalogue: off' from the config; /api/photos lists the recent shots")
         }
         if path == "/api/shots" { return list(request, catalogue) }
-        let rest = path.dropFirst("/api/shots/".count)
-        let preview = rest.hasSuffix("/preview.jpg")
-        guard let id = Int(preview ? rest.dropLast("/preview.jpg".count) : rest), id > 0 else {
-            return .error(404, "no such route: \(path)", fix: "shots are /api/shots/ID and /api/shots/ID/preview.jpg, with ID from /api/shots")
+        var rest = path.dropFirst("/api/shots/".count)
+        var image: String?
+        for suffix in ["/preview.jpg", "/full.jpg"] where rest.hasSuffix(suffix) {
+            image = suffix
+            rest = rest.dropLast(suffix.count)
+        }
+        guard let id = Int(rest), id > 0 else {
+            return .error(404, "no such route: \(path)", fix: "shots are /api/shots/ID, /api/shots/ID/preview.jpg and /api/shots/ID/full.jpg, with ID from /api/shots")
         }
         let found: CatalogueShot?
         switch WebTrigger.blocking({ try await catalogue.shot(id) }) {
@@ -34,11 +41,14 @@ struct CatalogueRoutes: Sendable {
         case .failure(let error): return .error(503, error.message, fix: error.fix)
         }
         guard let shot = found else { return .error(404, "no shot \(id) in the catalogue", fix: "/api/shots lists the ids") }
-        guard preview else { return .json(Self.json(shot)) }
+        guard let image else { return .json(Self.json(shot)) }
         let paths = shot.files.filter { !$0.missing }.map(\.path)
-        guard let source = PreviewMaker.previewSource(paths) else { return .error(404, "shot \(id) has no JPEG, HEIF or RAW file on disk to preview") }
+        let fromRAW = image == "/full.jpg" && request.query["from"] == "raw"
+        guard let source = fromRAW ? paths.first(where: { PhotoFormat($0) == .raw }) : PreviewMaker.previewSource(paths) else {
+            return .error(404, "shot \(id) has no \(fromRAW ? "RAW" : "JPEG, HEIF, TIFF or RAW") file on disk to show")
+        }
         do {
-            let data = try trigger.previews.preview(of: source)
+            let data = image == "/full.jpg" ? try trigger.previews.fullSize(of: source) : try trigger.previews.preview(of: source)
             return HTTPResponse(status: 200, contentType: "image/jpeg", headers: [("Cache-Control", "max-age=3600")], body: .bytes(data))
         } catch {
             return .error(500, error.message, fix: error.fix)
@@ -84,7 +94,9 @@ struct CatalogueRoutes: Sendable {
         ]
         for (key, value) in optional { object[key] = value ?? NSNull() }
         let onDisk = shot.files.filter { !$0.missing }.map(\.path)
-        object["preview"] = PreviewMaker.previewSource(onDisk) != nil ? "/api/shots/\(shot.id)/preview.jpg" : NSNull()
+        let shown = PreviewMaker.previewSource(onDisk) != nil
+        object["preview"] = shown ? "/api/shots/\(shot.id)/preview.jpg" : NSNull()
+        object["full"] = shown ? "/api/shots/\(shot.id)/full.jpg" : NSNull()
         return object
     }
 }

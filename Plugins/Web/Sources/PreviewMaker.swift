@@ -1,6 +1,7 @@
 import CTurboJPEG
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 import Synchronization
 
 /// Downscaled JPEGs of stored photos for the page, made with libjpeg-turbo's scaled
@@ -92,10 +93,34 @@ final class PreviewMaker: Sendable {
         thread.start()
     }
 
-    /// The preview of the JPEG at `path` (cached by path, size and modification time).
+    /// The preview of the photo at `path` (cached by path, size and modification time).
     /// Blocks the calling thread while it is made.
     func preview(of path: String) throws(ShutterError) -> Data {
-        let key = Self.key(path)
+        try image(key: Self.key(path), diskEdge: longEdge, inMemory: true, counted: true, path: path) { () throws(ShutterError) in
+            let started = ContinuousClock.now
+            let (preview, source) = try Self.make(path, longEdge: longEdge)
+            let took = (ContinuousClock.now - started) / .milliseconds(1)
+            log.debug("preview of '\(path)' made in \(String(format: "%.1f", took)) ms from \(source.description)",
+                      [("previewMs", String(format: "%.2f", took)), ("from", source.rawValue)])
+            return preview
+        }
+    }
+
+    /// The photo at `path` at full size, upright, as a JPEG (``FullSizeImage``): for a
+    /// look at 100 %. Kept on disk like the previews, never in memory (tens of MB each).
+    func fullSize(of path: String) throws(ShutterError) -> Data {
+        try image(key: Self.key(path) + "|full", diskEdge: 0, inMemory: false, counted: false, path: path) { () throws(ShutterError) in
+            let started = ContinuousClock.now
+            let image = try FullSizeImage.make(path)
+            log.debug("full-size image of '\(path)' made in \(formatDuration(ContinuousClock.now - started))")
+            return image
+        }
+    }
+
+    /// The image `key` names: from memory, from a request making it (waited for), from
+    /// the disk cache, or made by `make` now (and kept).
+    private func image(key: String, diskEdge: Int, inMemory: Bool, counted: Bool, path: String,
+                       make: () throws(ShutterError) -> Data) throws(ShutterError) -> Data {
         enum Step { case hit(Data), wait(PreviewJob), make(PreviewJob) }
         let step = state.withLock { state -> Step in
             if let hit = state.cache.first(where: { $0.key == key }) { return .hit(hit.data) }
@@ -109,29 +134,20 @@ final class PreviewMaker: Sendable {
         case .wait(let job): return try job.result.get()
         case .make(let job):
             let disk = self.disk.withLock { $0 }
-            if let data = disk?.read(key, longEdge: longEdge) {
-                log.debug("preview of '\(path)' read from the disk cache", [("from", "diskCache")])
-                state.withLock { state in
-                    state.making[key] = nil
-                    state.cache.append((key, data))
-                    if state.cache.count > Self.cacheSize { state.cache.removeFirst(state.cache.count - Self.cacheSize) }
-                }
-                job.finish(.success(data))
-                return data
-            }
-            let result = Result<Data, ShutterError> { () throws(ShutterError) -> Data in
-                let started = ContinuousClock.now
-                let (preview, source) = try Self.make(path, longEdge: longEdge)
-                let took = (ContinuousClock.now - started) / .milliseconds(1)
-                log.debug("preview of '\(path)' made in \(String(format: "%.1f", took)) ms from \(source.description)",
-                          [("previewMs", String(format: "%.2f", took)), ("from", source.rawValue)])
-                disk?.write(preview, key: key, longEdge: longEdge)
-                return preview
+            let result: Result<Data, ShutterError>
+            var decoded = false
+            if let data = disk?.read(key, longEdge: diskEdge) {
+                log.debug("\(inMemory ? "preview" : "full-size image") of '\(path)' read from the disk cache", [("from", "diskCache")])
+                result = .success(data)
+            } else {
+                result = Result { () throws(ShutterError) -> Data in try make() }
+                decoded = true
+                if case .success(let data) = result { disk?.write(data, key: key, longEdge: diskEdge) }
             }
             state.withLock { state in
                 state.making[key] = nil
-                state.made += 1
-                if case .success(let data) = result {
+                if counted && decoded { state.made += 1 }
+                if inMemory, case .success(let data) = result {
                     state.cache.append((key, data))
                     if state.cache.count > Self.cacheSize { state.cache.removeFirst(state.cache.count - Self.cacheSize) }
                 }

@@ -14,8 +14,9 @@ enum RawPreviewSource {
     }
 
     /// The embedded JPEG when `embeddedAllowed` takes it (given the JPEG and the sensor's
-    /// long edge: the caller judges its size), else the half-size demosaic.
-    static func source(of path: String, embeddedAllowed: (Data, Int) -> Bool) throws(ShutterError) -> Source {
+    /// long edge: the caller judges its size), else the demosaic, at half size or
+    /// (`halfSize` false) full size.
+    static func source(of path: String, halfSize: Bool = true, embeddedAllowed: (Data, Int) -> Bool) throws(ShutterError) -> Source {
         guard let raw = libraw_init(0) else { throw ShutterError(.unexpected, "LibRaw: cannot start") }
         defer { libraw_close(raw) }
         try check(libraw_open_file(raw, path), raw, "cannot read the RAW file '\(path)'")
@@ -26,7 +27,7 @@ enum RawPreviewSource {
             let sensorEdge = Int(max(raw.pointee.sizes.width, raw.pointee.sizes.height))
             if embeddedAllowed(jpeg, sensorEdge) { return .jpeg(jpeg, orientation: orientation) }
         }
-        raw.pointee.params.half_size = 1
+        raw.pointee.params.half_size = halfSize ? 1 : 0
         raw.pointee.params.use_camera_wb = 1
         raw.pointee.params.output_bps = 8
         try check(libraw_unpack(raw), raw, "cannot read the sensor data of '\(path)'")

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ShutterPipeFixtures
 import ShutterPipeKit
 import TestSupport
 import Testing
@@ -61,6 +62,52 @@ struct CatalogueRoutesTests {
                         "made once, read after the restart: \(outcome.stderr)")
             }
         }
+    }
+
+    @Test("100 %: full.jpg of a RAW+JPEG shot is its JPEG as stored; ?from=raw develops the RAW's whole sensor, matching dcraw_emu's full demosaic; never an upscaled preview")
+    func fullSize() async throws {
+        let folder = TemporaryDirectory("web-full-size")
+        let card = folder.file("card")
+        try FileManager.default.createDirectory(atPath: card, withIntermediateDirectories: true)
+        try await makeDNG("\(card)/IMG_0003.DNG", width: 800, height: 600, in: folder)
+        let jpeg = try await offThePool { SyntheticJPEG.make(width: 800, height: 600, shot: 3) }
+        try jpeg.write(to: URL(fileURLWithPath: "\(card)/IMG_0003.JPG"))
+        let config = try writeConfig("""
+        version: 1
+        session: full
+        backend: {type: file-stub, directory: \(card)}
+        triggers:
+          - type: stdin
+          - {type: web, listen: "127.0.0.1:0", previewSize: 200}
+        sinks: [{type: files, directory: \(folder.file("out"))}]
+        """, in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path)
+        let port = try #require(await webPort(session))
+        session.send("capture\n")
+        #expect(await eventually { await shotsListed(port) == 1 }, "\(session.stderrSoFar)")
+        let shot = try #require(try await http("GET", "/api/shots/1", port: port).json)
+        #expect(shot["full"] as? String == "/api/shots/1/full.jpg" && (shot["files"] as? [Any])?.count == 2, "\(shot)")
+        let storedName = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.file("out")).first { $0.hasSuffix(".jpg") })
+        let stored = try #require(FileManager.default.contents(atPath: folder.file("out/\(storedName)")))
+        let full = try await http("GET", "/api/shots/1/full.jpg", port: port)
+        #expect(full.status == 200 && full.body == stored, "the JPEG as stored")
+        let preview = try await http("GET", "/api/shots/1/preview.jpg", port: port)
+        #expect(dimensions(preview.body) == [200, 150], "the preview stays small")
+        let raw = try await http("GET", "/api/shots/1/full.jpg?from=raw", port: port)
+        try #require(raw.status == 200, "\(String(decoding: raw.body.prefix(300), as: UTF8.self))")
+        let ours = try PreviewMaker.decodeScaled(raw.body, longEdge: 10_000).image
+        #expect(ours.width == 800 && ours.height == 600, "the whole sensor")
+        // dcraw_emu: full size, the camera's white balance (-w), 8 bits, to a PPM beside a
+        // copy of the card's file (it writes beside its input).
+        let copy = folder.file("IMG_0003.DNG")
+        try FileManager.default.copyItem(atPath: "\(card)/IMG_0003.DNG", toPath: copy)
+        let developed = try await runProgram(["dcraw_emu", "-w", copy])
+        try #require(developed.status == 0, "dcraw_emu: \(developed.errors)")
+        let reference = try readPPM(copy + ".ppm")
+        let difference = meanDifference(ours, reference)
+        #expect(difference < 4, "mean difference \(difference) per value against dcraw_emu's full demosaic")
+        session.signal(SIGTERM)
+        #expect(await session.wait().status == 0)
     }
 
     @Test("the disk cache stays within its bound, dropping the previews used longest ago; a preview just read stays")

@@ -1,0 +1,51 @@
+import CTurboJPEG
+import Foundation
+import ShutterPipeKit
+
+/// A photo at its full size, upright, as a JPEG: what a look at 100 % needs, never an
+/// upscaled preview.
+///
+/// - A JPEG is served as it was stored (browsers turn it upright by its EXIF orientation).
+/// - A HEIF or a TIFF is decoded whole and encoded (quality 92).
+/// - A RAW gives its embedded JPEG when that is the sensor's full size (turned upright);
+///   else LibRaw develops the whole sensor (a full demosaic: seconds for 24 MP).
+enum FullSizeImage {
+    static let quality: Int32 = 92
+
+    static func make(_ path: String) throws(ShutterError) -> Data {
+        switch PhotoFormat(path) {
+        case .jpeg, nil:
+            guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
+                throw ShutterError(.storageUnavailable, "cannot read '\(path)'", fix: "the photo was moved or removed since it was stored")
+            }
+            return data
+        case .heif:
+            return try HEIFDecoder.decode(path).jpeg(quality: quality)
+        case .tiff:
+            return try TIFFDecoder.decode(path).jpeg(quality: quality)
+        case .raw:
+            let source = try RawPreviewSource.source(of: path, halfSize: false) { jpeg, sensorEdge in
+                guard let size = dimensions(jpeg) else { return false }
+                return max(size.width, size.height) * 100 >= sensorEdge * 95  // a camera's "full size" may crop a few pixels
+            }
+            switch source {
+            case .jpeg(let jpeg, let orientation):
+                guard orientation != 1 else { return jpeg }
+                return try PreviewMaker.decodeScaled(jpeg, longEdge: Int.max).image.oriented(orientation).jpeg(quality: quality)
+            case .pixels(let image):
+                return try image.jpeg(quality: quality)
+            }
+        }
+    }
+
+    /// A JPEG's width and height, from its header.
+    static func dimensions(_ jpeg: Data) -> (width: Int, height: Int)? {
+        guard let decoder = tjInitDecompress() else { return nil }
+        defer { tjDestroy(decoder) }
+        var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+        let read = jpeg.withUnsafeBytes { raw in
+            tjDecompressHeader3(decoder, raw.bindMemory(to: UInt8.self).baseAddress, UInt(raw.count), &width, &height, &subsampling, &colorspace)
+        }
+        return read == 0 && width > 0 && height > 0 ? (Int(width), Int(height)) : nil
+    }
+}
