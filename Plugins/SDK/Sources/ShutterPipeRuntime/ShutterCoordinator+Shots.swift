@@ -6,7 +6,7 @@ extension ShutterCoordinator {
     /// The next shot's identity: the one place shots are counted.
     func nextShot() -> ShotID {
         shotsTaken += 1
-        return ShotID(run: run, number: shotsTaken)
+        return ShotID(run: runName, number: shotsTaken)
     }
 
     /// Takes a photo and leaves it to a store task, which answers; a failure before that

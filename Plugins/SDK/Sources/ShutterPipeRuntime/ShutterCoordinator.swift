@@ -81,7 +81,7 @@ public actor ShutterCoordinator {
 
     var status = CoordinatorStatus()
     /// The one shot counter: ids are `run#n` (``ShotID``).
-    let run = ShotID.newRun()
+    let runName = ShotID.newRun()
     var shotsTaken = 0
     /// The last enter gave up waiting for the backend's prepare, which may still run.
     private var enterGaveUp = false

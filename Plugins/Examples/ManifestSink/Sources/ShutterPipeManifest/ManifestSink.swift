@@ -34,7 +34,7 @@ public final class ManifestSink: PhotoSink {
     public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
         let lines = photo.files.map { file -> Data in
             var record: [String: Any] = [
-                "session": session, "shot": context.shotNumber, "camera": context.camera, "trigger": context.trigger,
+                "session": session, "shot": context.shotNumber, "shotID": context.shot.description, "camera": context.camera, "trigger": context.trigger,
                 "time": ISO8601DateFormatter().string(from: context.captureTime), "name": file.name,
                 "bytes": file.data.count, "sha256": SHA256.hex(file.data),
             ]

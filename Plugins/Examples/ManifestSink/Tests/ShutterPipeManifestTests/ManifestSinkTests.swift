@@ -14,7 +14,10 @@ struct ManifestSinkTests {
         let problems = await Conformance.checkSink({ ManifestSink(path: path, session: "test") },
                                                    failing: { ManifestSink(path: "/proc/manifest.jsonl", session: "test") })
         #expect(problems.isEmpty, "\(problems)")
-        #expect(try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").count == 4)  // two RAW+JPEG shots: a line per file
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 4)  // two RAW+JPEG shots: a line per file
+        let ids = lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["shotID"] as? String }
+        #expect(ids.count == 4 && Set(ids).count == 2 && ids.allSatisfy { ShotID($0) != nil }, "each line names its shot: \(ids)")
     }
 
     @Test("SHA-256 matches the FIPS 180-4 test vectors")
