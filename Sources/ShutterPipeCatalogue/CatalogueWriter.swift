@@ -125,8 +125,11 @@ final class CatalogueWriter: Sendable {
         var firstWaiting = ContinuousClock.now
         while true {
             let now = ContinuousClock.now
+            // Digests are due once the session is quiet, with the catalogue open and written up
+            // to date; otherwise the thread sleeps until a shot, a retry or the end.
+            let digestsDue = undigested && catalogue != nil && backlog.isEmpty
             let wakeIn: Duration = waiting.isEmpty
-                ? (undigested ? max(.milliseconds(1), Self.quiet - (now - lastArrival)) : Self.retryInterval)
+                ? (digestsDue ? max(.milliseconds(50), Self.quiet - (now - lastArrival)) : Self.retryInterval)
                 : max(.milliseconds(1), min(Self.quiet - (now - lastArrival), Self.longestWait - (now - firstWaiting)))
             let woken = wake.wait(timeout: .now() + .nanoseconds(Int(wakeIn.components.seconds * 1_000_000_000 + wakeIn.components.attoseconds / 1_000_000_000)))
             let (incoming, finishing) = state.withLock { state in
@@ -169,18 +172,19 @@ final class CatalogueWriter: Sendable {
     }
 
     /// Fills in the digests that were left out, a few files at a time, until none is left
-    /// or (`stoppingAtNextShot`) a shot arrives; returns whether some may be left. A file
-    /// that cannot be read now is tried again at the next start.
+    /// or (`stoppingAtNextShot`) a shot arrives; returns whether some are left to do in
+    /// this run. A file that cannot be read now, and a catalogue that cannot be read or
+    /// written, are left for the next mid-burst record or the next start.
     private func digestLeftovers(_ catalogue: Catalogue, stoppingAtNextShot: Bool) -> Bool {
         var unreadable: Set<String> = []
         while true {
-            guard let paths = try? catalogue.undigestedFiles(limit: 16 + unreadable.count) else { return true }
+            guard let paths = try? catalogue.undigestedFiles(limit: 16 + unreadable.count) else { return false }
             let todo = paths.filter { !unreadable.contains($0) }
             if todo.isEmpty { return false }  // none left but those that cannot be read now
             for path in todo {
                 if stoppingAtNextShot, state.withLock({ !$0.incoming.isEmpty || !$0.finishing.isEmpty }) { return true }
                 guard let digest = FileDigest.sha256(of: path) else { unreadable.insert(path); continue }
-                do { try catalogue.setDigest(digest, of: path) } catch { return true }
+                do { try catalogue.setDigest(digest, of: path) } catch { return false }
             }
         }
     }

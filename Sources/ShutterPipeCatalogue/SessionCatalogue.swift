@@ -17,8 +17,10 @@ public final class SessionCatalogue: ShotCatalogue {
         self.path = path
     }
 
+    /// `.cache` beside the catalogue: hidden, so that a catalogue placed among the photos
+    /// never has its previews taken for photos by the reconciliation.
     public var cacheFolder: String? {
-        (path as NSString).deletingLastPathComponent + "/cache"
+        (path as NSString).deletingLastPathComponent + "/.cache"
     }
 
     public func shot(_ id: Int) async throws -> CatalogueShot? {

@@ -5,7 +5,7 @@ import Foundation
 import ShutterPipeKit
 import Synchronization
 
-/// Previews kept on disk beside the catalogue (`.shutterpipe/cache/web/previews/`), so a
+/// Previews kept on disk beside the catalogue (`.shutterpipe/.cache/web/previews/`), so a
 /// preview is made once, not once per start: a restarted session, or a phone that opens
 /// the page after lunch, gets the morning's previews at the cost of reading a file.
 ///

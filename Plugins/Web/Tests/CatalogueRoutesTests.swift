@@ -18,7 +18,7 @@ struct CatalogueRoutesTests {
     @Test("/api/shots serves every shot of the catalogue by id, beyond the page's recent ones and across a restart; previews made once, found on disk after the restart")
     func shotsAcrossRestart() async throws {
         let folder = TemporaryDirectory("web-catalogue")
-        let cache = folder.file("out/.shutterpipe/cache/web/previews")
+        let cache = folder.file("out/.shutterpipe/.cache/web/previews")
         var firstPreview = Data()
         for run in 1...2 {
             let (session, port) = try await webSession(folder, web: ", recent: 2", width: 1200, height: 800, verbose: true)
