@@ -36,10 +36,11 @@ struct BurstCatalogueTests {
                 "\(lines.withLock { $0 })")
         // Quiet now: every digest filled in while the session goes on.
         #expect(await eventually(timeout: .seconds(60)) {
-            let recorded = (try? Catalogue.open(at: path, create: false).shots()) ?? []
+            // SQLite may wait for the writer's lock: off the cooperative pool, which other tests share.
+            let recorded = (try? await offThePool { try Catalogue.open(at: path, create: false).shots() }) ?? []
             return recorded.count == 120 && recorded.allSatisfy { $0.files.count == 1 && $0.files[0].sha256 != nil }
         })
-        let recorded = try Catalogue.open(at: path, create: false).shots()
+        let recorded = try await offThePool { try Catalogue.open(at: path, create: false).shots() }
         #expect(Set(recorded.compactMap(\.shotID?.number)) == Set(1...120))
         for shot in recorded.filter({ $0.id % 12 == 1 }) {
             let file = try #require(shot.files.first)

@@ -46,7 +46,7 @@ struct TIFFPreviewTests {
         for orientation in 1...8 {
             let path = folder.file("scan-\(orientation).tif")
             try makeTIFF(width: 600, height: 400, orientation: orientation).write(to: URL(fileURLWithPath: path))
-            let (preview, source) = try PreviewMaker.make(path, longEdge: 300)
+            let (preview, source) = try await offThePool { try PreviewMaker.make(path, longEdge: 300) }
             #expect(source == .tiff)
             let image = try PreviewMaker.decodeScaled(preview, longEdge: 300).image
             let upright = orientation >= 5 ? (200, 300) : (300, 200)
@@ -59,7 +59,8 @@ struct TIFFPreviewTests {
         let lzw = folder.file("scan-lzw.tif")
         let copied = try await runProgram(["tiffcp", "-c", "lzw", folder.file("scan-6.tif"), lzw])
         try #require(copied.status == 0, "tiffcp: \(copied.errors)")
-        let plain = try TIFFDecoder.decode(folder.file("scan-6.tif")), packed = try TIFFDecoder.decode(lzw)
+        let plain = try await offThePool { try TIFFDecoder.decode(folder.file("scan-6.tif")) }
+        let packed = try await offThePool { try TIFFDecoder.decode(lzw) }
         #expect(meanDifference(plain, packed) == 0 && (packed.width, packed.height) == (400, 600))
         #expect(throws: ShutterError.self) { try TIFFDecoder.decode(folder.file("missing.tif")) }
     }
