@@ -98,6 +98,7 @@ final class CatalogueWriter: Sendable {
                 }
                 if !backlog.isEmpty, let catalogue {
                     try catalogue.record(backlog, session: sessionID)
+                    log.debug("catalogue: \(backlog.count) shot(s) recorded", [("recorded", String(backlog.count))])
                     if failing != nil {
                         log.info("catalogue '\(settings.path)' writable again: \(backlog.count) shot(s) caught up")
                     }

@@ -19,15 +19,15 @@ struct SessionMarksTests {
         let folder = TemporaryDirectory("catalogue-socket-marks")
         let socket = folder.file("s.sock")
         let config = try writeConfig(socketPipeline(folder.file("photos"), socket: socket), in: folder)
-        let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config], in: folder.path)
+        let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path)
         let steps: [([String], rating: String?, label: String?, pick: String?)] = [
             (["rate", "4"], "4", nil, nil), (["label", "red"], "4", "Red", nil), (["pick"], "4", "Red", "1"), (["reject"], "-1", "Red", nil),
         ]
         for (index, step) in steps.enumerated() {
             session.send("capture\n")
             await session.waitForOutput(on: .stdout, "answer \(index + 1)") { $0.split(separator: "\n").count >= index + 1 }
-            // The record follows the answer on the catalogue's thread; wait for it.
-            #expect(await eventually { ((try? await listedShots(["--config", config], in: folder)) ?? []).count == index + 1 })
+            // The record follows the answer on the catalogue's thread; its log line is the gate.
+            await session.waitForOutput("\(index + 1) shot(s) recorded") { shotsRecorded(in: $0) >= index + 1 }
             let shot = try #require(try await listedShots(["--config", config], in: folder).first)
             let photo = try #require(shot.files.first?.path)
             // This shot gets the steps so far, in order, one command each.

@@ -49,3 +49,13 @@ public func writeConfig(_ yaml: String, in folder: TemporaryDirectory, name: Str
     try yaml.write(toFile: path, atomically: false, encoding: .utf8)
     return path
 }
+
+/// How many shots a session's catalogue has recorded so far, from its `--verbose` log
+/// ("catalogue: N shot(s) recorded"): a gate to wait on, cheaper than asking the
+/// catalogue again and again.
+public func shotsRecorded(in log: String) -> Int {
+    log.split(separator: "\n").reduce(0) { total, line in
+        guard let range = line.range(of: "catalogue: "), line.hasSuffix(" shot(s) recorded") else { return total }
+        return total + (Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0)
+    }
+}

@@ -25,14 +25,16 @@ struct CatalogueRoutesTests {
             session.send("capture\n")
             #expect(await eventually(timeout: .seconds(60)) { session.stdoutSoFar.split(separator: "\n").count >= 1 })
             // The record follows the answer on the catalogue's thread.
-            let expected = run == 1 ? 1 : 4
-            #expect(await eventually { await shotsListed(port) == expected }, "run \(run): \(session.stderrSoFar)")
+            // The record follows the answer on the catalogue's thread; its log line is the gate.
+            await session.waitForOutput("the shot recorded") { shotsRecorded(in: $0) >= 1 }
+            #expect(await shotsListed(port) == (run == 1 ? 1 : 4), "run \(run): \(session.stderrSoFar)")
             if run == 1 {
                 for shot in 2...3 {
                     session.send("capture\n")
                     #expect(await eventually(timeout: .seconds(60)) { session.stdoutSoFar.split(separator: "\n").count >= shot })
                 }
-                #expect(await eventually { await shotsListed(port) == 3 })
+                await session.waitForOutput("3 shots recorded") { shotsRecorded(in: $0) >= 3 }
+                #expect(await shotsListed(port) == 3)
             }
             let shots = try #require(try await http("GET", "/api/shots", port: port).json?["shots"] as? [[String: Any]])
             let ids = shots.compactMap { $0["id"] as? Int }
@@ -81,10 +83,11 @@ struct CatalogueRoutesTests {
           - {type: web, listen: "127.0.0.1:0", previewSize: 200}
         sinks: [{type: files, directory: \(folder.file("out"))}]
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path)
+        let session = try RunningProcess(["run", "--config", config, "--verbose"], in: folder.path)
         let port = try #require(await webPort(session))
         session.send("capture\n")
-        #expect(await eventually { await shotsListed(port) == 1 }, "\(session.stderrSoFar)")
+        await session.waitForOutput("the shot recorded") { shotsRecorded(in: $0) >= 1 }
+        #expect(await shotsListed(port) == 1, "\(session.stderrSoFar)")
         let shot = try #require(try await http("GET", "/api/shots/1", port: port).json)
         #expect(shot["full"] as? String == "/api/shots/1/full.jpg" && (shot["files"] as? [Any])?.count == 2, "\(shot)")
         let storedName = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.file("out")).first { $0.hasSuffix(".jpg") })
