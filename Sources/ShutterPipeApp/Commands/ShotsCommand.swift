@@ -21,10 +21,10 @@ struct ShotsCommand: ParsableCommand {
         The catalogue is the one the config's session writes (--config, or \(RunCommand.defaultConfig)),
         or --catalogue PATH. Ratings, labels and rejects go to each file's XMP sidecar first
         (merged with what is there; named as the files sink's sidecarName says), then to the
-        catalogue. While the config's session runs with a socket trigger, marks go through it
-        (its page sees them at once); otherwise, or with --catalogue, to the catalogue
-        directly. rebuild keeps the old catalogue beside the
-        new one (NAME.before-rebuild-TIME).
+        catalogue. While the config's session runs with a socket trigger, marks go through
+        it (the session writes and logs them); otherwise, or with --catalogue, to the
+        catalogue directly. rebuild keeps the old catalogue beside the new one
+        (NAME.before-rebuild-TIME).
         """)
 
     @Argument(valueName: "ACTION", help: "nothing to list; rate, label, pick, reject, unpick, keyword, unkeyword or rebuild with their arguments")
