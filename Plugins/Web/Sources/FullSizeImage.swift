@@ -1,4 +1,3 @@
-import CTurboJPEG
 import Foundation
 import ShutterPipeKit
 
@@ -25,7 +24,7 @@ enum FullSizeImage {
             return try TIFFDecoder.decode(path).jpeg(quality: quality)
         case .raw:
             let source = try RawPreviewSource.source(of: path, halfSize: false) { jpeg, sensorEdge in
-                guard let size = dimensions(jpeg) else { return false }
+                guard let size = PreviewMaker.dimensions(jpeg) else { return false }
                 return max(size.width, size.height) * 100 >= sensorEdge * 95  // a camera's "full size" may crop a few pixels
             }
             switch source {
@@ -36,16 +35,5 @@ enum FullSizeImage {
                 return try image.jpeg(quality: quality)
             }
         }
-    }
-
-    /// A JPEG's width and height, from its header.
-    static func dimensions(_ jpeg: Data) -> (width: Int, height: Int)? {
-        guard let decoder = tjInitDecompress() else { return nil }
-        defer { tjDestroy(decoder) }
-        var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
-        let read = jpeg.withUnsafeBytes { raw in
-            tjDecompressHeader3(decoder, raw.bindMemory(to: UInt8.self).baseAddress, UInt(raw.count), &width, &height, &subsampling, &colorspace)
-        }
-        return read == 0 && width > 0 && height > 0 ? (Int(width), Int(height)) : nil
     }
 }

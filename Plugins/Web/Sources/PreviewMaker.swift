@@ -187,10 +187,8 @@ final class PreviewMaker: Sendable {
             // An embedded JPEG at least as large as the preview, or half the sensor's size
             // (what the demosaic would give), is the source; a small thumbnail is not.
             let source = try RawPreviewSource.source(of: path) { jpeg, sensorEdge in
-                guard let decoder = tjInitDecompress() else { return false }
-                defer { tjDestroy(decoder) }
-                guard let size = header(jpeg, decoder) else { return false }
-                return Int(max(size.width, size.height)) >= min(longEdge, sensorEdge / 2)
+                guard let size = dimensions(jpeg) else { return false }
+                return max(size.width, size.height) >= min(longEdge, sensorEdge / 2)
             }
             switch source {
             case .jpeg(let jpeg, let orientation):
@@ -260,6 +258,13 @@ final class PreviewMaker: Sendable {
             throw ShutterError(.unexpected, "libturbojpeg could not decode the photo: \(reason(decoder))")
         }
         return (RGBImage(pixels: pixels, width: Int(outWidth), height: Int(outHeight)), embedded != nil)
+    }
+
+    /// A JPEG's width and height, from its header; `nil` for what libturbojpeg cannot read.
+    static func dimensions(_ jpeg: Data) -> (width: Int, height: Int)? {
+        guard let decoder = tjInitDecompress() else { return nil }
+        defer { tjDestroy(decoder) }
+        return header(jpeg, decoder).map { (Int($0.width), Int($0.height)) }
     }
 
     private static func header(_ jpeg: Data, _ decoder: tjhandle) -> (width: Int32, height: Int32)? {
