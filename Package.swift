@@ -48,6 +48,7 @@ let package = Package(
         .systemLibrary(name: "CLibRaw", path: "Sources/CLibRaw", providers: [.apt(["libraw-dev"])]),
         .systemLibrary(name: "CHeif", path: "Sources/CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         .systemLibrary(name: "CTIFF", path: "Sources/CTIFF", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // Built-in plugins: the contract and the helpers, like any third-party plugin.
@@ -66,7 +67,7 @@ let package = Package(
         // The web trigger: libmicrohttpd (through a small C part for its variadic calls),
         // libturbojpeg, and LibRaw and libheif for the previews of RAW and HEIF photos.
         .target(name: "CWebServer", path: "Plugins/Web/CWebServer", linkerSettings: [.linkedLibrary("microhttpd")]),
-        .target(name: "WebTrigger", dependencies: [kit, support, "CWebServer", "CTurboJPEG", "CLibRaw", "CHeif", "CTIFF"], path: "Plugins/Web/Sources"),
+        .target(name: "WebTrigger", dependencies: [kit, support, "CWebServer", "CTurboJPEG", "CLibRaw", "CHeif", "CTIFF", "CZlib"], path: "Plugins/Web/Sources"),
         // The mqtt trigger (a node of a rig) and the rig command, on libmosquitto.
         .target(name: "MQTTTrigger", dependencies: [kit, support, "CMosquitto"], path: "Plugins/MQTT/Sources"),
 

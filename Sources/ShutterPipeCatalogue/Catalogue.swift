@@ -250,6 +250,21 @@ public final class Catalogue: @unchecked Sendable {
 
     /// The shots `filter` selects, newest first.
     public func shots(_ filter: ShotFilter = ShotFilter()) throws(CatalogueError) -> [CatalogueShot] {
+        let (condition, values) = Self.condition(filter)
+        return try shots(where: condition, values, limit: filter.limit, offset: filter.offset)
+    }
+
+    /// How many shots `filter` selects, its offset and limit aside.
+    public func count(_ filter: ShotFilter = ShotFilter()) throws(CatalogueError) -> Int {
+        let (condition, values) = Self.condition(filter)
+        return try run {
+            let rows = try database.query("SELECT count(*) FROM shots s LEFT JOIN sessions e ON e.id = s.session_id WHERE \(condition)", values)
+            return Int(rows.first?[0].integer ?? 0)
+        }
+    }
+
+    /// The SQL condition (over `shots s` and `sessions e`) that `filter` makes.
+    private static func condition(_ filter: ShotFilter) -> (String, [SQLiteValue]) {
         var clauses: [String] = []
         var values: [SQLiteValue] = []
         if let session = filter.session { clauses.append("e.name = ?"); values.append(.text(session)) }
@@ -271,10 +286,10 @@ public final class Catalogue: @unchecked Sendable {
         if filter.rejectedOnly { clauses.append("s.pick = -1") }
         if filter.failedOnly { clauses.append("s.state = 'failed'") }
         if let since = filter.since { clauses.append("coalesce(s.fired, s.stored, s.asked) >= ?"); values.append(.real(since.timeIntervalSince1970)) }
-        return try shots(where: clauses.isEmpty ? "1" : clauses.joined(separator: " AND "), values, limit: filter.limit)
+        return (clauses.isEmpty ? "1" : clauses.joined(separator: " AND "), values)
     }
 
-    private func shots(where condition: String, _ values: [SQLiteValue], limit: Int?) throws(CatalogueError) -> [CatalogueShot] {
+    private func shots(where condition: String, _ values: [SQLiteValue], limit: Int?, offset: Int? = nil) throws(CatalogueError) -> [CatalogueShot] {
         try run {
             let rows = try database.query("""
                 SELECT s.id, e.name, s.session_id, s.run_number, s.trigger, s.camera, s.camera_port, s.asked, s.fired, s.stored, s.state,
@@ -283,7 +298,7 @@ public final class Catalogue: @unchecked Sendable {
                 FROM shots s LEFT JOIN sessions e ON e.id = s.session_id
                 WHERE \(condition)
                 ORDER BY coalesce(s.fired, s.stored, s.asked) DESC, s.id DESC
-                \(limit.map { "LIMIT \($0)" } ?? "")
+                LIMIT \(limit ?? -1) OFFSET \(max(0, offset ?? 0))
                 """, values)
             var shots = rows.map { row -> CatalogueShot in
                 func date(_ index: Int) -> Date? { row[index].real.map(Date.init(timeIntervalSince1970:)) }

@@ -53,6 +53,7 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
     private let writer = Mutex<CatalogueWriter?>(nil)
 
     private let reads: SessionCatalogue
+    private let observers = Mutex<[@Sendable (CatalogueChange) -> Void]>([])
 
     public init(options: Options, session: String, log: Logger) {
         self.options = options
@@ -67,10 +68,33 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
     public func shot(_ id: Int) async throws -> CatalogueShot? { try await reads.shot(id) }
     public func shot(for shot: ShotID) async throws -> CatalogueShot? { try await reads.shot(for: shot) }
     public func shots(_ filter: ShotFilter) async throws -> [CatalogueShot] { try await reads.shots(filter) }
+    public func count(_ filter: ShotFilter) async throws -> Int { try await reads.count(filter) }
     public func mark(_ id: Int, _ changes: [ShotMarkChange]) async throws -> CatalogueShot {
         let shot = try await reads.mark(id, changes)
         log.info("shot \(id) marked: rating \(shot.rating), label \(shot.label ?? "none"), \(shot.pick.word ?? "not picked")")
+        tell(.marked(shot))
         return shot
+    }
+
+    public func observe(_ observer: @escaping @Sendable (CatalogueChange) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    private func tell(_ change: CatalogueChange) {
+        for observer in observers.withLock({ $0 }) { observer(change) }
+    }
+
+    /// The writer recorded these shots: whoever observes hears each as the catalogue has
+    /// it (read on the reads' thread, never the writer's).
+    private func recorded(_ identities: [ShotID]) {
+        guard !observers.withLock({ $0.isEmpty }) else { return }
+        let reads = self.reads
+        Task {
+            for identity in identities {
+                guard let shot = try? await reads.shot(for: identity) else { continue }
+                tell(.recorded(shot))
+            }
+        }
     }
 
     public var role: SinkRole { .processing }
@@ -82,7 +106,7 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
                                                 naming: options.naming, marksInJPEG: options.marksInJPEG, session: session)
         let log = self.log
         let writer = self.writer.withLock { current in
-            if current == nil { current = CatalogueWriter(settings: settings, log: log) }
+            if current == nil { current = CatalogueWriter(settings: settings, log: log) { [weak self] in self?.recorded($0) } }
             return current!
         }
         // The first shot waits for the reconciliation (milliseconds for thousands of

@@ -35,10 +35,14 @@ final class CatalogueWriter: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let settings: Settings
     private let log: Logger
+    private let recorded: @Sendable ([ShotID]) -> Void
 
-    init(settings: Settings, log: Logger) {
+    /// Starts the thread; `recorded` hears the identities of the shots of each write, on
+    /// this thread, once they are in the catalogue.
+    init(settings: Settings, log: Logger, recorded: @escaping @Sendable ([ShotID]) -> Void = { _ in }) {
         self.settings = settings
         self.log = log
+        self.recorded = recorded
         let thread = Thread { [self] in loop() }
         thread.name = "catalogue"
         thread.start()
@@ -102,7 +106,9 @@ final class CatalogueWriter: Sendable {
                     if failing != nil {
                         log.info("catalogue '\(settings.path)' writable again: \(backlog.count) shot(s) caught up")
                     }
+                    let identities = backlog.compactMap(\.shotID)
                     backlog.removeAll()
+                    if !identities.isEmpty { recorded(identities) }
                 }
                 failing = nil
             } catch {

@@ -35,6 +35,14 @@ public final class SessionCatalogue: ShotCatalogue {
         try await withCatalogue { try $0.shots(filter) }
     }
 
+    public func count(_ filter: ShotFilter) async throws -> Int {
+        try await withCatalogue { try $0.count(filter) }
+    }
+
+    /// Changes are reported by the session's recorder (``CatalogueRecorder``), which sees
+    /// the writes; this reader alone hears of none.
+    public func observe(_ observer: @escaping @Sendable (CatalogueChange) -> Void) {}
+
     public func mark(_ id: Int, _ changes: [ShotMarkChange]) async throws -> CatalogueShot {
         try await withCatalogue { try CatalogueMarker.mark(id, changes, in: $0).shot }
     }

@@ -46,8 +46,7 @@ extension SocketRequest {
             changes.append(.label(label.string.flatMap(ShotMarkChange.labelName)))
         }
         if let pick = object["pick"] {
-            let picks: [String: Pick] = ["picked": .picked, "pick": .picked, "rejected": .rejected, "reject": .rejected, "none": .none]
-            guard let value = pick.string.flatMap({ picks[$0.lowercased()] }) else {
+            guard let value = pick.string.flatMap(Pick.init(word:)) else {
                 return .rejected(SocketReply(error: "\"pick\" takes \"picked\", \"rejected\" or \"none\"", id: id))
             }
             changes.append(.pick(value))

@@ -6,12 +6,16 @@ import Synchronization
 /// The routes over the session's catalogue (``ShotCatalogue``): every shot it holds, by
 /// its catalogue id, across restarts, not only the recent ones the page keeps.
 ///
-/// - `GET /api/shots?limit=100&rating=>=3&label=Red&picked=1&rejected=1&failed=1&camera=A&session=S`:
-///   shots, newest first.
+/// - `GET /api/shots?limit=100&offset=0&rating=>=3&label=Red&picked=1&rejected=1&failed=1&camera=A&session=S`:
+///   shots, newest first, and how many the filter selects in all (`total`).
 /// - `GET /api/shots/ID`: one shot. `GET /api/shots/ID/preview.jpg`: its preview.
 /// - `GET /api/shots/ID/full.jpg`: the shot at full size, upright (``FullSizeImage``):
 ///   from its JPEG, HEIF or TIFF, else its RAW; `?from=raw` takes the RAW of a RAW+JPEG
 ///   pair (100 % of the sensor's own pixels).
+/// - `GET /api/shots/ID/image.json` and `/tiles/COLUMN-ROW.png`: the full-size image's
+///   size, and lossless tiles of it (``FullImageCache``): the page's 100 % view.
+/// - `GET /api/shots/ID/histogram.json`: the preview's histogram (``Histogram``).
+/// - `POST /api/marks`: ratings, labels, picks (``ShotMarksRoute``).
 ///
 /// File names are given without their folders. A session without a catalogue answers 404
 /// with the fix.
@@ -20,19 +24,18 @@ struct CatalogueRoutes: Sendable {
 
     func answer(_ request: HTTPRequest) -> HTTPResponse? {
         let path = request.path
-        guard path == "/api/shots" || path.hasPrefix("/api/shots/") else { return nil }
-        guard request.method == "GET" else { return .error(405, "\(request.method) is not allowed on \(path)") }
+        guard path == "/api/shots" || path.hasPrefix("/api/shots/") || path == "/api/marks" else { return nil }
+        let method = path == "/api/marks" ? "POST" : "GET"
+        guard request.method == method else { return .error(405, "\(request.method) is not allowed on \(path)") }
         guard let catalogue = trigger.catalogue else {
             return .error(404, "this session keeps no catalogue", fix: "remove 'catalogue: off' from the config; /api/photos lists the recent shots")
         }
+        if path == "/api/marks" { return ShotMarksRoute(trigger: trigger).answer(request, catalogue) }
         if path == "/api/shots" { return list(request, catalogue) }
-        var rest = path.dropFirst("/api/shots/".count)
-        var image: String?
-        for suffix in ["/preview.jpg", "/full.jpg"] where rest.hasSuffix(suffix) {
-            image = suffix
-            rest = rest.dropLast(suffix.count)
-        }
-        guard let id = Int(rest), id > 0 else {
+        let rest = path.dropFirst("/api/shots/".count)
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        let what = String(rest[slash...])
+        guard let id = Int(rest[..<slash]), id > 0 else {
             return .error(404, "no such route: \(path)", fix: "shots are /api/shots/ID, /api/shots/ID/preview.jpg and /api/shots/ID/full.jpg, with ID from /api/shots")
         }
         let found: CatalogueShot?
@@ -41,15 +44,37 @@ struct CatalogueRoutes: Sendable {
         case .failure(let error): return .error(503, error.message, fix: error.fix)
         }
         guard let shot = found else { return .error(404, "no shot \(id) in the catalogue", fix: "/api/shots lists the ids") }
-        guard let image else { return .json(Self.json(shot)) }
+        if what.isEmpty { return .json(Self.json(shot)) }
         let paths = shot.files.filter { !$0.missing }.map(\.path)
-        let fromRAW = image == "/full.jpg" && request.query["from"] == "raw"
+        let fromRAW = request.query["from"] == "raw"
         guard let source = fromRAW ? paths.first(where: { PhotoFormat($0) == .raw }) : PreviewMaker.previewSource(paths) else {
             return .error(404, "shot \(id) has no \(fromRAW ? "RAW" : "JPEG, HEIF, TIFF or RAW") file on disk to show")
         }
         do {
-            let data = image == "/full.jpg" ? try trigger.previews.fullSize(of: source) : try trigger.previews.preview(of: source)
-            return HTTPResponse(status: 200, contentType: "image/jpeg", headers: [("Cache-Control", "max-age=3600")], body: .bytes(data))
+            switch what {
+            case "/preview.jpg":
+                return .image(try trigger.previews.preview(of: source), type: "image/jpeg")
+            case "/thumbnail.jpg":
+                return .image(try trigger.previews.thumbnail(of: source), type: "image/jpeg")
+            case "/full.jpg":
+                return .image(try trigger.previews.fullSize(of: source), type: "image/jpeg")
+            case "/image.json":
+                let image = try trigger.fullImages.image(of: source)
+                return .json(["width": image.width, "height": image.height, "tileSize": FullImageCache.tileSize, "from": fromRAW ? "raw" : "photo"])
+            case "/histogram.json":
+                return .json(try Histogram(jpeg: trigger.previews.preview(of: source)).json)
+            case _ where what.hasPrefix("/tiles/") && what.hasSuffix(".png"):
+                let name = what.dropFirst("/tiles/".count).dropLast(".png".count).split(separator: "-")
+                guard name.count == 2, let column = Int(name[0]), let row = Int(name[1]) else {
+                    return .error(404, "no such tile: \(what)", fix: "tiles are /api/shots/ID/tiles/COLUMN-ROW.png, of tileSize pixels, as /api/shots/ID/image.json gives")
+                }
+                guard let tile = try trigger.fullImages.tile(of: source, column: column, row: row) else {
+                    return .error(404, "tile \(column)-\(row) is outside shot \(id)'s image", fix: "/api/shots/\(id)/image.json gives its size")
+                }
+                return .image(tile, type: "image/png")
+            default:
+                return .error(404, "no such route: \(path)", fix: "a shot has /preview.jpg, /thumbnail.jpg, /full.jpg, /image.json, /tiles/COLUMN-ROW.png and /histogram.json")
+            }
         } catch {
             return .error(500, error.message, fix: error.fix)
         }
@@ -59,6 +84,7 @@ struct CatalogueRoutes: Sendable {
         var filter = ShotFilter()
         let query = request.query
         filter.limit = min(1000, max(1, query["limit"].flatMap { Int($0) } ?? 100))
+        filter.offset = max(0, query["offset"].flatMap { Int($0) } ?? 0)
         if let rating = query["rating"] {
             guard let parsed = ShotFilter.parseRating(rating) else { return .error(400, "rating '\(rating)' is not 3, >=3, <2 or -1") }
             filter.rating = parsed
@@ -71,8 +97,8 @@ struct CatalogueRoutes: Sendable {
         filter.rejectedOnly = query["rejected"] == "1"
         filter.failedOnly = query["failed"] == "1"
         let selection = filter
-        switch WebTrigger.blocking({ try await catalogue.shots(selection) }) {
-        case .success(let shots): return .json(["shots": shots.map(Self.json)])
+        switch WebTrigger.blocking({ (try await catalogue.shots(selection), try await catalogue.count(selection)) }) {
+        case .success(let (shots, total)): return .json(["shots": shots.map(Self.json), "total": total, "offset": selection.offset ?? 0])
         case .failure(let error): return .error(503, error.message, fix: error.fix)
         }
     }
@@ -97,6 +123,8 @@ struct CatalogueRoutes: Sendable {
         let shown = PreviewMaker.previewSource(onDisk) != nil
         object["preview"] = shown ? "/api/shots/\(shot.id)/preview.jpg" : NSNull()
         object["full"] = shown ? "/api/shots/\(shot.id)/full.jpg" : NSNull()
+        object["thumbnail"] = shown ? "/api/shots/\(shot.id)/thumbnail.jpg" : NSNull()
+        object["hasRAW"] = onDisk.contains { PhotoFormat($0) == .raw } && PreviewMaker.previewSource(onDisk).map { PhotoFormat($0) != .raw } == true
         return object
     }
 }

@@ -35,6 +35,11 @@ struct HTTPResponse: Sendable {
         return HTTPResponse(status: status, contentType: "application/json", body: .bytes(data + Data("\n".utf8)))
     }
 
+    /// An image of a shot: its bytes change only with the shot's file, so a page may keep it.
+    static func image(_ data: Data, type: String) -> HTTPResponse {
+        HTTPResponse(status: 200, contentType: type, headers: [("Cache-Control", "private, max-age=3600")], body: .bytes(data))
+    }
+
     static func error(_ status: Int, _ message: String, fix: String? = nil) -> HTTPResponse {
         var object: [String: Any] = ["error": message]
         if let fix { object["fix"] = fix }

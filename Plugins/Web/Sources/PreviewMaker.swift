@@ -29,7 +29,7 @@ final class PreviewMaker: Sendable {
 
     private struct State {
         var cache: [(key: String, data: Data)] = []
-        var making: [String: PreviewJob] = [:]
+        var making: [String: ImageJob<Data>] = [:]
         var toPrepare: [String] = []
         var preparing = false
         var made = 0
@@ -68,7 +68,7 @@ final class PreviewMaker: Sendable {
 
     /// Whether the preview of `path`, as the file is now, is cached.
     func isCached(_ path: String) -> Bool {
-        let key = Self.key(path)
+        let key = Self.key(path) + "|upright"
         return state.withLock { $0.cache.contains { $0.key == key } }
     }
 
@@ -96,13 +96,27 @@ final class PreviewMaker: Sendable {
     /// The preview of the photo at `path` (cached by path, size and modification time).
     /// Blocks the calling thread while it is made.
     func preview(of path: String) throws(ShutterError) -> Data {
-        try image(key: Self.key(path), diskEdge: longEdge, inMemory: true, counted: true, path: path) { () throws(ShutterError) in
+        // "upright": previews kept on disk before they were turned upright are made again.
+        try image(key: Self.key(path) + "|upright", diskEdge: longEdge, inMemory: true, counted: true, path: path) { () throws(ShutterError) in
             let started = ContinuousClock.now
             let (preview, source) = try Self.make(path, longEdge: longEdge)
             let took = (ContinuousClock.now - started) / .milliseconds(1)
             log.debug("preview of '\(path)' made in \(String(format: "%.1f", took)) ms from \(source.description)",
                       [("previewMs", String(format: "%.2f", took)), ("from", source.rawValue)])
             return preview
+        }
+    }
+
+    /// The long edge of the grid's thumbnails.
+    static let thumbnailEdge = 400
+
+    /// A thumbnail of the photo at `path` for the grid: its preview scaled down (a few
+    /// milliseconds), kept on disk like the previews, and in the browser's cache.
+    func thumbnail(of path: String) throws(ShutterError) -> Data {
+        let preview = try preview(of: path)
+        return try image(key: Self.key(path) + "|thumbnail", diskEdge: Self.thumbnailEdge, inMemory: false, counted: false, path: path) { () throws(ShutterError) in
+            let (image, _) = try Self.decodeScaled(preview, longEdge: Self.thumbnailEdge)
+            return JPEGMetadata(preview).withProfile(try image.downscaled(toLongEdge: Self.thumbnailEdge).jpeg(quality: 80))
         }
     }
 
@@ -121,11 +135,11 @@ final class PreviewMaker: Sendable {
     /// the disk cache, or made by `make` now (and kept).
     private func image(key: String, diskEdge: Int, inMemory: Bool, counted: Bool, path: String,
                        make: () throws(ShutterError) -> Data) throws(ShutterError) -> Data {
-        enum Step { case hit(Data), wait(PreviewJob), make(PreviewJob) }
+        enum Step { case hit(Data), wait(ImageJob<Data>), make(ImageJob<Data>) }
         let step = state.withLock { state -> Step in
             if let hit = state.cache.first(where: { $0.key == key }) { return .hit(hit.data) }
             if let job = state.making[key] { return .wait(job) }
-            let job = PreviewJob()
+            let job = ImageJob<Data>()
             state.making[key] = job
             return .make(job)
         }
@@ -157,7 +171,7 @@ final class PreviewMaker: Sendable {
         }
     }
 
-    private static func key(_ path: String) -> String {
+    static func key(_ path: String) -> String {
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         return "\(path)|\((attributes?[.size] as? Int) ?? 0)|\((attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)"
     }
@@ -206,8 +220,10 @@ final class PreviewMaker: Sendable {
             guard let source = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
                 throw ShutterError(.storageUnavailable, "cannot read '\(path)'", fix: "the photo was moved or removed since it was stored")
             }
-            let (preview, embedded) = try scaledWithSource(source, longEdge: longEdge)
-            return (preview, embedded ? .embedded : .photo)
+            // Upright, and in the photo's own colours: libjpeg-turbo gives pixels only.
+            let metadata = JPEGMetadata(source)
+            let (image, embedded) = try decodeScaled(source, longEdge: longEdge)
+            return (metadata.withProfile(try image.oriented(metadata.orientation).jpeg()), embedded ? .embedded : .photo)
         }
     }
 
@@ -280,19 +296,19 @@ final class PreviewMaker: Sendable {
     }
 }
 
-/// One preview being made, and the requests waiting for it.
-final class PreviewJob: Sendable {
-    private let outcome = Mutex<Result<Data, ShutterError>?>(nil)
+/// One image being made, and the requests waiting for it.
+final class ImageJob<Value: Sendable>: Sendable {
+    private let outcome = Mutex<Result<Value, ShutterError>?>(nil)
     private let done = DispatchGroup()
 
     init() { done.enter() }
 
-    func finish(_ result: Result<Data, ShutterError>) {
+    func finish(_ result: Result<Value, ShutterError>) {
         outcome.withLock { $0 = result }
         done.leave()
     }
 
-    var result: Result<Data, ShutterError> {
+    var result: Result<Value, ShutterError> {
         done.wait()
         return outcome.withLock { $0 }!
     }

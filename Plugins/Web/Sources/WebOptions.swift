@@ -7,8 +7,16 @@ public struct WebOptions: Sendable, Equatable {
     public var host = "127.0.0.1"
     /// The port (0: any free one, for tests).
     public var port: UInt16 = 8080
-    /// The token every request must carry, if any (required off loopback).
+    /// The operator's token: every request must carry it or the viewer's, if set
+    /// (required off loopback).
     public var token: String?
+    /// The viewer's token, for a client's phone or laptop: sees the session live, never
+    /// shoots or changes settings (``WebRole``). Needs `token`.
+    public var viewerToken: String?
+    /// Whether the viewer's token may rate, label and pick.
+    public var viewersMayMark = false
+    /// The most the full-size images decoded for the 100 % view may take in memory, in MiB.
+    public var fullImageCacheMB = 512
     /// The long edge of previews, at most, in pixels.
     public var previewSize = 1600
     /// How many recent photos the page and `/api/photos` keep.
@@ -36,6 +44,20 @@ public struct WebOptions: Sendable, Equatable {
         if let token, token.count < 16 {
             throw options.error("'token' is \(token.count) characters: use at least 16 (openssl rand -hex 16)", key: "token")
         }
+        viewerToken = try options.string("viewerToken")
+        if let viewerToken {
+            guard viewerToken.count >= 16 else {
+                throw options.error("'viewerToken' is \(viewerToken.count) characters: use at least 16 (openssl rand -hex 16)", key: "viewerToken")
+            }
+            guard token != nil else {
+                throw options.error("'viewerToken' needs a 'token' for the operator: without one, anybody who can reach the page may shoot", key: "viewerToken")
+            }
+            guard viewerToken != token else {
+                throw options.error("'viewerToken' is the same as 'token': give the viewers a token of their own", key: "viewerToken")
+            }
+        }
+        viewersMayMark = try options.bool("viewersMayMark", default: viewersMayMark)
+        fullImageCacheMB = try options.int("fullImageCacheMB", default: fullImageCacheMB, in: 64...65_536)
         previewSize = try options.int("previewSize", default: previewSize, in: 64...8192)
         recent = try options.int("recent", default: recent, in: 1...10_000)
         previewCacheMB = try options.int("previewCacheMB", default: previewCacheMB, in: 0...1_048_576)

@@ -1,160 +1,113 @@
-/// The page at `/`: the last shot large, a strip of recent shots, the mode and counts, a
-/// large shutter button, enter and exit. It works on a phone, and it updates itself from
-/// `/events`, with no reloads. Opened as `/?token=…`, it passes the token on.
+import Foundation
+
+/// The review screen at `/`: the session's shots in a grid, one large in the loupe (to
+/// 100 % and beyond, with its histogram, clipping and exposure), two to four side by side
+/// in compare, marked from the keyboard or by touch, and the shutter for the operator. It
+/// works on a phone and on a 4K screen, offline (no CDN, no build step), and it updates
+/// itself from `/events`. Opened as `/#token=…` (or `/?token=…`), it passes the token on.
+///
+/// The page is plain HTML, CSS and JavaScript, in these files: the markup here, the style
+/// (``WebPageStyle``), and the script: the session and its marks (``WebPageScript``), the
+/// grid (``WebPageGrid``), the loupe and compare (``WebPageViewer``).
 enum WebPage {
+    /// The page's files, by path; `nil` for another path.
+    static func asset(_ path: String) -> HTTPResponse? {
+        let (type, text): (String, String)
+        switch path {
+        case "/", "/index.html": (type, text) = ("text/html; charset=utf-8", html)
+        case "/page.css": (type, text) = ("text/css; charset=utf-8", WebPageStyle.css)
+        case "/page.js": (type, text) = ("text/javascript; charset=utf-8", WebPageScript.js + WebPageGrid.js + WebPageViewer.js + WebPageScript.start)
+        default: return nil
+        }
+        return HTTPResponse(status: 200, contentType: type, headers: [("Cache-Control", "no-store")], body: .bytes(Data(text.utf8)))
+    }
+
     static let html = #"""
 <!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+<meta name="referrer" content="no-referrer">
 <title>shutterpipe</title>
-<style>
-  :root { color-scheme: dark; --ok: #3ecf6e; --bad: #ff5d5d; }
-  * { box-sizing: border-box; }
-  body { margin: 0; font: 15px system-ui, sans-serif; background: #111; color: #eee; display: flex; flex-direction: column; height: 100vh; }
-  header { display: flex; gap: 1em; align-items: center; padding: .5em 1em; background: #1b1b1b; flex-wrap: wrap; }
-  header b { font-size: 1.1em; }
-  #mode.photo { color: var(--ok); }
-  main { flex: 1; display: flex; align-items: center; justify-content: center; min-height: 0; padding: .5em; }
-  #latest { max-width: 100%; max-height: 100%; object-fit: contain; }
-  #empty { color: #888; }
-  #state { padding: .3em 1em; min-height: 1.8em; }
-  #state.photoSuccess { color: var(--ok); } #state.photoFailed { color: var(--bad); }
-  #strip { display: flex; gap: .4em; overflow-x: auto; padding: .4em 1em; background: #1b1b1b; min-height: 5.5em; }
-  #strip figure { margin: 0; text-align: center; font-size: .75em; cursor: pointer; }
-  #strip img { height: 4em; display: block; border: 2px solid transparent; }
-  #strip .photoFailed { color: var(--bad); }
-  #strip .photoFailed img, #strip .nofile { height: 4em; width: 5em; display: flex; align-items: center; justify-content: center; border: 2px solid var(--bad); }
-  footer { display: flex; gap: .6em; padding: .6em 1em; justify-content: center; align-items: center; }
-  button { font: inherit; padding: .6em 1.2em; border-radius: .5em; border: 1px solid #444; background: #262626; color: #eee; }
-  #shutter { width: 5em; height: 5em; border-radius: 50%; background: #eee; color: #111; font-weight: bold; border: .3em solid #888; }
-  #shutter:disabled { opacity: .5; }
-</style>
+<link rel="stylesheet" href="/page.css">
 </head>
-<body>
+<body data-view="loupe">
 <header>
   <b>shutterpipe</b>
   <span id="mode">idle</span>
   <span><span id="stored">0</span> stored · <span id="failed">0</span> failed</span>
   <span id="free"></span>
   <span id="battery"></span>
+  <span class="grow"></span>
+  <nav id="views">
+    <button id="show-grid" title="Grid (G)">Grid</button>
+    <button id="show-loupe" title="Loupe (E)">Loupe</button>
+    <button id="show-compare" title="Compare (C)">Compare</button>
+  </nav>
+  <button id="share" title="Share with a client" data-operator>Share</button>
+  <button id="help" title="Keyboard shortcuts (?)">?</button>
 </header>
-<main><img id="latest" alt="the last shot" hidden><span id="empty">No photo yet</span></main>
+<div id="filters">
+  <label>Rating <select id="filter-rating"><option value="">any</option><option value=">=1">★+</option><option value=">=2">★★+</option><option value=">=3">★★★+</option><option value=">=4">★★★★+</option><option value="5">★★★★★</option><option value="0">unrated</option></select></label>
+  <label>Label <select id="filter-label"><option value="">any</option><option>Red</option><option>Yellow</option><option>Green</option><option>Blue</option><option>Purple</option></select></label>
+  <label>Pick <select id="filter-pick"><option value="">any</option><option value="picked">picked</option><option value="rejected">rejected</option><option value="failed">failed shots</option></select></label>
+  <label>Camera <select id="filter-camera"><option value="">any</option></select></label>
+  <label>Session <select id="filter-session"><option value="">any</option></select></label>
+  <span id="count"></span>
+</div>
+<main>
+  <section id="grid" tabindex="0" aria-label="every shot, newest first"><div id="grid-space"></div></section>
+  <section id="loupe" aria-label="one shot large">
+    <div id="loupe-view" class="viewport"></div>
+    <aside id="panel">
+      <canvas id="histogram" width="256" height="100" aria-label="histogram"></canvas>
+      <div class="clip">
+        <label><input type="checkbox" id="clip-high"> highlights ≥ <input type="number" id="clip-high-at" min="1" max="255" value="250"></label>
+        <label><input type="checkbox" id="clip-low"> shadows ≤ <input type="number" id="clip-low-at" min="0" max="254" value="5"></label>
+      </div>
+      <dl id="exposure"></dl>
+      <div class="zoom"><button id="zoom-fit">Fit</button><button id="zoom-100">100 %</button><button id="zoom-200">200 %</button><button id="pin" title="Pin as the reference to compare with the newest (R)">Pin</button></div>
+    </aside>
+  </section>
+  <section id="compare" aria-label="shots side by side"></section>
+  <button id="new-shot" hidden>New shot ↑</button>
+  <div id="empty">No shot yet</div>
+</main>
+<div id="marks" aria-label="marks">
+  <span class="stars"><button data-rating="0" title="0">✕</button><button data-rating="1">★</button><button data-rating="2">★</button><button data-rating="3">★</button><button data-rating="4">★</button><button data-rating="5">★</button></span>
+  <span class="labels"><button data-label="Red" title="6"></button><button data-label="Yellow" title="7"></button><button data-label="Green" title="8"></button><button data-label="Blue" title="9"></button><button data-label="Purple"></button></span>
+  <button data-pick="picked" title="P">Pick</button><button data-pick="rejected" title="X">Reject</button><button data-pick="none" title="U">Clear</button>
+</div>
 <div id="state"></div>
-<div id="strip"></div>
-<footer>
+<footer data-operator>
   <button id="enter">Enter</button>
   <button id="live" hidden>Live</button>
   <button id="shutter" aria-label="Take a photo">Shoot</button>
   <button id="exit">Exit</button>
 </footer>
-<script>
-"use strict";
-const token = new URLSearchParams(location.search).get("token");
-const withToken = (url) => token ? url + (url.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token) : url;
-const headers = token ? { "Authorization": "Bearer " + token } : {};
-const $ = (id) => document.getElementById(id);
-let stored = 0, failed = 0;
-
-let live = false;
-function show(photo) {
-  if (!photo || live) return;
-  if (photo.preview) {
-    $("latest").src = withToken(photo.preview);
-    $("latest").hidden = false;
-    $("empty").hidden = true;
-  }
-}
-
-function addToStrip(photo) {
-  const figure = document.createElement("figure");
-  figure.className = photo.state;
-  figure.dataset.id = photo.id;
-  if (photo.preview) {
-    const image = document.createElement("img");
-    image.src = withToken(photo.preview);
-    image.alt = "shot " + photo.id;
-    figure.appendChild(image);
-  } else {
-    const none = document.createElement("div");
-    none.className = "nofile";
-    none.textContent = "✕";
-    figure.appendChild(none);
-  }
-  const caption = document.createElement("figcaption");
-  caption.textContent = new Date(photo.time).toLocaleTimeString() + (photo.state === "photoFailed" ? " failed" : "");
-  if (photo.message) caption.title = photo.message;
-  figure.appendChild(caption);
-  figure.onclick = () => show(photo);
-  $("strip").prepend(figure);
-  while ($("strip").children.length > 50) $("strip").lastChild.remove();
-}
-
-function showState(answer) {
-  $("state").className = answer.state;
-  $("state").textContent = answer.state + (answer.cause ? " " + answer.cause + ": " + answer.message : "") +
-    (answer.paths && answer.paths.length ? " " + answer.paths.join(" ") : "");
-}
-
-function setMode(mode) {
-  $("mode").textContent = mode;
-  $("mode").className = mode;
-}
-
-async function post(event) {
-  $("shutter").disabled = event === "capture";
-  try {
-    const response = await fetch(withToken("/api/" + event), { method: "POST", headers });
-    showState(await response.json());
-  } catch (error) {
-    $("state").textContent = "no answer: " + error;
-  } finally {
-    $("shutter").disabled = false;
-  }
-}
-
-async function start() {
-  const status = await (await fetch(withToken("/api/status"), { headers })).json();
-  setMode(status.mode);
-  $("live").hidden = !status.liveView;
-  stored = status.stored; failed = status.failed;
-  $("stored").textContent = stored; $("failed").textContent = failed;
-  if (status.freeBytes !== null) $("free").textContent = (status.freeBytes / 1e9).toFixed(1) + " GB free";
-  $("battery").textContent = status.cameras.filter((camera) => camera.battery).map((camera) => (camera.name ? camera.name + " " : "") + "battery " + camera.battery).join(" · ");
-  const photos = (await (await fetch(withToken("/api/photos"), { headers })).json()).photos;
-  photos.slice().reverse().forEach(addToStrip);
-  show(photos.find((photo) => photo.preview));
-  const events = new EventSource(withToken("/events"));
-  events.addEventListener("photo", (message) => {
-    const photo = JSON.parse(message.data);
-    addToStrip(photo);
-    if (photo.state === "photoSuccess") { stored += 1; if (live) $("live").click(); show(photo); } else { failed += 1; }
-    $("stored").textContent = stored; $("failed").textContent = failed;
-  });
-  events.addEventListener("answer", (message) => {
-    const answer = JSON.parse(message.data);
-    showState(answer);
-    if (answer.state === "enteredPhotoMode" || answer.state === "photoSuccess") setMode("photo");
-    if (answer.state === "exitedOrUnableToEnter") setMode("idle");
-  });
-  document.body.dataset.ready = "yes";
-}
-
-// For tests and kiosks: what the large image shows, once the browser has decoded it.
-$("latest").onload = () => { document.body.dataset.shownWidth = $("latest").naturalWidth; document.body.dataset.shownSource = $("latest").src; };
-// Live view in the large image; a new shot switches back to it.
-$("live").onclick = () => {
-  live = !live;
-  $("live").textContent = live ? "Last shot" : "Live";
-  if (live) { $("latest").src = withToken("/live.mjpg"); $("latest").hidden = false; $("empty").hidden = true; }
-  else { fetch(withToken("/api/photos"), { headers }).then((r) => r.json()).then((list) => show(list.photos.find((p) => p.preview))); }
-};
-$("shutter").onclick = () => post("capture");
-$("enter").onclick = () => post("enter");
-$("exit").onclick = () => post("exit");
-start();
-</script>
+<dialog id="help-dialog">
+  <h2>Keys</h2>
+  <table>
+    <tr><td>0–5</td><td>rating</td></tr><tr><td>6 7 8 9</td><td>label red, yellow, green, blue (again: clear)</td></tr>
+    <tr><td>P · X · U</td><td>pick · reject · clear the pick</td></tr>
+    <tr><td>← →</td><td>older · newer shot</td></tr><tr><td>↑ ↓</td><td>a row up · down (grid)</td></tr>
+    <tr><td>Enter · E</td><td>loupe</td></tr><tr><td>G · Esc</td><td>grid</td></tr><tr><td>C</td><td>compare the selected shots (Ctrl-click in the grid)</td></tr>
+    <tr><td>Z · click</td><td>100 % on the spot · again: fit</td></tr><tr><td>+ −</td><td>zoom in · out; drag to pan, pinch on a phone</td></tr>
+    <tr><td>R</td><td>pin this shot as the reference against the newest</td></tr>
+    <tr><td>H · S</td><td>highlight · shadow clipping</td></tr><tr><td>?</td><td>this list</td></tr>
+  </table>
+  <form method="dialog"><button>Close</button></form>
+</dialog>
+<dialog id="share-dialog">
+  <h2>Share with a client</h2>
+  <p>They see the shots live<span id="share-marks"></span>; they cannot shoot or change settings.</p>
+  <img id="share-code" alt="QR code of the viewer link">
+  <p><code id="share-link"></code></p>
+  <p id="share-note"></p>
+  <form method="dialog"><button>Close</button></form>
+</dialog>
+<script src="/page.js"></script>
 </body>
 </html>
 """#

@@ -9,16 +9,34 @@ struct WebRoutes: Sendable {
     let trigger: WebTrigger
 
     func answer(_ request: HTTPRequest) -> HTTPResponse {
-        if let refusal = refused(request) { return refusal }
+        var response = route(request)
+        // A page's links and images never tell another site where they came from (a token
+        // in a URL stays here); a JSON or image body is never taken for a script.
+        response.headers += [("Referrer-Policy", "no-referrer"), ("X-Content-Type-Options", "nosniff")]
+        return response
+    }
+
+    private func route(_ request: HTTPRequest) -> HTTPResponse {
+        if request.bodyTooLarge { return .error(413, "the request body is too large") }
+        // The page itself holds no data: it loads without a token (it carries it after
+        // `#`, which no request sends) and asks for the data with it.
+        if request.method == "GET", let asset = WebPage.asset(request.path) { return asset }
+        guard let role = WebRole.of(request, trigger.options) else { return WebRole.unauthorized }
+        if let refusal = role.refusal(request, trigger.options) { return refusal }
+        if request.method == "POST", let crossSite = crossSite(request) { return crossSite }
         if let shots = CatalogueRoutes(trigger: trigger).answer(request) { return shots }
         let path = request.path
         switch (request.method, path) {
-        case ("GET", "/"), ("GET", "/index.html"):
-            return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", headers: [("Cache-Control", "no-store")], body: .bytes(Data(WebPage.html.utf8)))
         case ("GET", "/api/status"):
-            return .json(status())
+            var object = status()
+            object["role"] = role.rawValue
+            object["mayMark"] = role == .operator || trigger.options.viewersMayMark
+            return .json(object)
+        case ("GET", "/api/share.svg"):
+            return ShareLink(options: trigger.options, host: request.headers["host"]).svg()
+        case ("GET", "/api/share"):
+            return ShareLink(options: trigger.options, host: request.headers["host"]).json
         case ("POST", "/api/capture"), ("POST", "/api/enter"), ("POST", "/api/exit"):
-            if let crossSite = crossSite(request) { return crossSite }
             let event = ShutterEvent(rawValue: String(path.dropFirst("/api/".count)))!
             guard let (answer, photo) = trigger.fire(event, from: request.client) else {
                 return .error(503, "no answer: the session is stopping or did not answer in time")
@@ -37,24 +55,11 @@ struct WebRoutes: Sendable {
                                 headers: [("Cache-Control", "no-store")], body: .stream(trigger.liveView.watch()))
         case ("GET", _) where path.hasPrefix("/api/photos/") && path.hasSuffix("/preview.jpg"):
             return preview(String(path.dropFirst("/api/photos/".count).dropLast("/preview.jpg".count)))
-        case (_, "/"), (_, "/api/status"), (_, "/api/capture"), (_, "/api/enter"), (_, "/api/exit"), (_, "/api/photos"), (_, "/events"):
+        case (_, "/"), (_, "/api/status"), (_, "/api/capture"), (_, "/api/enter"), (_, "/api/exit"), (_, "/api/photos"), (_, "/events"), (_, "/api/share.svg"), (_, "/api/share"):
             return .error(405, "\(request.method) is not allowed on \(path)")
         default:
             return .error(404, "no such route: \(path)", fix: "see GET /, /api/status, /api/photos, /api/shots, /events; POST /api/capture, /api/enter, /api/exit")
         }
-    }
-
-    /// A request without the token, where one is set; a body over the limit.
-    private func refused(_ request: HTTPRequest) -> HTTPResponse? {
-        if request.bodyTooLarge { return .error(413, "the request body is too large") }
-        guard let token = trigger.options.token else { return nil }
-        let bearer = request.headers["authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-        guard let given = bearer ?? request.query["token"], Self.same(given, token) else {
-            var response = HTTPResponse.error(401, "a token is required", fix: "send 'Authorization: Bearer TOKEN', or open the page as /?token=TOKEN")
-            response.headers.append(("WWW-Authenticate", "Bearer"))
-            return response
-        }
-        return nil
     }
 
     /// A POST from a page of another site (its Origin is not this server).
@@ -94,12 +99,5 @@ struct WebRoutes: Sendable {
         } catch {
             return .error(500, error.message, fix: error.fix)
         }
-    }
-
-    /// Compares in constant time.
-    static func same(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }

@@ -33,6 +33,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     private let cameras = Mutex<(@Sendable () async -> [CameraStatus])?>(nil)
     private let sessionCatalogue = Mutex<(any ShotCatalogue)?>(nil)
     let previews: PreviewMaker
+    let fullImages: FullImageCache
     private let waiting = Mutex<(next: UInt64, byToken: [UInt64: AnswerWaiter])>((1, [:]))
     private let channel = Mutex<EventChannel?>(nil)
     private let listening = Mutex<UInt16?>(nil)
@@ -43,6 +44,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         self.log = log
         library = PhotoLibrary(keeping: options.recent)
         previews = PreviewMaker(longEdge: options.previewSize, log: log)
+        fullImages = FullImageCache(limit: options.fullImageCacheMB << 20, log: log)
     }
 
     /// The port it listens on, once it does.
@@ -83,6 +85,14 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         liveView.attach(session.liveView)
         cameras.withLock { $0 = session.cameras }
         sessionCatalogue.withLock { $0 = session.catalogue }
+        // Every page hears of each shot once it has its catalogue id, and of every change of
+        // marks, whoever made it (a page, the socket, `shutterpipe shots rate`).
+        session.catalogue?.observe { [hub] change in
+            switch change {
+            case .recorded(let shot): hub.publish("shot", CatalogueRoutes.json(shot))
+            case .marked(let shot): hub.publish("marked", CatalogueRoutes.json(shot))
+            }
+        }
         if options.previewCacheMB > 0, let folder = session.catalogue?.cacheFolder {
             previews.keep(on: PreviewDiskCache(folder: "\(folder)/web/previews", limit: Int64(options.previewCacheMB) << 20, log: log))
         }

@@ -90,6 +90,17 @@ public enum Pick: Int, Sendable, Codable {
         case .picked: return "picked"
         }
     }
+
+    /// "picked" (or "pick"), "rejected" (or "reject"), "none"; `nil` for anything else.
+    /// (Added in ABI 7.)
+    public init?(word: String) {
+        switch word.lowercased() {
+        case "picked", "pick": self = .picked
+        case "rejected", "reject": self = .rejected
+        case "none": self = .none
+        default: return nil
+        }
+    }
 }
 
 /// One file of a shot, as recorded.
@@ -189,7 +200,10 @@ public struct ShotFilter: Sendable {
     public var rejectedOnly = false
     public var failedOnly = false
     public var since: Date?
+    /// At most this many shots.
     public var limit: Int?
+    /// Skips this many of the newest first (a page of a long list). (Added in ABI 7.)
+    public var offset: Int?
 
     public init() {}
 

@@ -31,7 +31,7 @@ public enum PluginEntry {
     /// `EventChannel`), download progress (`BackendContext.report(_:)`), and every config
     /// mistake in one pass (`PluginOptions` records them; `ConfigErrors` is in the contract).
     @_alwaysEmitIntoClient
-    public static var abi: Int32 { 6 }
+    public static var abi: Int32 { 7 }
 
     /// `shutterpipe_plugin_entry` registered the plugin's types.
     public static let registered: Int32 = 0

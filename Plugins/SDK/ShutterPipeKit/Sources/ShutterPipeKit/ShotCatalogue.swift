@@ -22,16 +22,33 @@ public protocol ShotCatalogue: Sendable {
     /// The shot the session gave this identity, once it is recorded; `nil` before.
     func shot(for shot: ShotID) async throws -> CatalogueShot?
 
-    /// The shots that `filter` selects, newest first.
+    /// The shots that `filter` selects, newest first (from its `offset`, at most its
+    /// `limit`).
     func shots(_ filter: ShotFilter) async throws -> [CatalogueShot]
+
+    /// How many shots `filter` selects, its `offset` and `limit` aside. (Added in ABI 7.)
+    func count(_ filter: ShotFilter) async throws -> Int
 
     /// Changes a shot's marks, in order: sidecars, then the catalogue.
     func mark(_ id: Int, _ changes: [ShotMarkChange]) async throws -> CatalogueShot
+
+    /// Calls `observer` with every change from now on: each shot once it is recorded, and
+    /// each change of a shot's marks, whichever trigger, command or page made it. It is
+    /// called on the catalogue's thread: return quickly. (Added in ABI 7.)
+    func observe(_ observer: @escaping @Sendable (CatalogueChange) -> Void)
 
     /// A folder beside the catalogue where a plugin may keep files it made from shots
     /// (previews), one sub-folder per plugin name; `nil` when there is none. What is in
     /// it can be made again: the host may empty it.
     var cacheFolder: String? { get }
+}
+
+/// A change in the catalogue, as ``ShotCatalogue/observe(_:)`` reports it. (Added in ABI 7.)
+public enum CatalogueChange: Sendable {
+    /// A shot was recorded: it has its catalogue id from now on.
+    case recorded(CatalogueShot)
+    /// A shot's marks changed; the shot as it is now.
+    case marked(CatalogueShot)
 }
 
 /// A shot's rating, colour label and pick, as the catalogue and the sidecars hold them.

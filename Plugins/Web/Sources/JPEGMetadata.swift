@@ -1,0 +1,79 @@
+import Foundation
+
+/// What the page needs from a JPEG's header segments, read without decoding it: its EXIF
+/// orientation (a camera held upright writes 6 or 8, and the pixels stay sideways), and
+/// its ICC colour profile (an Adobe RGB or Display P3 photo looks dull or garish when its
+/// pixels are taken for sRGB).
+///
+/// libjpeg-turbo decodes pixels only: a preview or a tile made from them must be turned
+/// upright here, and must carry the profile on, for the browser to colour-manage it.
+struct JPEGMetadata: Sendable {
+    /// 1 (upright) to 8, as EXIF tag 0x0112 says; 1 when absent.
+    var orientation = 1
+    /// The APP2 `ICC_PROFILE` segments, whole (marker and length included), in order.
+    var iccSegments: [Data] = []
+
+    /// The profile the segments carry, joined; `nil` when there is none.
+    var iccProfile: Data? {
+        guard !iccSegments.isEmpty else { return nil }
+        return iccSegments.reduce(into: Data()) { $0 += $1.dropFirst(4 + 14) }  // marker, length, "ICC_PROFILE\0", sequence, count
+    }
+
+    init() {}
+
+    /// Reads the segments before the first scan of `jpeg`; a damaged header gives what
+    /// was read before the damage.
+    init(_ jpeg: Data) {
+        jpeg.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return }
+            var index = 2
+            var profile: [(Int, Data)] = []
+            while index + 4 <= bytes.count, bytes[index] == 0xFF {
+                let marker = bytes[index + 1]
+                if marker == 0xDA || marker == 0xD9 { break }
+                let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+                guard length >= 2, index + 2 + length <= bytes.count else { break }
+                let body = index + 4
+                if marker == 0xE1, length >= 2 + 6 + 8, Array(bytes[body..<(body + 6)]) == Array("Exif\0\0".utf8) {
+                    orientation = Self.orientation(bytes, tiff: body + 6, end: index + 2 + length) ?? orientation
+                } else if marker == 0xE2, length >= 2 + 14, Array(bytes[body..<(body + 12)]) == Array("ICC_PROFILE\0".utf8) {
+                    profile.append((Int(bytes[body + 12]), Data(bytes[index..<(index + 2 + length)])))
+                }
+                index += 2 + length
+            }
+            iccSegments = profile.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
+    /// Tag 0x0112 of IFD0 of the TIFF structure at `tiff`.
+    private static func orientation(_ bytes: UnsafeBufferPointer<UInt8>, tiff: Int, end: Int) -> Int? {
+        guard tiff + 8 <= end else { return nil }
+        let little = bytes[tiff] == 0x49
+        func read16(_ at: Int) -> Int? {
+            guard at >= tiff, at + 2 <= end else { return nil }
+            return little ? Int(bytes[at]) | Int(bytes[at + 1]) << 8 : Int(bytes[at]) << 8 | Int(bytes[at + 1])
+        }
+        func read32(_ at: Int) -> Int? {
+            guard let high = read16(little ? at + 2 : at), let low = read16(little ? at : at + 2) else { return nil }
+            return high << 16 | low
+        }
+        guard let offset = read32(tiff + 4), let count = read16(tiff + offset) else { return nil }
+        for entry in 0..<min(count, 512) {
+            let at = tiff + offset + 2 + entry * 12
+            guard let tag = read16(at) else { return nil }
+            if tag == 0x0112, let value = read16(at + 8), (1...8).contains(value) { return value }
+        }
+        return nil
+    }
+
+    /// `jpeg` (one libjpeg-turbo wrote: no profile of its own) with the profile segments
+    /// inserted after its start marker.
+    func withProfile(_ jpeg: Data) -> Data {
+        guard !iccSegments.isEmpty, jpeg.count > 2 else { return jpeg }
+        var out = Data(jpeg.prefix(2))
+        iccSegments.forEach { out += $0 }
+        out += jpeg.dropFirst(2)
+        return out
+    }
+}

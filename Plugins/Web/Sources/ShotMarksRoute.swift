@@ -1,0 +1,61 @@
+import Foundation
+import ShutterPipeKit
+
+/// `POST /api/marks`: ratings, colour labels and picks from the page's keys and buttons.
+///
+/// The body is `{"marks": [{"id": 12, "rating": 4}, {"id": 12, "label": "Red"},
+/// {"id": 13, "pick": "picked"}]}`: each change goes, in the order given, to the shot's
+/// XMP sidecars and then to the catalogue (``ShotCatalogue/mark(_:_:)``). The page sends
+/// the keys typed while the previous request was under way in one request, so that
+/// nothing typed is lost or reordered. Every open page hears each change as a `marked`
+/// event, whoever made it. The reply is `{"shots": [...]}`, each shot as it is after its
+/// change; a change that fails stops the rest (409, or 400 for a malformed one), with
+/// those applied before it named in `applied`.
+struct ShotMarksRoute: Sendable {
+    let trigger: WebTrigger
+
+    static let usage = "the body is {\"marks\": [{\"id\": 12, \"rating\": 4}]}: a shot's catalogue id and \"rating\" (0–5), \"label\" (a colour name or \"none\") or \"pick\" (\"picked\", \"rejected\", \"none\")"
+
+    func answer(_ request: HTTPRequest, _ catalogue: any ShotCatalogue) -> HTTPResponse {
+        guard let object = try? JSONSerialization.jsonObject(with: request.body) as? [String: Any],
+              let marks = object["marks"] as? [[String: Any]], !marks.isEmpty, marks.count <= 1000 else {
+            return .error(400, "not a list of marks", fix: Self.usage)
+        }
+        var parsed: [(Int, [ShotMarkChange])] = []
+        for mark in marks {
+            guard let id = mark["id"] as? Int, id > 0 else { return .error(400, "a mark without a shot id", fix: Self.usage) }
+            var changes: [ShotMarkChange] = []
+            if let rating = mark["rating"] {
+                guard let value = rating as? Int, (0...5).contains(value) else { return .error(400, "'rating' takes 0 to 5", fix: Self.usage) }
+                changes.append(.rating(value))
+            }
+            if let label = mark["label"] {
+                guard label is NSNull || label is String else { return .error(400, "'label' takes a colour name or \"none\"", fix: Self.usage) }
+                changes.append(.label((label as? String).flatMap(ShotMarkChange.labelName)))
+            }
+            if let pick = mark["pick"] {
+                guard let value = (pick as? String).flatMap(Pick.init(word:)) else { return .error(400, "'pick' takes picked, rejected or none", fix: Self.usage) }
+                changes.append(.pick(value))
+            }
+            guard !changes.isEmpty else { return .error(400, "mark of shot \(id) changes nothing", fix: Self.usage) }
+            parsed.append((id, changes))
+        }
+        let batch = parsed
+        switch WebTrigger.blocking(timeout: .seconds(30), { () async -> ([CatalogueShot], ShutterError?) in
+            var done: [CatalogueShot] = []
+            for (id, changes) in batch {
+                do { done.append(try await catalogue.mark(id, changes)) } catch { return (done, ShutterError.wrapping(error)) }
+            }
+            return (done, nil)
+        }) {
+        case .success(let (shots, nil)):
+            return .json(["shots": shots.map(CatalogueRoutes.json)])
+        case .success(let (shots, failure?)):
+            var response = HTTPResponse.json(["error": failure.message, "fix": failure.fix.map { $0 as Any } ?? NSNull(), "applied": shots.map(CatalogueRoutes.json)], status: 409)
+            response.headers.append(("Cache-Control", "no-store"))
+            return response
+        case .failure(let error):
+            return .error(503, error.message, fix: error.fix)
+        }
+    }
+}

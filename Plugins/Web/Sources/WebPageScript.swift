@@ -1,0 +1,339 @@
+/// The review screen's script, first part: the token and role, the shots (loaded a page at
+/// a time from `/api/shots`, and live from `/events`), marks (sent in order, batched while
+/// one request is under way), the keyboard, the shutter. ``WebPageGrid`` and
+/// ``WebPageViewer`` follow it; ``start`` ends it.
+enum WebPageScript {
+    static let js = #"""
+"use strict";
+// The token: after "#" (never sent in a request line), else ?token=, else this tab's.
+const token = new URLSearchParams(location.hash.slice(1)).get("token") || new URLSearchParams(location.search).get("token") || sessionStorage.getItem("shutterpipe-token");
+if (token) { sessionStorage.setItem("shutterpipe-token", token); if (location.search.includes("token=")) history.replaceState(null, "", "/#token=" + encodeURIComponent(token)); }
+const withToken = (url) => token ? url + (url.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token) : url;
+const headers = token ? { "Authorization": "Bearer " + token } : {};
+const $ = (id) => document.getElementById(id);
+const LABELS = ["Red", "Yellow", "Green", "Blue", "Purple"];
+window.paints = [];      // for tests and bench-screen: each preview the loupe painted, with its time
+window.tilePaints = [];  // each 100 % tile painted
+
+const app = {
+  role: "operator", mayMark: true, catalogue: true,
+  shots: [], total: 0, provisional: 0, loading: new Set(),
+  current: 0, chosen: [], reference: null, view: "loupe",
+  filter: {}, generation: 0, histogram: null,
+};
+const keyOf = (shot) => shot ? (shot.shotID || "id" + shot.id) : null;
+const currentShot = () => app.shots[app.current];
+
+async function get(url) {
+  const response = await fetch(url, { headers });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw Object.assign(new Error(body.error || response.statusText), { status: response.status, fix: body.fix });
+  return body;
+}
+
+function filterQuery() {
+  const f = app.filter, q = new URLSearchParams();
+  if (f.rating) q.set("rating", f.rating);
+  if (f.label) q.set("label", f.label);
+  if (f.pick === "picked") q.set("picked", "1");
+  if (f.pick === "rejected") q.set("rejected", "1");
+  if (f.pick === "failed") q.set("failed", "1");
+  if (f.camera) q.set("camera", f.camera);
+  if (f.session) q.set("session", f.session);
+  return q.toString();
+}
+const filtered = () => filterQuery() !== "";
+
+// A shot as an answer shows it, before the catalogue has recorded it.
+function fromPhoto(photo) {
+  return { provisional: true, id: null, shotID: photo.shotID, number: photo.id, state: photo.state, time: photo.time, trigger: photo.trigger,
+           cause: photo.cause || null, message: photo.message || null, rating: 0, label: null, pick: null, files: [],
+           preview: photo.preview, thumbnail: photo.preview, full: null };
+}
+
+// Loads the page of 100 shots that holds each index from..to not loaded yet.
+function ensureLoaded(from, to) {
+  if (!app.catalogue) return;
+  for (let start = Math.floor(Math.max(0, from - app.provisional) / 100) * 100; start + app.provisional < to; start += 100) {
+    let missing = false;
+    for (let i = start + app.provisional; i < Math.min(to, start + app.provisional + 100); i++) if (!app.shots[i]) { missing = true; break; }
+    if (!missing || app.loading.has(start)) continue;
+    app.loading.add(start);
+    const generation = app.generation;
+    get("/api/shots?limit=100&offset=" + start + (filtered() ? "&" + filterQuery() : "")).then((page) => {
+      if (generation !== app.generation) return;
+      app.total = page.total + app.provisional;
+      page.shots.forEach((shot, i) => {
+        const top = app.shots.findIndex((s, j) => j < app.provisional && s && s.shotID && s.shotID === shot.shotID);
+        if (top >= 0) { app.shots[top] = shot; app.provisional -= 1; return; }
+        if (!app.shots[start + app.provisional + i]) app.shots[start + app.provisional + i] = shot;
+      });
+      page.shots.forEach(noteChoices);
+      render();
+    }).catch((error) => showError(error)).finally(() => app.loading.delete(start));
+  }
+}
+
+async function reload() {
+  app.generation += 1;
+  app.shots = []; app.provisional = 0; app.loading.clear(); app.current = 0;
+  try {
+    const page = await get("/api/shots?limit=100" + (filtered() ? "&" + filterQuery() : ""));
+    app.shots = page.shots; app.total = page.total;
+    page.shots.forEach(noteChoices);
+  } catch (error) {
+    if (error.status !== 404) throw error;
+    // A session without a catalogue: its recent shots, unmarked.
+    app.catalogue = false; app.mayMark = false;
+    app.shots = (await get("/api/photos")).photos.map(fromPhoto); app.total = app.shots.length;
+  }
+  render();
+}
+
+function noteChoices(shot) {
+  for (const [select, value] of [["filter-camera", shot.camera || shot.model], ["filter-session", shot.session]]) {
+    if (value && ![...$(select).options].some((o) => o.value === value)) $(select).add(new Option(value, value));
+  }
+}
+
+// A new answer: the shot goes on top at once; the page follows it unless the user looks
+// at an older one, who gets the "new shot" badge instead.
+function onPhoto(photo) {
+  if (photo.state === "photoSuccess") app.stored += 1; else app.failed += 1;
+  $("stored").textContent = app.stored; $("failed").textContent = app.failed;
+  if (live.on && photo.state === "photoSuccess") live.toggle();
+  if (filtered() && app.catalogue) return;  // the catalogue's "shot" event tells whether it belongs
+  insertOnTop(fromPhoto(photo), true);
+}
+
+function insertOnTop(shot, provisional) {
+  const following = app.current === 0 && (app.view !== "grid" || $("grid").scrollTop < 4);
+  app.shots.unshift(shot); app.total += 1;
+  if (provisional) app.provisional += 1;
+  if (!following) { app.current += 1; $("new-shot").hidden = false; }
+  render();
+}
+
+// The catalogue recorded a shot: it has its id from now on (its marks can be sent).
+function onRecorded(shot) {
+  const index = app.shots.findIndex((s) => s && keyOf(s) === keyOf(shot));
+  if (index >= 0) {
+    const before = app.shots[index];
+    if (before.provisional) { app.provisional -= 1; shot.preview = before.preview || shot.preview; }
+    app.shots[index] = Object.assign(shot, pendingMarks(before));
+  } else if (filtered()) {
+    return void reload();
+  } else {
+    insertOnTop(shot, false);
+  }
+  noteChoices(shot);
+  render(); flushMarks();
+}
+
+// A shot's marks changed (this page, another one, the socket, the command line).
+function onMarked(shot) {
+  const index = app.shots.findIndex((s) => s && s.id === shot.id);
+  if (index < 0 || marksQueue.some((m) => m.shot === app.shots[index])) return;  // ours are still on their way
+  app.shots[index] = Object.assign(app.shots[index], { rating: shot.rating, label: shot.label, pick: shot.pick });
+  render();
+}
+
+// MARK: marks
+const marksQueue = [];
+let marksSending = false;
+function pendingMarks(shot) {
+  const marks = {};
+  for (const entry of marksQueue) if (entry.shot === shot) Object.assign(marks, entry.change, entry.change.label === "none" ? { label: null } : {}, entry.change.pick === "none" ? { pick: null } : {});
+  return { rating: shot.rating, label: shot.label, pick: shot.pick, ...marks };
+}
+
+function mark(shot, change) {
+  if (!shot || !app.mayMark) return;
+  if (change.rating !== undefined && shot.pick === "rejected") shot.pick = null;  // a rating clears a reject
+  const local = { ...change };
+  if (local.label === "none") local.label = null;
+  if (local.pick === "none") local.pick = null;
+  Object.assign(shot, local);
+  marksQueue.push({ shot, change });
+  render(); flushMarks();
+}
+
+// In order: what was typed while a request was under way goes in the next one, whole.
+async function flushMarks() {
+  document.body.dataset.marksPending = marksQueue.length;
+  if (marksSending) return;
+  const batch = [];
+  while (marksQueue.length && marksQueue[0].shot.id) batch.push(marksQueue.shift());
+  if (!batch.length) return;
+  marksSending = true;
+  try {
+    const response = await fetch("/api/marks", { method: "POST", headers: { ...headers, "Content-Type": "application/json" },
+                                                 body: JSON.stringify({ marks: batch.map((m) => ({ id: m.shot.id, ...m.change })) }) });
+    const body = await response.json();
+    if (!response.ok) showError(Object.assign(new Error(body.error), { fix: body.fix }));
+  } catch (error) {
+    showError(error);
+  } finally {
+    marksSending = false;
+    flushMarks();
+  }
+}
+
+function showError(error) {
+  $("state").className = "photoFailed";
+  $("state").textContent = error.message + (error.fix ? " — " + error.fix : "");
+}
+
+// MARK: keys
+function onKey(event) {
+  if (event.target.matches("input, select, textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (document.querySelector("dialog[open]") && event.key !== "Escape") return;
+  const k = event.key.length === 1 ? event.key.toLowerCase() : event.key, shot = focusedShot();
+  if (k >= "0" && k <= "5") mark(shot, { rating: Number(k) });
+  else if (k >= "6" && k <= "9") { const label = LABELS[Number(k) - 6]; mark(shot, { label: shot && shot.label === label ? "none" : label }); }
+  else if (k === "p") mark(shot, { pick: "picked" });
+  else if (k === "x") mark(shot, { pick: "rejected" });
+  else if (k === "u") mark(shot, { pick: "none" });
+  else if (k === "ArrowLeft") move(1);
+  else if (k === "ArrowRight") move(-1);
+  else if (k === "ArrowDown" && app.view === "grid") move(grid.columns);
+  else if (k === "ArrowUp" && app.view === "grid") move(-grid.columns);
+  else if (k === "Enter" || k === "e") setView("loupe");
+  else if (k === "g" || (k === "Escape" && app.view !== "grid")) setView("grid");
+  else if (k === "c") setView("compare");
+  else if (k === "r") pin();
+  else if (k === "z") loupe.toggleZoom();
+  else if (k === "+" || k === "=") viewers().forEach((v) => v.zoomBy(2));
+  else if (k === "-") viewers().forEach((v) => v.zoomBy(0.5));
+  else if (k === "h") { $("clip-high").checked = !$("clip-high").checked; loupe.draw(); }
+  else if (k === "s") { $("clip-low").checked = !$("clip-low").checked; loupe.draw(); }
+  else if (k === "?") $("help-dialog").showModal();
+  else return;
+  event.preventDefault();
+}
+
+function move(by) {
+  const next = Math.max(0, Math.min(app.total - 1, app.current + by));
+  if (next === app.current) return;
+  app.current = next;
+  if (app.current === 0) $("new-shot").hidden = true;
+  grid.reveal(app.current);
+  render();
+}
+
+function setView(view) {
+  app.view = view;
+  document.body.dataset.view = view;
+  for (const name of ["grid", "loupe", "compare"]) $("show-" + name).classList.toggle("on", name === view);
+  if (view === "grid") grid.reveal(app.current);
+  render();
+}
+
+function pin() {
+  app.reference = app.reference && keyOf(app.reference) === keyOf(currentShot()) ? null : currentShot();
+  $("pin").setAttribute("aria-pressed", String(Boolean(app.reference)));
+  if (app.reference) setView("compare"); else render();
+}
+
+function render() {
+  $("empty").hidden = app.total > 0 || live.on;
+  $("count").textContent = app.total + " shot" + (app.total === 1 ? "" : "s");
+  ensureLoaded(app.current, app.current + 2);
+  if (app.view === "grid") grid.render();
+  if (app.view === "loupe") { loupe.show(currentShot()); panel.show(currentShot()); }
+  if (app.view === "compare") compare.render();
+  markButtons(focusedShot());
+}
+
+function markButtons(shot) {
+  $("marks").hidden = !app.mayMark;
+  document.querySelectorAll("#marks [data-rating]").forEach((b) => b.classList.toggle("on", Boolean(shot) && Number(b.dataset.rating) <= (shot.rating || 0) && b.dataset.rating !== "0"));
+  document.querySelectorAll("#marks [data-label]").forEach((b) => { b.style.background = "var(--" + b.dataset.label + ")"; b.classList.toggle("on", Boolean(shot) && shot.label === b.dataset.label); });
+  document.querySelectorAll("#marks [data-pick]").forEach((b) => b.setAttribute("aria-pressed", String(Boolean(shot) && (shot.pick || "none") === b.dataset.pick && b.dataset.pick !== "none")));
+}
+"""#
+
+    /// The script's last part: wires the page up and starts it.
+    static let start = #"""
+async function post(event) {
+  $("shutter").disabled = event === "capture";
+  try {
+    const response = await fetch("/api/" + event, { method: "POST", headers });
+    const answer = await response.json();
+    if (!response.ok) showError(Object.assign(new Error(answer.error), { fix: answer.fix })); else showState(answer);
+  } catch (error) {
+    showError(new Error("no answer: " + error.message));
+  } finally {
+    $("shutter").disabled = false;
+  }
+}
+
+function showState(answer) {
+  $("state").className = answer.state;
+  $("state").textContent = answer.state + (answer.cause ? " " + answer.cause + ": " + answer.message : "") + (answer.paths && answer.paths.length ? " " + answer.paths.map((p) => p.split("/").pop()).join(" ") : "");
+  if (answer.state === "enteredPhotoMode" || answer.state === "photoSuccess") setMode("photo");
+  if (answer.state === "exitedOrUnableToEnter") setMode("idle");
+}
+
+function setMode(mode) { $("mode").textContent = mode; $("mode").className = mode; }
+
+async function share() {
+  const link = await get("/api/share");
+  $("share-link").textContent = link.link || "";
+  $("share-note").textContent = link.note || "";
+  $("share-marks").textContent = app.viewersMayMark ? " and may rate, label and pick" : "";
+  $("share-code").hidden = !link.link;
+  if (link.link) $("share-code").src = withToken("/api/share.svg");
+  $("share-dialog").showModal();
+}
+
+async function start() {
+  let status;
+  try { status = await get("/api/status"); } catch (error) { showError(error); return; }
+  app.role = status.role; app.mayMark = status.mayMark; app.viewersMayMark = status.mayMark;
+  document.body.dataset.role = app.role;
+  if (app.role !== "operator") document.querySelectorAll("[data-operator]").forEach((element) => element.remove());
+  setMode(status.mode);
+  app.stored = status.stored; app.failed = status.failed;
+  $("stored").textContent = app.stored; $("failed").textContent = app.failed;
+  if ($("live")) $("live").hidden = !status.liveView;
+  if (status.freeBytes !== null) $("free").textContent = (status.freeBytes / 1e9).toFixed(1) + " GB free";
+  $("battery").textContent = status.cameras.filter((c) => c.battery).map((c) => (c.name ? c.name + " " : "") + "battery " + c.battery).join(" · ");
+  await reload().catch(showError);
+  const events = new EventSource(withToken("/events"));
+  events.addEventListener("photo", (m) => onPhoto(JSON.parse(m.data)));
+  events.addEventListener("answer", (m) => showState(JSON.parse(m.data)));
+  events.addEventListener("shot", (m) => onRecorded(JSON.parse(m.data)));
+  events.addEventListener("marked", (m) => onMarked(JSON.parse(m.data)));
+  events.onopen = () => { document.body.dataset.ready = "yes"; };
+}
+
+document.addEventListener("keydown", onKey);
+$("show-grid").onclick = () => setView("grid");
+$("show-loupe").onclick = () => setView("loupe");
+$("show-compare").onclick = () => setView("compare");
+$("help").onclick = () => $("help-dialog").showModal();
+if ($("share")) $("share").onclick = () => share().catch(showError);
+$("new-shot").onclick = () => { app.current = 0; $("new-shot").hidden = true; $("grid").scrollTop = 0; render(); };
+$("pin").onclick = pin;
+$("zoom-fit").onclick = () => loupe.setZoom("fit");
+$("zoom-100").onclick = () => loupe.setZoom(1);
+$("zoom-200").onclick = () => loupe.setZoom(2);
+for (const id of ["clip-high", "clip-low", "clip-high-at", "clip-low-at"]) $(id).onchange = () => loupe.draw();
+document.querySelectorAll("#marks [data-rating]").forEach((b) => b.onclick = () => mark(focusedShot(), { rating: Number(b.dataset.rating) }));
+document.querySelectorAll("#marks [data-label]").forEach((b) => b.onclick = () => { const s = focusedShot(); mark(s, { label: s && s.label === b.dataset.label ? "none" : b.dataset.label }); });
+document.querySelectorAll("#marks [data-pick]").forEach((b) => b.onclick = () => mark(focusedShot(), { pick: b.dataset.pick }));
+for (const [id, key] of [["filter-rating", "rating"], ["filter-label", "label"], ["filter-pick", "pick"], ["filter-camera", "camera"], ["filter-session", "session"]]) {
+  $(id).onchange = () => { app.filter[key] = $(id).value; reload().catch(showError); };
+}
+if ($("shutter")) {
+  $("shutter").onclick = () => post("capture");
+  $("enter").onclick = () => post("enter");
+  $("exit").onclick = () => post("exit");
+  $("live").onclick = () => live.toggle();
+}
+window.addEventListener("resize", () => render());
+setView("loupe");
+start();
+"""#
+}

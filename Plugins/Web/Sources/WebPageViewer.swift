@@ -1,0 +1,278 @@
+/// The review screen's loupe and compare: a ``Viewer`` shows one shot fit to its box, or
+/// zoomed (100 % is one pixel of the photo on one pixel of the screen) on the spot
+/// clicked, pinched or scrolled at, and panned by dragging. Past what the preview holds it
+/// shows the photo's own pixels: lossless tiles of the full-size image, only those on
+/// screen; never an upscaled preview. Viewers of one compare share their zoom and centre.
+/// Beside the loupe: the histogram, the clipping overlays and the exposure.
+enum WebPageViewer {
+    static let js = #"""
+class Viewer {
+  constructor(element, view, main) {
+    this.element = element; this.view = view; this.main = main;
+    element.classList.add("viewport");
+    element.innerHTML = '<div class="layer"><img class="preview" alt=""><canvas class="clipping"></canvas><div class="tiles"></div></div><div class="caption"></div>';
+    this.layer = element.querySelector(".layer"); this.preview = element.querySelector(".preview");
+    this.clipping = element.querySelector("canvas"); this.tiles = element.querySelector(".tiles"); this.caption = element.querySelector(".caption");
+    this.shot = null; this.full = null; this.tileImages = new Map(); this.pointers = new Map(); this.gesture = null; this.clip = null;
+    this.preview.onload = () => this.painted();
+    element.addEventListener("pointerdown", (e) => this.down(e));
+    element.addEventListener("pointermove", (e) => this.moveTo(e));
+    element.addEventListener("pointerup", (e) => this.up(e));
+    element.addEventListener("pointercancel", (e) => { this.pointers.delete(e.pointerId); this.gesture = null; });
+    element.addEventListener("wheel", (e) => { e.preventDefault(); this.zoomAround(e.clientX, e.clientY, this.scale() * Math.pow(1.0015, -e.deltaY)); }, { passive: false });
+    new ResizeObserver(() => this.draw()).observe(element);
+  }
+
+  show(shot) {
+    if (shot && this.shot && keyOf(shot) === keyOf(this.shot)) { this.shot = shot; if (this.view.zoom !== "fit") this.loadFull(); return; }
+    this.shot = shot; this.full = null; this.clip = null;
+    this.tiles.replaceChildren(); this.tileImages.clear();
+    const failure = this.element.querySelector(".failed");
+    if (failure) failure.remove();
+    clearTimeout(this.dwell);
+    if (!shot || !shot.preview) {
+      this.preview.removeAttribute("src"); this.preview.hidden = true; this.caption.textContent = "";
+      if (shot) { const note = document.createElement("div"); note.className = "failed"; note.textContent = "✕ " + (shot.cause || shot.state) + (shot.message ? ": " + shot.message : ""); this.element.appendChild(note); }
+      return;
+    }
+    this.preview.hidden = false;
+    this.preview.src = withToken(shot.preview);
+    // The full size is decoded once the shot is looked at (a burst passing by costs nothing), or at once for a zoom.
+    if (this.view.zoom !== "fit") this.loadFull(); else this.dwell = setTimeout(() => this.loadFull(), 1000);
+  }
+
+  painted() {
+    const shot = this.shot;
+    this.preview.decode().catch(() => {}).then(() => requestAnimationFrame(() => {
+      if (shot !== this.shot) return;
+      window.paints.push({ shot: keyOf(shot), id: shot.id, at: performance.timeOrigin + performance.now(), main: this.main });
+      if (this.main) { document.body.dataset.shownWidth = this.preview.naturalWidth; document.body.dataset.shownSource = this.preview.src; }
+      this.draw();
+    }));
+  }
+
+  loadFull() {
+    const shot = this.shot;
+    if (!shot || !shot.id || !shot.full || this.full || this.fullLoading === shot) return Promise.resolve();
+    this.fullLoading = shot;
+    return get("/api/shots/" + shot.id + "/image.json").then((full) => { if (this.shot === shot) { this.full = full; this.draw(); } })
+      .catch(() => {}).finally(() => { if (this.fullLoading === shot) this.fullLoading = null; });
+  }
+
+  dims() { return this.full ? [this.full.width, this.full.height] : [this.preview.naturalWidth, this.preview.naturalHeight]; }
+
+  box() { const r = this.element.getBoundingClientRect(); return { left: r.left, top: r.top, width: r.width, height: r.height }; }
+
+  fit() { const [W, H] = this.dims(), b = this.box(); return W ? Math.min(b.width / W, b.height / H) : 1; }
+
+  // CSS pixels per pixel of the photo.
+  scale() {
+    const fit = this.fit();
+    if (this.view.zoom === "fit" || !this.full) return fit;
+    return this.view.zoom / devicePixelRatio;
+  }
+
+  draw() {
+    const [W, H] = this.dims();
+    if (!W || this.preview.hidden) return;
+    const b = this.box(), scale = this.scale(), fit = this.fit();
+    let x = b.width / 2 - this.view.cx * W * scale, y = b.height / 2 - this.view.cy * H * scale;
+    x = W * scale <= b.width ? (b.width - W * scale) / 2 : Math.min(0, Math.max(b.width - W * scale, x));
+    y = H * scale <= b.height ? (b.height - H * scale) / 2 : Math.min(0, Math.max(b.height - H * scale, y));
+    if (scale > fit) { this.view.cx = (b.width / 2 - x) / (W * scale); this.view.cy = (b.height / 2 - y) / (H * scale); }
+    this.layer.style.transform = "translate(" + x + "px," + y + "px) scale(" + scale + ")";
+    for (const element of [this.preview, this.clipping]) { element.style.width = W + "px"; element.style.height = H + "px"; }
+    // The preview while it has at least as many pixels as the screen shows; beyond, the photo's own.
+    const enough = !this.full || this.preview.naturalWidth >= W * scale * devicePixelRatio * 0.999;
+    this.preview.style.visibility = enough ? "visible" : "hidden";
+    this.tiles.hidden = enough;
+    this.element.classList.toggle("zoomed", scale > fit * 1.001);
+    this.element.classList.toggle("pixels", scale * devicePixelRatio > 1.001);
+    const zoom = scale > fit * 1.001 ? Math.round(scale * devicePixelRatio * 100) + " %" : "fit";
+    this.caption.textContent = (this.shot.id ? "shot " + this.shot.id : "") + " · " + zoom + (enough ? "" : " · full size");
+    if (this.main) document.body.dataset.zoom = zoom;
+    if (!enough) this.loadTiles(x, y, scale, b, W, H);
+    this.drawClipping(enough);
+  }
+
+  loadTiles(x, y, scale, b, W, H) {
+    const size = this.full.tileSize, shot = this.shot;
+    const c0 = Math.max(0, Math.floor(-x / scale / size)), c1 = Math.min(Math.ceil(W / size), Math.ceil((b.width - x) / scale / size));
+    const r0 = Math.max(0, Math.floor(-y / scale / size)), r1 = Math.min(Math.ceil(H / size), Math.ceil((b.height - y) / scale / size));
+    for (let r = r0; r < r1; r++) for (let c = c0; c < c1; c++) {
+      const key = c + "-" + r;
+      if (this.tileImages.has(key)) continue;
+      const tile = new Image();
+      tile.style.left = c * size + "px"; tile.style.top = r * size + "px";
+      tile.style.width = Math.min(size, W - c * size) + "px"; tile.style.height = Math.min(size, H - r * size) + "px";
+      tile.onload = () => { if (shot === this.shot) { window.tilePaints.push({ shot: shot.id, tile: key, at: performance.timeOrigin + performance.now() }); if (this.main) document.body.dataset.tilesShown = this.tiles.querySelectorAll("img").length; } };
+      tile.src = withToken("/api/shots/" + shot.id + "/tiles/" + key + ".png");
+      this.tiles.appendChild(tile);
+      this.tileImages.set(key, tile);
+    }
+  }
+
+  // Highlights and shadows past their thresholds, over the preview (in red and blue).
+  drawClipping(visible) {
+    const high = $("clip-high").checked, low = $("clip-low").checked;
+    this.clipping.hidden = !(this.main && visible && (high || low) && this.preview.naturalWidth);
+    if (this.clipping.hidden) return;
+    const highAt = Number($("clip-high-at").value), lowAt = Number($("clip-low-at").value), settings = [high, low, highAt, lowAt, this.preview.src].join();
+    if (this.clip === settings) return;
+    this.clip = settings;
+    const w = this.preview.naturalWidth, h = this.preview.naturalHeight, source = document.createElement("canvas");
+    source.width = w; source.height = h;
+    const context = source.getContext("2d", { willReadFrequently: true });
+    context.drawImage(this.preview, 0, 0);
+    const pixels = context.getImageData(0, 0, w, h), overlay = new ImageData(w, h), p = pixels.data, o = overlay.data;
+    for (let i = 0; i < p.length; i += 4) {
+      const brightest = Math.max(p[i], p[i + 1], p[i + 2]);
+      if (high && brightest >= highAt) { o[i] = 255; o[i + 3] = 220; } else if (low && brightest <= lowAt) { o[i + 1] = 90; o[i + 2] = 255; o[i + 3] = 220; }
+    }
+    this.clipping.width = w; this.clipping.height = h;
+    this.clipping.getContext("2d").putImageData(overlay, 0, 0);
+  }
+
+  spread() { const [a, b] = [...this.pointers.values()]; return Math.hypot(a.x - b.x, a.y - b.y) || 1; }
+
+  down(event) {
+    this.element.setPointerCapture(event.pointerId);
+    this.pointers.set(event.pointerId, { x: event.clientX, y: event.clientY, startX: event.clientX, startY: event.clientY });
+    this.moved = false;
+    if (this.pointers.size === 2) this.gesture = { spread: this.spread(), scale: this.scale() };
+    if (!this.main) compare.focused = this;
+  }
+
+  moveTo(event) {
+    const point = this.pointers.get(event.pointerId);
+    if (!point) return;
+    const dx = event.clientX - point.x, dy = event.clientY - point.y;
+    point.x = event.clientX; point.y = event.clientY;
+    if (Math.abs(event.clientX - point.startX) + Math.abs(event.clientY - point.startY) > 4) this.moved = true;
+    if (this.pointers.size === 2 && this.gesture) {
+      const [a, b] = [...this.pointers.values()];
+      this.zoomAround((a.x + b.x) / 2, (a.y + b.y) / 2, this.gesture.scale * this.spread() / this.gesture.spread);
+    } else if (this.pointers.size === 1 && this.view.zoom !== "fit") {
+      const [W, H] = this.dims(), scale = this.scale();
+      this.view.cx -= dx / (W * scale); this.view.cy -= dy / (H * scale);
+      this.changed();
+    }
+  }
+
+  up(event) {
+    const click = this.pointers.size === 1 && !this.moved;
+    this.pointers.delete(event.pointerId);
+    if (this.pointers.size < 2) this.gesture = null;
+    if (click) this.toggleZoom(event.clientX, event.clientY);
+  }
+
+  // 100 % on the spot (the centre without one), or back to fit.
+  toggleZoom(clientX, clientY) {
+    const b = this.box();
+    if (this.view.zoom !== "fit" && this.scale() > this.fit() * 1.001) return this.setZoom("fit");
+    this.zoomAround(clientX ?? b.left + b.width / 2, clientY ?? b.top + b.height / 2, 1 / devicePixelRatio);
+  }
+
+  setZoom(zoom) {
+    if (zoom === "fit") { this.view.zoom = "fit"; this.view.cx = 0.5; this.view.cy = 0.5; return this.changed(); }
+    const b = this.box();
+    this.zoomAround(b.left + b.width / 2, b.top + b.height / 2, zoom / devicePixelRatio);
+  }
+
+  zoomBy(factor) { const b = this.box(); this.zoomAround(b.left + b.width / 2, b.top + b.height / 2, this.scale() * factor); }
+
+  // Zooms to `scale` keeping the point under (clientX, clientY) where it is; waits for the full size first.
+  zoomAround(clientX, clientY, scale) {
+    if (!this.shot || !this.shot.id) return;
+    if (!this.full) { this.loadFull().then(() => { if (this.full) this.zoomAround(clientX, clientY, scale); }); return; }
+    const [W, H] = this.dims(), b = this.box(), before = this.scale(), fit = this.fit();
+    scale = Math.min(8 / devicePixelRatio, scale);
+    if (scale <= fit * 1.001) return this.setZoom("fit");
+    const x = b.width / 2 - this.view.cx * W * before, y = b.height / 2 - this.view.cy * H * before;
+    const drawnX = W * before <= b.width ? (b.width - W * before) / 2 : Math.min(0, Math.max(b.width - W * before, x));
+    const drawnY = H * before <= b.height ? (b.height - H * before) / 2 : Math.min(0, Math.max(b.height - H * before, y));
+    const px = (clientX - b.left - drawnX) / before, py = (clientY - b.top - drawnY) / before;
+    this.view.zoom = scale * devicePixelRatio;
+    this.view.cx = (b.width / 2 - (clientX - b.left - px * scale)) / (W * scale);
+    this.view.cy = (b.height / 2 - (clientY - b.top - py * scale)) / (H * scale);
+    this.changed();
+  }
+
+  changed() { for (const viewer of viewers()) if (viewer.view === this.view) { if (viewer !== this && viewer.view.zoom !== "fit") viewer.loadFull(); viewer.draw(); } }
+
+  live(on) {
+    let frame = this.element.querySelector(".live-frame");
+    if (on && !frame) { frame = new Image(); frame.className = "live-frame"; frame.style.cssText = "position:absolute;inset:0;width:100%;height:100%;object-fit:contain;background:#000"; frame.src = withToken("/live.mjpg"); this.element.appendChild(frame); }
+    if (!on && frame) { frame.src = ""; frame.remove(); }
+  }
+}
+
+const loupe = new Viewer($("loupe-view"), { zoom: "fit", cx: 0.5, cy: 0.5 }, true);
+const live = { on: false, toggle() { this.on = !this.on; $("live").textContent = this.on ? "Last shot" : "Live"; if (this.on) setView("loupe"); loupe.live(this.on); render(); } };
+
+const compare = {
+  viewers: [], view: { zoom: "fit", cx: 0.5, cy: 0.5 }, focused: null,
+  // The pinned reference and the newest; else the shots chosen in the grid; else this one and the one before.
+  shots() {
+    if (app.reference) { const newest = app.shots[0]; return newest && keyOf(newest) !== keyOf(app.reference) ? [app.reference, newest] : [app.reference]; }
+    if (app.chosen.length >= 2) return app.chosen;
+    return [app.shots[app.current], app.shots[app.current + 1]].filter(Boolean);
+  },
+  render() {
+    const shots = this.shots();
+    while (this.viewers.length < shots.length) { const element = document.createElement("div"); $("compare").appendChild(element); this.viewers.push(new Viewer(element, this.view, false)); }
+    while (this.viewers.length > shots.length) this.viewers.pop().element.remove();
+    shots.forEach((shot, index) => { this.viewers[index].show(shot); this.viewers[index].element.classList.toggle("reference", Boolean(app.reference) && index === 0); });
+  },
+};
+
+function focusedShot() { return app.view === "compare" && compare.viewers.includes(compare.focused) ? compare.focused.shot : currentShot(); }
+function viewers() { return app.view === "compare" ? compare.viewers : [loupe]; }
+
+const panel = {
+  shot: null,
+  show(shot) {
+    this.exposure(shot);
+    if (shot === this.shot && (!shot || shot.id === this.id)) return;
+    this.shot = shot; this.id = shot && shot.id;
+    app.histogram = null;
+    const canvas = $("histogram");
+    canvas.getContext("2d").clearRect(0, 0, canvas.width, canvas.height);
+    if (shot && shot.id && shot.preview) {
+      get("/api/shots/" + shot.id + "/histogram.json").then((histogram) => { if (this.shot === shot) { app.histogram = histogram; this.draw(histogram); document.body.dataset.histogramFor = shot.id; } }).catch(() => {});
+    }
+  },
+  // Luma filled in grey, red, green and blue as lines; the top is the highest count between the ends (clipping does not flatten the rest).
+  draw(histogram) {
+    const canvas = $("histogram"), context = canvas.getContext("2d"), w = canvas.width, h = canvas.height;
+    const top = Math.max(1, ...["luma", "red", "green", "blue"].flatMap((channel) => histogram[channel].slice(1, 255)));
+    context.clearRect(0, 0, w, h);
+    context.fillStyle = "#8a8a8a";
+    histogram.luma.forEach((count, value) => { const bar = Math.min(h, count / top * h); context.fillRect(value * w / 256, h - bar, w / 256 + 0.5, bar); });
+    for (const [channel, colour] of [["red", "#ff4d4d"], ["green", "#4dff6a"], ["blue", "#4d8dff"]]) {
+      context.strokeStyle = colour; context.beginPath();
+      histogram[channel].forEach((count, value) => { const at = h - Math.min(h, count / top * h); if (value) context.lineTo(value * w / 256, at); else context.moveTo(0, at); });
+      context.stroke();
+    }
+  },
+  exposure(shot) {
+    const rows = [];
+    if (shot) {
+      const size = (bytes) => bytes > 1e6 ? (bytes / 1e6).toFixed(1) + " MB" : Math.round(bytes / 1e3) + " kB";
+      if (shot.exposureTime) rows.push(["Shutter", shot.exposureTime + " s"]);
+      if (shot.aperture) rows.push(["Aperture", "f/" + shot.aperture]);
+      if (shot.iso) rows.push(["ISO", shot.iso]);
+      if (shot.focalLength) rows.push(["Focal length", shot.focalLength + " mm"]);
+      if (shot.lens) rows.push(["Lens", shot.lens]);
+      if (shot.camera || shot.model) rows.push(["Camera", [shot.camera, shot.model].filter(Boolean).join(" · ")]);
+      if (shot.taken || shot.time) rows.push(["Time", shot.taken || new Date(shot.time).toLocaleString()]);
+      for (const file of shot.files || []) rows.push([file.kind, file.name + " · " + size(file.size) + (file.missing ? " · missing" : "")]);
+      if (shot.shotID) rows.push(["Shot", shot.shotID]);
+      if (shot.state === "failed" || shot.state === "photoFailed") rows.push(["Failed", (shot.cause || "") + (shot.message ? ": " + shot.message : "")]);
+    }
+    const html = rows.map(([name, value]) => "<dt>" + escapeHTML(name) + "</dt><dd>" + escapeHTML(value) + "</dd>").join("");
+    if ($("exposure").innerHTML !== html) $("exposure").innerHTML = html;
+  },
+};
+"""#
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+/// Who a request comes from, by the token it carries, and what that one may do.
+///
+/// - The **operator** (the `token`, or anybody on loopback when no token is set) may do
+///   everything: shoot, enter, exit, live view, marks, the share panel.
+/// - The **viewer** (the `viewerToken`: the client's phone or laptop) sees the session
+///   live: the shots, their previews, 100 % tiles, histograms. It rates, labels and picks
+///   only when `viewersMayMark` is set; it never shoots, starts live view or changes settings.
+///
+/// A token is read from `Authorization: Bearer`, else from `?token=` (images, the event
+/// stream). It is compared in constant time and never logged.
+enum WebRole: String, Sendable {
+    case `operator`, viewer
+
+    /// The role of `request`; `nil` when it carries neither token where one is set.
+    static func of(_ request: HTTPRequest, _ options: WebOptions) -> WebRole? {
+        guard let token = options.token else { return .operator }
+        let bearer = request.headers["authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        guard let given = bearer ?? request.query["token"] else { return nil }
+        if same(given, token) { return .operator }
+        if let viewer = options.viewerToken, same(given, viewer) { return .viewer }
+        return nil
+    }
+
+    /// The 401 of a request without a token.
+    static var unauthorized: HTTPResponse {
+        var response = HTTPResponse.error(401, "a token is required", fix: "send 'Authorization: Bearer TOKEN', or open the page as /#token=TOKEN")
+        response.headers.append(("WWW-Authenticate", "Bearer"))
+        return response
+    }
+
+    /// The 403 a viewer gets for what only the operator may do; `nil` when allowed.
+    func refusal(_ request: HTTPRequest, _ options: WebOptions) -> HTTPResponse? {
+        guard self == .viewer else { return nil }
+        let path = request.path
+        switch (request.method, path) {
+        case ("POST", "/api/capture"), ("POST", "/api/enter"), ("POST", "/api/exit"):
+            return .error(403, "the viewer's token cannot shoot, enter or exit", fix: "the operator's token (the 'token' option) can")
+        case ("POST", "/api/marks") where !options.viewersMayMark:
+            return .error(403, "the viewer's token may not rate, label or pick in this session", fix: "set 'viewersMayMark: true' on the web trigger to let viewers mark shots")
+        case ("GET", "/live.mjpg"):
+            return .error(403, "live view is the operator's: it drives the camera", fix: "the operator's token (the 'token' option) can start it")
+        case ("GET", "/api/share.svg"), ("GET", "/api/share"):
+            return .error(403, "the share panel is the operator's", fix: "ask the operator for the viewer link")
+        default:
+            return request.method == "GET" || (request.method == "POST" && path == "/api/marks") ? nil
+                : .error(403, "the viewer's token cannot \(request.method) \(path)", fix: "the operator's token (the 'token' option) can")
+        }
+    }
+
+    /// Compares in constant time.
+    static func same(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}
