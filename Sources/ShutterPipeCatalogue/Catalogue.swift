@@ -322,10 +322,14 @@ public final class Catalogue: @unchecked Sendable {
             guard !shots.isEmpty else { return shots }
             var index: [Int: Int] = [:]
             for (position, shot) in shots.enumerated() { index[shot.id] = position }
-            // Files and keywords of the selected shots, in one query each (a temporary
-            // table of ids keeps it one query for 10,000 shots).
-            let selection = shots.count == 1 ? "= \(shots[0].id)" : "IN (SELECT s.id FROM shots s LEFT JOIN sessions e ON e.id = s.session_id WHERE \(condition))"
-            let selectionValues = shots.count == 1 ? [] : values
+            // Files and keywords of the selected shots, in one query each: by their ids for a
+            // page (a page of 100 of 10,000 reads 100 shots' files, not 10,000), else by the
+            // condition (every shot it selects is wanted).
+            let paged = limit != nil || (offset ?? 0) > 0
+            let selection = shots.count == 1 ? "= \(shots[0].id)"
+                : paged ? "IN (\(shots.map { String($0.id) }.joined(separator: ",")))"
+                : "IN (SELECT s.id FROM shots s LEFT JOIN sessions e ON e.id = s.session_id WHERE \(condition))"
+            let selectionValues = shots.count == 1 || paged ? [] : values
             for row in try database.query("SELECT shot_id, path, size, kind, sha256, camera_file, missing FROM files WHERE shot_id \(selection) ORDER BY id", selectionValues) {
                 guard let shot = row[0].integer, let position = index[shot] else { continue }
                 shots[position].files.append(CatalogueFile(path: row[1].text ?? "", size: row[2].integer ?? 0, kind: FileKind(rawValue: row[3].text ?? "") ?? .jpeg,

@@ -8,6 +8,9 @@ Steps, run in order; each prints one JSON line (or fails with exit 1):
   wait:EXPRESSION         until the JavaScript EXPRESSION is true (20 s at most)
   eval:EXPRESSION         prints its value
   click:ELEMENT-ID        a real mouse click (press and release) at the element's centre
+  key:KEYS                real key presses, one after another, as typed (key:4, key:5544), or one named key
+                          (key:ArrowLeft, ArrowRight, ArrowUp, ArrowDown, Enter, Escape)
+  viewport:W,H,SCALE,MOBILE   the window as a phone or a screen (e.g. 390,844,3,1), then reload
   screenshot:FILE         a PNG of the page
 """
 import base64, json, os, shutil, signal, socket, struct, subprocess, sys, tempfile, time, urllib.request
@@ -141,6 +144,23 @@ def main():
                 for event in ("mousePressed", "mouseReleased"):
                     page.send("Input.dispatchMouseEvent", type=event, x=box[0], y=box[1], button="left", clickCount=1)
                 print(json.dumps({"click": argument, "at": box}))
+            elif kind == "key":
+                named = {"ArrowLeft": 37, "ArrowUp": 38, "ArrowRight": 39, "ArrowDown": 40, "Enter": 13, "Escape": 27}
+                if argument in named:
+                    code = named[argument]
+                    page.send("Input.dispatchKeyEvent", type="rawKeyDown", key=argument, code=argument, windowsVirtualKeyCode=code, nativeVirtualKeyCode=code)
+                    page.send("Input.dispatchKeyEvent", type="keyUp", key=argument, code=argument, windowsVirtualKeyCode=code, nativeVirtualKeyCode=code)
+                for char in ([] if argument in named else argument):
+                    page.send("Input.dispatchKeyEvent", type="keyDown", key=char, text=char)
+                    page.send("Input.dispatchKeyEvent", type="keyUp", key=char)
+                print(json.dumps({"keys": argument}))
+            elif kind == "viewport":
+                width, height, scale, mobile = argument.split(",")
+                page.send("Emulation.setDeviceMetricsOverride", width=int(width), height=int(height), deviceScaleFactor=float(scale), mobile=mobile == "1")
+                if mobile == "1":
+                    page.send("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=5)
+                page.send("Page.reload")
+                print(json.dumps({"viewport": argument}))
             elif kind == "screenshot":
                 data = base64.b64decode(page.send("Page.captureScreenshot", format="png")["data"])
                 open(argument, "wb").write(data)

@@ -105,7 +105,6 @@ struct CatalogueRoutes: Sendable {
 
     /// A shot for the page: marks, EXIF summary, file names (never folders), its preview.
     static func json(_ shot: CatalogueShot) -> [String: Any] {
-        let iso = ISO8601DateFormatter()
         var object: [String: Any] = [
             "id": shot.id, "state": shot.state.rawValue, "rating": shot.rating, "keywords": shot.keywords,
             "files": shot.files.map { file -> [String: Any] in
@@ -114,7 +113,7 @@ struct CatalogueRoutes: Sendable {
         ]
         let optional: [String: Any?] = [
             "shotID": shot.shotID?.description, "session": shot.session, "camera": shot.camera, "trigger": shot.trigger,
-            "time": shot.moment.map(iso.string), "label": shot.label, "pick": shot.pick.word, "cause": shot.failureCause,
+            "time": shot.moment.map { $0.formatted(.iso8601) }, "label": shot.label, "pick": shot.pick.word, "cause": shot.failureCause,
             "message": shot.failureMessage, "exposureTime": shot.exif.exposureTime, "aperture": shot.exif.aperture, "iso": shot.exif.iso,
             "focalLength": shot.exif.focalLength, "lens": shot.exif.lens, "model": shot.exif.model, "taken": shot.exif.captureTime,
         ]

@@ -23,7 +23,7 @@ final class EventHub: Sendable {
 
     /// Sends `object` as JSON under event name `name` to every listener.
     func publish(_ name: String, _ object: [String: Any]) {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        let data = JSONText.data(object)
         let frame = Data("event: \(name)\ndata: ".utf8) + data + Data("\n\n".utf8)
         let listeners = state.withLock { Array($0.listeners.values) }
         for listener in listeners where !listener.offer(frame) {

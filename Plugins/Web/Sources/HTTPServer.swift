@@ -31,7 +31,7 @@ struct HTTPResponse: Sendable {
     }
 
     static func json(_ object: Any, status: Int = 200) -> HTTPResponse {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        let data = JSONText.data(object)
         return HTTPResponse(status: status, contentType: "application/json", body: .bytes(data + Data("\n".utf8)))
     }
 

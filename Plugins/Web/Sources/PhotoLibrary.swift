@@ -83,7 +83,7 @@ enum WebJSON {
     }
 
     static func photo(_ entry: PhotoLibrary.Entry) -> [String: Any] {
-        var object: [String: Any] = ["id": entry.id ?? NSNull(), "shotID": entry.shot?.description ?? NSNull(), "state": entry.state.rawValue, "time": ISO8601DateFormatter().string(from: entry.time),
+        var object: [String: Any] = ["id": entry.id ?? NSNull(), "shotID": entry.shot?.description ?? NSNull(), "state": entry.state.rawValue, "time": entry.time.formatted(.iso8601),
                                      "paths": entry.paths, "trigger": entry.trigger,
                                      "preview": entry.id.flatMap { id in PreviewMaker.previewSource(entry.paths).map { _ in "/api/photos/\(id)/preview.jpg" } } ?? NSNull()]
         if let cause = entry.cause { object["cause"] = cause.rawValue }

@@ -79,6 +79,7 @@ class Viewer {
     let x = b.width / 2 - this.view.cx * W * scale, y = b.height / 2 - this.view.cy * H * scale;
     x = W * scale <= b.width ? (b.width - W * scale) / 2 : Math.min(0, Math.max(b.width - W * scale, x));
     y = H * scale <= b.height ? (b.height - H * scale) / 2 : Math.min(0, Math.max(b.height - H * scale, y));
+    x = Math.round(x * devicePixelRatio) / devicePixelRatio; y = Math.round(y * devicePixelRatio) / devicePixelRatio;  // tiles meet on whole pixels: no seams
     if (scale > fit) { this.view.cx = (b.width / 2 - x) / (W * scale); this.view.cy = (b.height / 2 - y) / (H * scale); }
     this.layer.style.transform = "translate(" + x + "px," + y + "px) scale(" + scale + ")";
     for (const element of [this.preview, this.clipping]) { element.style.width = W + "px"; element.style.height = H + "px"; }

@@ -132,7 +132,7 @@ struct WebTriggerTests {
         #expect(await session.wait(timeout: .seconds(30)).status == 0)
     }
 
-    @Test("in a real browser: three shots fired from stdin appear on the page; a click on the shutter button takes a photo and the page shows it; a screenshot shows it")
+    @Test("in a real browser: three shots fired from stdin appear on the page; a click on the shutter button takes a photo and the loupe shows it; a screenshot shows it")
     func browser() async throws {
         let folder = TemporaryDirectory("web-browser")
         // 2000×1500 photos (6/8 gives a 1500 px preview), small enough to shoot quickly on a
@@ -144,13 +144,13 @@ struct WebTriggerTests {
         }
         let screenshot = folder.file("page.png")
         // Chromium through the DevTools protocol (Tests/Browser/cdp.py): the page loads, the
-        // browser decodes shot 3's preview (1500 px wide), then a real mouse click on the
-        // shutter button takes shot 4, which the page shows without a reload.
+        // browser decodes shot 3's preview (1500 px wide) in the loupe, then a real mouse click
+        // on the shutter button takes shot 4, which the loupe shows at once, without a reload.
         let steps = [
-            "wait:document.body.dataset.shownWidth == '1500' && document.querySelectorAll('#strip figure.photoSuccess').length == 3",
+            "wait:document.body.dataset.shownWidth == '1500' && app.total == 3",
             "eval:document.getElementById('stored').textContent",
             "click:shutter",
-            "wait:document.querySelectorAll('#strip figure.photoSuccess').length == 4 && document.body.dataset.shownSource.endsWith('/api/photos/4/preview.jpg')",
+            "wait:app.total == 4 && /\\/api\\/(photos|shots)\\/4\\/preview.jpg/.test(document.body.dataset.shownSource)",
             "eval:document.getElementById('state').textContent",
             "screenshot:\(screenshot)",
         ]
