@@ -10,7 +10,7 @@ Steps, run in order; each prints one JSON line (or fails with exit 1):
   click:ELEMENT-ID        a real mouse click (press and release) at the element's centre
   key:KEYS                real key presses, one after another, as typed (key:4, key:5544), or one named key
                           (key:ArrowLeft, ArrowRight, ArrowUp, ArrowDown, Enter, Escape)
-  viewport:W,H,SCALE,MOBILE   the window as a phone or a screen (e.g. 390,844,3,1), then reload
+  viewport:W,H,SCALE,MOBILE   the window as a phone or a screen (e.g. 390,844,3,1), then the page again
   screenshot:FILE         a PNG of the page
 """
 import base64, json, os, shutil, signal, socket, struct, subprocess, sys, tempfile, time, urllib.request
@@ -159,7 +159,7 @@ def main():
                 page.send("Emulation.setDeviceMetricsOverride", width=int(width), height=int(height), deviceScaleFactor=float(scale), mobile=mobile == "1")
                 if mobile == "1":
                     page.send("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=5)
-                page.send("Page.reload")
+                page.send("Page.navigate", url=url)
                 print(json.dumps({"viewport": argument}))
             elif kind == "screenshot":
                 data = base64.b64decode(page.send("Page.captureScreenshot", format="png")["data"])

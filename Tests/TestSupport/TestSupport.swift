@@ -154,3 +154,13 @@ public func configNode(_ value: Any, file: String = "test.yaml") -> ConfigNode {
         return ConfigNode(.scalar("\(value)", quoted: value is String), at: here)
     }
 }
+
+/// A folder kept after the tests for people to look at (screenshots): under
+/// `$SHUTTERPIPE_ARTEFACTS`, else `.build/test-artefacts/` in the checkout, one
+/// sub-folder per `name`.
+public func artefactsFolder(_ name: String) throws -> String {
+    let base = ProcessInfo.processInfo.environment["SHUTTERPIPE_ARTEFACTS"] ?? "\(repositoryRoot)/.build/test-artefacts"
+    let folder = "\(base)/\(name)"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    return folder
+}

@@ -91,6 +91,11 @@ const grid = {
       image.src = withToken(source);
       cell.querySelector(".picture").replaceChildren(image);
     }
+    // For tests and bench-screen: when the first screen of thumbnails was complete, from the page's start.
+    if (!window.gridReady) {
+      const images = [...$("grid").querySelectorAll(".cell img")];
+      if (images.length && images.length === last - first) Promise.all(images.map((i) => i.decode().catch(() => {}))).then(() => { if (!window.gridReady) window.gridReady = performance.now(); });
+    }
   },
 
   // Scrolls so that the cell at `index` shows.

@@ -333,7 +333,8 @@ if ($("shutter")) {
   $("live").onclick = () => live.toggle();
 }
 window.addEventListener("resize", () => render());
-setView("loupe");
+// "#view=grid" (or loupe, compare) opens the page in that view.
+setView(["grid", "loupe", "compare"].find((v) => v === new URLSearchParams(location.hash.slice(1)).get("view")) || "loupe");
 start();
 """#
 }

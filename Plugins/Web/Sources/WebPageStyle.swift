@@ -21,7 +21,7 @@ main > section { position: absolute; inset: 0; display: none; }
 body[data-view="grid"] #grid, body[data-view="loupe"] #loupe, body[data-view="compare"] #compare { display: flex; }
 #empty { position: absolute; inset: 0; display: flex; align-items: center; justify-content: center; color: #888; pointer-events: none; }
 #empty[hidden] { display: none; }
-#grid { overflow-y: auto; display: block; outline: none; }
+#grid { overflow-y: auto; display: block; outline: none; scrollbar-gutter: stable; }
 body[data-view="grid"] #grid { display: block; }
 #grid-space { position: relative; }
 .cell { position: absolute; padding: 4px; }
@@ -35,7 +35,8 @@ body[data-view="grid"] #grid { display: block; }
 .cell.photoFailed .picture { color: var(--bad); font-size: 12px; padding: 6px; text-align: center; }
 .cell.photoFailed .frame { border-color: #6b2a2a; }
 .stars-shown { color: #f0c419; letter-spacing: -1px; }
-.dot { display: inline-block; width: .8em; height: .8em; border-radius: 50%; }
+.dot { display: inline-block; width: .8em; height: .8em; border-radius: 50%; flex: none; }
+.cell .meta > span:not(.camera) { flex: none; }
 .pick-picked { color: var(--ok); } .pick-rejected { color: var(--bad); }
 .cell.rejected img { opacity: .35; }
 #loupe { flex-direction: row; }
@@ -75,10 +76,14 @@ dialog td:first-child { padding-right: 1.2em; font-family: ui-monospace, monospa
 @media (max-width: 700px) {
   :root { --cell: 120px; }
   header { gap: .5em; font-size: 13px; }
+  #filters { flex-wrap: nowrap; overflow-x: auto; }
+  #filters label { flex: none; }
   #loupe { flex-direction: column; }
-  #panel { width: auto; max-height: 34vh; flex-direction: row; flex-wrap: wrap; }
-  #histogram { width: 46%; height: 80px; }
-  #exposure { font-size: 12px; flex: 1; }
+  #panel { width: auto; max-height: 30vh; flex-direction: row; flex-wrap: wrap; align-items: flex-start; gap: .4em; }
+  #histogram { width: 44%; height: 72px; }
+  .clip { flex: 1; font-size: 12px; }
+  #exposure { font-size: 12px; flex: 1 1 100%; }
+  .zoom button { padding: .3em .6em; }
   #compare .viewport { flex-basis: 100%; min-height: 45%; }
   #marks button { padding: .5em .7em; }
 }

@@ -41,14 +41,18 @@ class Viewer {
     if (this.view.zoom !== "fit") this.loadFull(); else this.dwell = setTimeout(() => this.loadFull(), 1000);
   }
 
+  // Noted once the preview is decoded and the next frame drew it (or 200 ms later: a page
+  // the browser draws no frames for is not held up).
   painted() {
     const shot = this.shot;
-    this.preview.decode().catch(() => {}).then(() => requestAnimationFrame(() => {
-      if (shot !== this.shot) return;
+    let noted = false;
+    const note = () => {
+      if (noted || keyOf(shot) !== keyOf(this.shot)) return;
+      noted = true;
       window.paints.push({ shot: keyOf(shot), id: shot.id, at: performance.timeOrigin + performance.now(), main: this.main });
       if (this.main) { document.body.dataset.shownWidth = this.preview.naturalWidth; document.body.dataset.shownSource = this.preview.src; }
-      this.draw();
-    }));
+    };
+    this.preview.decode().catch(() => {}).then(() => { this.draw(); requestAnimationFrame(note); setTimeout(note, 200); });
   }
 
   loadFull() {
@@ -91,7 +95,8 @@ class Viewer {
     this.element.classList.toggle("pixels", scale * devicePixelRatio > 1.001);
     const zoom = scale > fit * 1.001 ? Math.round(scale * devicePixelRatio * 100) + " %" : "fit";
     this.caption.textContent = (this.shot.id ? "shot " + this.shot.id : "") + " · " + zoom + (enough ? "" : " · full size");
-    if (this.main) document.body.dataset.zoom = zoom;
+    // For tests: the zoom, and where the photo's top-left corner is on the page.
+    if (this.main) { document.body.dataset.zoom = zoom; document.body.dataset.origin = [b.left + x, b.top + y].join(","); }
     if (!enough) this.loadTiles(x, y, scale, b, W, H);
     this.drawClipping(enough);
   }
