@@ -45,8 +45,10 @@ struct WebRoutes: Sendable {
         case ("GET", "/api/photos"):
             return .json(["photos": trigger.library.entries.map(WebJSON.photo)])
         case ("GET", "/events"):
+            let listener = trigger.hub.listen()
+            trigger.log.debug("web: the \(role.rawValue) at \(request.client) listens to /events (\(trigger.hub.count) listening)")
             return HTTPResponse(status: 200, contentType: "text/event-stream", headers: [("Cache-Control", "no-store")],
-                                body: .stream(trigger.hub.listen()))
+                                body: .stream(listener))
         case ("GET", "/live.mjpg"):
             guard trigger.liveView.source != nil else {
                 return .error(404, "live view: this session's backend has none", fix: "the last shot is at /api/photos/latest/preview.jpg")

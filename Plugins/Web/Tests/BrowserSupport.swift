@@ -18,11 +18,31 @@ struct BrowserRun {
     }
 }
 
+/// One browser at a time: a Chromium takes a core to start and several processes to run,
+/// and the tests beside it (in this process, on two cores) must not starve.
+actor BrowserGate {
+    static let shared = BrowserGate()
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func enter() async {
+        if !busy { busy = true; return }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func leave() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+    }
+}
+
 /// Opens `path` of the web trigger on `port` in a real Chromium and runs `steps` (see
-/// Tests/Browser/cdp.py); the browser and its processes are killed after `timeout`. A
-/// step that fails fails the test, with the page's text and the session's log.
+/// Tests/Browser/cdp.py); the browser and its processes are killed after `timeout` (which
+/// counts from when the browser may start: one runs at a time). A step that fails fails
+/// the test, with the page's text and the session's log.
 func browse(_ port: UInt16, _ path: String = "/", _ steps: [String], session: RunningProcess? = nil, timeout: Duration = .seconds(240),
             sourceLocation: SourceLocation = #_sourceLocation) async throws -> BrowserRun {
+    await BrowserGate.shared.enter()
+    defer { Task { await BrowserGate.shared.leave() } }
     let run = try await runProgram(["python3", "\(repositoryRoot)/Tests/Browser/cdp.py", "http://127.0.0.1:\(port)\(path)"] + steps, timeout: timeout)
     let output = String(decoding: run.data, as: UTF8.self)
     #expect(run.status == 0, "\(output) \(run.errors) \(session?.stderrSoFar.suffix(1500) ?? "")", sourceLocation: sourceLocation)

@@ -154,10 +154,9 @@ struct WebTriggerTests {
             "eval:document.getElementById('state').textContent",
             "screenshot:\(screenshot)",
         ]
-        let run = try await runProgram(["python3", "\(repositoryRoot)/Tests/Browser/cdp.py", "http://127.0.0.1:\(port)/"] + steps, timeout: .seconds(240))
-        let output = String(decoding: run.data, as: UTF8.self)
-        #expect(run.status == 0, "\(output) \(run.errors) \(session.stderrSoFar.suffix(1500))")
-        let values = output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let run = try await browse(port, "/", steps, session: session)
+        let output = run.output
+        let values = run.steps
         #expect(values.contains { $0["value"] as? String == "3" }, "\(output)")
         #expect(values.contains { ($0["value"] as? String)?.hasPrefix("photoSuccess") == true && ($0["value"] as? String)?.contains("web-0004.jpg") == true }, "\(output)")
         #expect(session.stderrSoFar.contains("capture from web → photoSuccess"))
