@@ -19,6 +19,14 @@ static inline int sp_tiff_orientation(TIFF *tiff) {
     return orientation;
 }
 
+/// The ICC profile (tag 34675) and its size; NULL when the file has none.
+static inline const void *sp_tiff_icc_profile(TIFF *tiff, uint32_t *size) {
+    void *data = NULL;
+    *size = 0;
+    if (!TIFFGetField(tiff, TIFFTAG_ICCPROFILE, size, &data)) return NULL;
+    return data;
+}
+
 /// Keeps libtiff's warnings and errors off standard error (the caller reports failures).
 static inline void sp_tiff_quiet(void) {
     TIFFSetWarningHandler(NULL);

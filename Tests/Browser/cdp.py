@@ -10,6 +10,7 @@ Steps, run in order; each prints one JSON line (or fails with exit 1):
   click:ELEMENT-ID        a real mouse click (press and release) at the element's centre
   key:KEYS                real key presses, one after another, as typed (key:4, key:5544), or one named key
                           (key:ArrowLeft, ArrowRight, ArrowUp, ArrowDown, Enter, Escape)
+  pinch:ELEMENT-ID         two fingers spread apart over the element (a phone's zoom; needs a mobile viewport)
   viewport:W,H,SCALE,MOBILE   the window as a phone or a screen (e.g. 390,844,3,1), then the page again
   screenshot:FILE         a PNG of the page
 """
@@ -154,6 +155,14 @@ def main():
                     page.send("Input.dispatchKeyEvent", type="keyDown", key=char, text=char)
                     page.send("Input.dispatchKeyEvent", type="keyUp", key=char)
                 print(json.dumps({"keys": argument}))
+            elif kind == "pinch":
+                x, y = evaluate(page, "(() => { const r = document.getElementById(%s).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()" % json.dumps(argument))
+                fingers = lambda spread: [{"x": x - spread, "y": y, "id": 0}, {"x": x + spread, "y": y, "id": 1}]
+                page.send("Input.dispatchTouchEvent", type="touchStart", touchPoints=fingers(20))
+                for step in range(1, 13):
+                    page.send("Input.dispatchTouchEvent", type="touchMove", touchPoints=fingers(20 + step * 10))
+                page.send("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[])
+                print(json.dumps({"pinch": argument, "at": [x, y]}))
             elif kind == "viewport":
                 width, height, scale, mobile = argument.split(",")
                 page.send("Emulation.setDeviceMetricsOverride", width=int(width), height=int(height), deviceScaleFactor=float(scale), mobile=mobile == "1")

@@ -6,13 +6,18 @@ reads from the same files.
   pixels.py histogram IMAGE
       {"red": [...256], "green", "blue", "luma"}: Pillow's histograms; luma is its "L"
       conversion (ITU-R 601-2).
+  pixels.py tagged OUT W H ORIENTATION
+      writes a JPEG of gradients carrying an ICC profile (Pillow's built-in sRGB) and
+      the EXIF orientation given.
+  pixels.py profile IMAGE
+      {"icc": SHA-256 of its ICC profile or null, "width", "height"} (as stored, not turned)
   pixels.py compare A AX AY B BX BY W H
       {"max", "mean", "pixels"}: the largest and mean difference per value between the
       W×H region of image A at (AX, AY) and that of B at (BX, BY), both in RGB, A turned
       upright by its EXIF orientation.
 """
-import json, sys
-from PIL import Image, ImageOps
+import hashlib, json, sys
+from PIL import Image, ImageCms, ImageOps
 
 
 def rgb(path):
@@ -34,6 +39,18 @@ def main():
         differences = [abs(x - y) for x, y in zip(first, second)]
         print(json.dumps({"max": max(differences), "mean": sum(differences) / len(differences), "pixels": w * h,
                           "sizes": [len(first), len(second)]}))
+    elif command == "tagged":
+        out, width, height, orientation = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+        image = Image.radial_gradient("L").resize((width, height)).convert("RGB")
+        image = Image.merge("RGB", (image.getchannel(0), image.getchannel(1).transpose(Image.Transpose.FLIP_LEFT_RIGHT), image.getchannel(2).rotate(90).resize((width, height))))
+        profile = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB"))
+        exif = Image.Exif()
+        exif[0x0112] = orientation
+        image.save(out, "JPEG", quality=92, icc_profile=profile.tobytes(), exif=exif.tobytes())
+    elif command == "profile":
+        image = Image.open(sys.argv[2])
+        icc = image.info.get("icc_profile")
+        print(json.dumps({"icc": hashlib.sha256(icc).hexdigest() if icc else None, "width": image.width, "height": image.height}))
     else:
         raise SystemExit("unknown command %r" % command)
 

@@ -15,21 +15,14 @@ import Synchronization
 /// - A HEIF or a TIFF is decoded whole; a RAW gives its embedded JPEG when that is the
 ///   sensor's full size, else LibRaw's full demosaic (``FullSizeImage`` makes the same
 ///   choice).
-/// - Decoded images are kept up to `limit` bytes (a 24 MP one takes 72 MB), the one used
+/// - RGBImage images are kept up to `limit` bytes (a 24 MP one takes 72 MB), the one used
 ///   longest ago going first; two requests for the same image decode it once.
 final class FullImageCache: Sendable {
     static let tileSize = 512
 
-    struct Decoded: Sendable {
-        var image: RGBImage
-        var iccProfile: Data?
-        var width: Int { image.width }
-        var height: Int { image.height }
-    }
-
     private let limit: Int
     private let log: Logger
-    private let state = Mutex<(images: [(key: String, image: Decoded)], making: [String: ImageJob<Decoded>])>(([], [:]))
+    private let state = Mutex<(images: [(key: String, image: RGBImage)], making: [String: ImageJob<RGBImage>])>(([], [:]))
 
     init(limit: Int, log: Logger = .discarding) {
         self.limit = limit
@@ -38,9 +31,9 @@ final class FullImageCache: Sendable {
 
     /// The decoded full-size image of the photo at `path`; blocks the calling thread (a
     /// connection's own) while it is decoded.
-    func image(of path: String) throws(ShutterError) -> Decoded {
+    func image(of path: String) throws(ShutterError) -> RGBImage {
         let key = PreviewMaker.key(path)
-        enum Step { case hit(Decoded), wait(ImageJob<Decoded>), make(ImageJob<Decoded>) }
+        enum Step { case hit(RGBImage), wait(ImageJob<RGBImage>), make(ImageJob<RGBImage>) }
         let step = state.withLock { state -> Step in
             if let index = state.images.firstIndex(where: { $0.key == key }) {
                 let hit = state.images.remove(at: index)
@@ -48,7 +41,7 @@ final class FullImageCache: Sendable {
                 return .hit(hit.image)
             }
             if let job = state.making[key] { return .wait(job) }
-            let job = ImageJob<Decoded>()
+            let job = ImageJob<RGBImage>()
             state.making[key] = job
             return .make(job)
         }
@@ -57,7 +50,7 @@ final class FullImageCache: Sendable {
         case .wait(let job): return try job.result.get()
         case .make(let job):
             let started = ContinuousClock.now
-            let result = Result { () throws(ShutterError) -> Decoded in try Self.decode(path) }
+            let result = Result { () throws(ShutterError) -> RGBImage in try Self.decode(path) }
             if case .success(let image) = result {
                 log.debug("full-size image of '\(path)' decoded for tiles in \(String(format: "%.1f", (ContinuousClock.now - started) / .milliseconds(1))) ms (\(image.width)×\(image.height))")
             }
@@ -65,9 +58,9 @@ final class FullImageCache: Sendable {
                 state.making[key] = nil
                 guard case .success(let image) = result else { return }
                 state.images.append((key, image))
-                var total = state.images.reduce(0) { $0 + $1.image.image.pixels.count }
+                var total = state.images.reduce(0) { $0 + $1.image.pixels.count }
                 while total > limit, state.images.count > 1 {
-                    total -= state.images.removeFirst().image.image.pixels.count
+                    total -= state.images.removeFirst().image.pixels.count
                 }
             }
             job.finish(result)
@@ -80,31 +73,33 @@ final class FullImageCache: Sendable {
         let decoded = try image(of: path)
         let x = column * Self.tileSize, y = row * Self.tileSize
         guard column >= 0, row >= 0, x < decoded.width, y < decoded.height else { return nil }
-        return try PNGEncoder.encode(decoded.image, x: x, y: y, width: Self.tileSize, height: Self.tileSize, iccProfile: decoded.iccProfile)
+        return try PNGEncoder.encode(decoded, x: x, y: y, width: Self.tileSize, height: Self.tileSize)
     }
 
-    static func decode(_ path: String) throws(ShutterError) -> Decoded {
+    static func decode(_ path: String) throws(ShutterError) -> RGBImage {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw ShutterError(.storageUnavailable, "cannot read '\(path)'", fix: "the photo was moved or removed since it was stored")
         }
         switch PhotoFormat(path) {
-        case .heif: return Decoded(image: try HEIFDecoder.decode(path))
-        case .tiff: return Decoded(image: try TIFFDecoder.decode(path))
+        case .heif: return try HEIFDecoder.decode(path)
+        case .tiff: return try TIFFDecoder.decode(path)
         case .raw:
             let source = try RawPreviewSource.source(of: path, halfSize: false) { jpeg, sensorEdge in
                 guard let size = PreviewMaker.dimensions(jpeg) else { return false }
                 return max(size.width, size.height) * 100 >= sensorEdge * 95
             }
             switch source {
-            case .jpeg(let jpeg, let orientation): return Decoded(image: try decodeAccurately(jpeg).oriented(orientation))
-            case .pixels(let image): return Decoded(image: image)
+            case .jpeg(let jpeg, let orientation): return try decodeAccurately(jpeg).oriented(orientation)
+            case .pixels(let image): return image
             }
         case .jpeg, nil:
             guard let jpeg = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
                 throw ShutterError(.storageUnavailable, "cannot read '\(path)'", fix: "the photo was moved or removed since it was stored")
             }
             let metadata = JPEGMetadata(jpeg)
-            return Decoded(image: try decodeAccurately(jpeg).oriented(metadata.orientation), iccProfile: metadata.iccProfile)
+            var image = try decodeAccurately(jpeg)
+            image.iccProfile = metadata.iccProfile
+            return image.oriented(metadata.orientation)
         }
     }
 

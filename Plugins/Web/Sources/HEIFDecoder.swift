@@ -3,7 +3,7 @@ import Foundation
 import ShutterPipeKit
 
 /// HEIF and HEIC photos (Canon R-series, Sony, phones) decoded with libheif, upright (libheif
-/// applies the file's rotation and mirroring as it decodes).
+/// applies the file's rotation and mirroring as it decodes), with their ICC profile.
 enum HEIFDecoder {
     static func decode(_ path: String) throws(ShutterError) -> RGBImage {
         guard let context = heif_context_alloc() else { throw ShutterError(.unexpected, "libheif: cannot start") }
@@ -27,7 +27,18 @@ enum HEIFDecoder {
                 (out.baseAddress! + row * width * 3).update(from: plane + row * Int(stride), count: width * 3)
             }
         }
-        return RGBImage(pixels: pixels, width: width, height: height)
+        return RGBImage(pixels: pixels, width: width, height: height, iccProfile: profile(handle))
+    }
+
+    /// The image's ICC profile (an iPhone's Display P3, say), when it carries one.
+    private static func profile(_ handle: OpaquePointer?) -> Data? {
+        let type = heif_image_handle_get_color_profile_type(handle)
+        guard type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC else { return nil }
+        let size = heif_image_handle_get_raw_color_profile_size(handle)
+        guard size > 0, size < 4 << 20 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: size)
+        guard heif_image_handle_get_raw_color_profile(handle, &bytes).code == heif_error_Ok else { return nil }
+        return Data(bytes)
     }
 
     private static func check(_ error: heif_error, _ what: String) throws(ShutterError) {

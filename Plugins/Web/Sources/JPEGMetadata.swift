@@ -67,13 +67,19 @@ struct JPEGMetadata: Sendable {
         return nil
     }
 
-    /// `jpeg` (one libjpeg-turbo wrote: no profile of its own) with the profile segments
-    /// inserted after its start marker.
-    func withProfile(_ jpeg: Data) -> Data {
-        guard !iccSegments.isEmpty, jpeg.count > 2 else { return jpeg }
+    /// `jpeg` (one libjpeg-turbo wrote: no profile of its own) with `profile` inserted
+    /// after its start marker, in APP2 `ICC_PROFILE` segments (of at most 65,519 bytes each).
+    static func inserting(_ profile: Data?, into jpeg: Data) -> Data {
+        guard let profile, !profile.isEmpty, jpeg.count > 2 else { return jpeg }
+        let chunk = 65_519
+        let count = (profile.count + chunk - 1) / chunk
+        guard count < 256 else { return jpeg }
         var out = Data(jpeg.prefix(2))
-        iccSegments.forEach { out += $0 }
-        out += jpeg.dropFirst(2)
-        return out
+        for index in 0..<count {
+            let part = profile[(profile.startIndex + index * chunk)..<(profile.startIndex + min(profile.count, (index + 1) * chunk))]
+            let length = 2 + 12 + 2 + part.count
+            out += Data([0xFF, 0xE2, UInt8(length >> 8), UInt8(length & 0xFF)]) + Data("ICC_PROFILE\0".utf8) + Data([UInt8(index + 1), UInt8(count)]) + part
+        }
+        return out + jpeg.dropFirst(2)
     }
 }

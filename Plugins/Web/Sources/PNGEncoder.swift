@@ -9,9 +9,9 @@ import ShutterPipeKit
 enum PNGEncoder {
     static let signature = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
 
-    /// The `width`×`height` region of `image` at `x`, `y` (clipped to it), as a PNG;
-    /// `iccProfile` goes in as its colour profile (iCCP) when given.
-    static func encode(_ image: RGBImage, x: Int, y: Int, width: Int, height: Int, iccProfile: Data? = nil) throws(ShutterError) -> Data {
+    /// The `width`×`height` region of `image` at `x`, `y` (clipped to it), as a PNG; the
+    /// image's colour profile goes in as its iCCP chunk.
+    static func encode(_ image: RGBImage, x: Int, y: Int, width: Int, height: Int) throws(ShutterError) -> Data {
         let width = max(0, min(width, image.width - x)), height = max(0, min(height, image.height - y))
         guard width > 0, height > 0, x >= 0, y >= 0 else { throw ShutterError(.unexpected, "an empty tile") }
         let rowBytes = width * 3
@@ -34,7 +34,7 @@ enum PNGEncoder {
         header.append(bigEndian: UInt32(height))
         header += Data([8, 2, 0, 0, 0])  // 8 bits, RGB, deflate, adaptive filters, no interlace
         png += chunk("IHDR", header)
-        if let iccProfile {
+        if let iccProfile = image.iccProfile {
             png += chunk("iCCP", Data("icc\0".utf8) + Data([0]) + (try deflate(iccProfile, level: 6)))
         }
         png += chunk("IDAT", try deflate(Data(filtered), level: 1))

@@ -115,8 +115,9 @@ final class PreviewMaker: Sendable {
     func thumbnail(of path: String) throws(ShutterError) -> Data {
         let preview = try preview(of: path)
         return try image(key: Self.key(path) + "|thumbnail", diskEdge: Self.thumbnailEdge, inMemory: false, counted: false, path: path) { () throws(ShutterError) in
-            let (image, _) = try Self.decodeScaled(preview, longEdge: Self.thumbnailEdge)
-            return JPEGMetadata(preview).withProfile(try image.downscaled(toLongEdge: Self.thumbnailEdge).jpeg(quality: 80))
+            var (image, _) = try Self.decodeScaled(preview, longEdge: Self.thumbnailEdge)
+            image.iccProfile = JPEGMetadata(preview).iccProfile
+            return try image.downscaled(toLongEdge: Self.thumbnailEdge).jpeg(quality: 80)
         }
     }
 
@@ -222,8 +223,9 @@ final class PreviewMaker: Sendable {
             }
             // Upright, and in the photo's own colours: libjpeg-turbo gives pixels only.
             let metadata = JPEGMetadata(source)
-            let (image, embedded) = try decodeScaled(source, longEdge: longEdge)
-            return (metadata.withProfile(try image.oriented(metadata.orientation).jpeg()), embedded ? .embedded : .photo)
+            var (image, embedded) = try decodeScaled(source, longEdge: longEdge)
+            image.iccProfile = metadata.iccProfile
+            return (try image.oriented(metadata.orientation).jpeg(), embedded ? .embedded : .photo)
         }
     }
 

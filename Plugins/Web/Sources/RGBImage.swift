@@ -3,11 +3,14 @@ import Foundation
 import ShutterPipeKit
 
 /// Pixels, 8-bit RGB, row after row: what the RAW and HEIF decoders give, scaled,
-/// turned upright and encoded as the page's JPEG preview.
+/// turned upright and encoded as the page's JPEG preview. The colour profile of the photo
+/// they came from goes with them into what is encoded (sRGB when there is none).
 struct RGBImage: Sendable {
     var pixels: [UInt8]
     var width: Int
     var height: Int
+    /// The ICC profile the pixels are in, when the photo carries one (Adobe RGB, Display P3).
+    var iccProfile: Data? = nil
 
     /// Shrunk by a whole factor (each output pixel the mean of a block), the smallest that
     /// brings the long edge to at most `longEdge`; unchanged when it already fits.
@@ -33,7 +36,7 @@ struct RGBImage: Sendable {
                 }
             }
         }
-        return RGBImage(pixels: out, width: outWidth, height: outHeight)
+        return RGBImage(pixels: out, width: outWidth, height: outHeight, iccProfile: iccProfile)
     }
 
     /// Turned upright for an EXIF orientation (1–8): 3 is 180°, 6 a quarter turn
@@ -60,10 +63,10 @@ struct RGBImage: Sendable {
                 out[target] = pixels[source]; out[target + 1] = pixels[source + 1]; out[target + 2] = pixels[source + 2]
             }
         }
-        return RGBImage(pixels: out, width: outWidth, height: outHeight)
+        return RGBImage(pixels: out, width: outWidth, height: outHeight, iccProfile: iccProfile)
     }
 
-    /// Encoded as a JPEG with libjpeg-turbo.
+    /// Encoded as a JPEG with libjpeg-turbo, carrying the profile.
     func jpeg(quality: Int32 = 85) throws(ShutterError) -> Data {
         guard let encoder = tjInitCompress() else { throw ShutterError(.unexpected, "libturbojpeg: cannot start an encoder") }
         defer { tjDestroy(encoder) }
@@ -75,7 +78,7 @@ struct RGBImage: Sendable {
         guard encoded == 0, let output else {
             throw ShutterError(.unexpected, "libturbojpeg could not encode the preview: \(tjGetErrorStr2(encoder).map { String(cString: $0) } ?? "?")")
         }
-        return Data(bytes: output, count: Int(outputSize))
+        return JPEGMetadata.inserting(iccProfile, into: Data(bytes: output, count: Int(outputSize)))
     }
 }
 

@@ -29,7 +29,9 @@ enum TIFFDecoder {
             pixels[index * 3 + 1] = UInt8(truncatingIfNeeded: value >> 8)
             pixels[index * 3 + 2] = UInt8(truncatingIfNeeded: value >> 16)
         }
-        let image = RGBImage(pixels: pixels, width: Int(width), height: Int(height))
+        var profileSize: UInt32 = 0
+        let profile = sp_tiff_icc_profile(tiff, &profileSize).map { Data(bytes: $0, count: Int(profileSize)) }
+        let image = RGBImage(pixels: pixels, width: Int(width), height: Int(height), iccProfile: profile)
         // libtiff applies the flips of orientations 1–4, and takes 5–8 (the transposed
         // ones) for 1–4: what is left to do for those is a transpose, after a half turn
         // for 6 and 8.

@@ -226,7 +226,7 @@ const compare = {
   },
   render() {
     const shots = this.shots();
-    while (this.viewers.length < shots.length) { const element = document.createElement("div"); $("compare").appendChild(element); this.viewers.push(new Viewer(element, this.view, false)); }
+    while (this.viewers.length < shots.length) { const element = document.createElement("div"); element.id = "compare-" + this.viewers.length; $("compare").appendChild(element); this.viewers.push(new Viewer(element, this.view, false)); }
     while (this.viewers.length > shots.length) this.viewers.pop().element.remove();
     shots.forEach((shot, index) => { this.viewers[index].show(shot); this.viewers[index].element.classList.toggle("reference", Boolean(app.reference) && index === 0); });
   },

@@ -164,3 +164,34 @@ struct ReviewScreenTests {
         #expect(await session.wait(timeout: .seconds(30)).status == 0)
     }
 }
+
+@Suite("web: compare, pinch and the keys, in a real browser", .timeLimit(.minutes(6)))
+struct ReviewCompareTests {
+    @Test("R pins the shot as the reference against the newest; a click zooms both panes to 100 % together; a shot from the shutter button replaces the newest; ? lists the keys; on a phone a pinch zooms the loupe")
+    func compareAndPinch() async throws {
+        let folder = TemporaryDirectory("review-compare")
+        let (session, port) = try await webSession(folder, width: 2400, height: 1600, verbose: true)
+        await shoot(session, 3)
+        let panes = "JSON.stringify(compare.viewers.map((v) => [v.shot.shotID.split('#')[1], v.caption.textContent.includes('100 %'), v.element.classList.contains('reference')]))"
+        let page = try await browse(port, "/", [
+            ready(3), "key:ArrowLeft", "wait:app.current == 1", "key:r",
+            "wait:app.view == 'compare' && compare.viewers.length == 2 && compare.viewers.every((v) => v.preview.complete && v.preview.naturalWidth)",
+            "eval:\(panes)",
+            "click:compare-0",
+            "wait:compare.viewers.every((v) => v.caption.textContent.includes('100 %'))", "eval:\(panes)",
+            "click:shutter", "wait:compare.viewers.length == 2 && compare.viewers[1].shot.shotID.endsWith('#4')", "eval:\(panes)",
+            "key:?", "eval:document.getElementById('help-dialog').open",
+        ], session: session)
+        let shown = page.steps.filter { $0["eval"] as? String == panes }.compactMap { ($0["value"] as? String).flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [[Any]] } }
+        try #require(shown.count == 3, "\(page.output)")
+        #expect(shown[0].map { $0[0] as? String } == ["2", "3"] && shown[0].map { $0[2] as? Bool } == [true, false], "the reference, then the newest: \(shown[0])")
+        #expect(shown[1].allSatisfy { $0[1] as? Bool == true }, "zoomed together: \(shown[1])")
+        #expect(shown[2].map { $0[0] as? String } == ["2", "4"] && shown[2].allSatisfy { $0[1] as? Bool == true }, "the new shot replaces the newest, at the same zoom: \(shown[2])")
+        #expect(page.value("document.getElementById('help-dialog').open") as? Bool == true)
+        let phone = try await browse(port, "/", ["viewport:390,844,3,1", ready(4), "wait:document.body.dataset.shownWidth", "pinch:loupe-view",
+                                                 "wait:document.body.dataset.zoom && document.body.dataset.zoom != 'fit'", "eval:document.body.dataset.zoom"], session: session)
+        #expect((phone.value("document.body.dataset.zoom") as? String)?.hasSuffix("%") == true, "\(phone.output)")
+        session.signal(SIGTERM)
+        #expect(await session.wait(timeout: .seconds(30)).status == 0)
+    }
+}

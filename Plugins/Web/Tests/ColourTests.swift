@@ -1,0 +1,32 @@
+import Foundation
+import TestSupport
+import Testing
+@testable import WebTrigger
+
+@Suite("web: photos upright and in their own colours", .timeLimit(.minutes(3)))
+struct ColourTests {
+    @Test("a JPEG shot on its side (EXIF orientation 6) with an ICC profile: its preview, thumbnail and 100 % tiles are upright and carry the same profile, as Pillow reads them; the tile's pixels are Pillow's")
+    func profileAndOrientation() async throws {
+        let folder = TemporaryDirectory("colour")
+        let photo = folder.file("IMG_0001.JPG")
+        let made = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/Browser/pixels.py", "tagged", photo, "900", "600", "6"])
+        try #require(made.status == 0, "\(made.errors)")
+        let source = try await pillow(["profile", photo])
+        let icc = try #require(source["icc"] as? String)
+        let previews = PreviewMaker(longEdge: 300), tiles = FullImageCache(limit: 64 << 20)
+        let (preview, thumbnail, tile) = try await offThePool {
+            (try previews.preview(of: photo), try previews.thumbnail(of: photo), try tiles.tile(of: photo, column: 0, row: 1))
+        }
+        for (name, data) in [("preview.jpg", preview), ("thumbnail.jpg", thumbnail), ("tile.png", try #require(tile))] {
+            try data.write(to: URL(fileURLWithPath: folder.file(name)))
+        }
+        let shown = try await pillow(["profile", folder.file("preview.jpg")])
+        #expect(shown["icc"] as? String == icc && shown["width"] as? Int == 200 && shown["height"] as? Int == 300, "upright, 200×300: \(shown)")
+        let small = try await pillow(["profile", folder.file("thumbnail.jpg")])
+        #expect(small["icc"] as? String == icc && (small["height"] as? Int ?? 0) > (small["width"] as? Int ?? 0), "\(small)")
+        let cut = try await pillow(["profile", folder.file("tile.png")])
+        #expect(cut["icc"] as? String == icc && cut["width"] as? Int == 512 && cut["height"] as? Int == 900 - 512, "tile 0-1 of the upright 600×900: \(cut)")
+        let difference = try await pillow(["compare", folder.file("tile.png"), "0", "0", photo, "0", "512", "512", "388"])
+        #expect(difference["max"] as? Int == 0, "the tile against Pillow's upright decode: \(difference)")
+    }
+}
