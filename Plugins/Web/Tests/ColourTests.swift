@@ -21,7 +21,8 @@ struct ColourTests {
             try data.write(to: URL(fileURLWithPath: folder.file(name)))
         }
         let shown = try await pillow(["profile", folder.file("preview.jpg")])
-        #expect(shown["icc"] as? String == icc && shown["width"] as? Int == 200 && shown["height"] as? Int == 300, "upright, 200×300: \(shown)")
+        // 900×600 decoded at 2/8 (the largest n/8 within 300), then turned: 150×225.
+        #expect(shown["icc"] as? String == icc && shown["width"] as? Int == 150 && shown["height"] as? Int == 225, "upright, 150×225: \(shown)")
         let small = try await pillow(["profile", folder.file("thumbnail.jpg")])
         #expect(small["icc"] as? String == icc && (small["height"] as? Int ?? 0) > (small["width"] as? Int ?? 0), "\(small)")
         let cut = try await pillow(["profile", folder.file("tile.png")])
