@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// Shots as JSON, written by hand: the same document `JSONEncoder` makes of
 /// ``CatalogueShot`` (sorted keys, ISO 8601 dates in UTC, absent values left out, `pick` as
@@ -124,24 +125,6 @@ public enum ShotJSON {
 
     /// A JSON string literal.
     static func appendString(_ text: String, to out: inout String) {
-        out += "\""
-        var plain = true
-        for unit in text.utf8 where unit < 0x20 || unit == 0x22 || unit == 0x5C { plain = false; break }
-        if plain {
-            out += text
-        } else {
-            for scalar in text.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
-                case "\t": out += "\\t"
-                case _ where scalar.value < 0x20: out += "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
-                default: out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
+        JSONText.string(text, to: &out)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeSupport
 import Synchronization
 
 /// Server-sent events to every page and script listening on `/events`. Each listener has

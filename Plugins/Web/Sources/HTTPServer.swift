@@ -3,6 +3,7 @@
 #endif
 import CWebServer
 import Foundation
+import ShutterPipeSupport
 import ShutterPipeKit
 import Synchronization
 

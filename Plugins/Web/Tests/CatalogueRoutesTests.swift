@@ -74,17 +74,7 @@ struct CatalogueRoutesTests {
         try await makeDNG("\(card)/IMG_0003.DNG", width: 800, height: 600, in: folder)
         let jpeg = try await offThePool { SyntheticJPEG.make(width: 800, height: 600, shot: 3) }
         try jpeg.write(to: URL(fileURLWithPath: "\(card)/IMG_0003.JPG"))
-        let config = try writeConfig("""
-        version: 1
-        session: full
-        backend: {type: file-stub, directory: \(card)}
-        triggers:
-          - type: stdin
-          - {type: web, listen: "127.0.0.1:0", previewSize: 200}
-        sinks: [{type: files, directory: \(folder.file("out"))}]
-        """, in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--verbose"], in: folder.path)
-        let port = try #require(await webPort(session))
+        let (session, port) = try await webSession(folder, web: ", previewSize: 200", card: card, verbose: true)
         session.send("capture\n")
         await session.waitForOutput("the shot recorded") { shotsRecorded(in: $0) >= 1 }
         #expect(await shotsListed(port) == 1, "\(session.stderrSoFar)")

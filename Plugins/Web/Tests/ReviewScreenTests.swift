@@ -66,17 +66,7 @@ struct ReviewScreenTests {
         let tagged = try await runProgram(["exiftool", "-q", "-overwrite_original", "-Orientation#=6", "\(card)/IMG_0001.JPG"])
         try #require(tagged.status == 0, "exiftool: \(tagged.errors)")
         try await makeDNG("\(card)/IMG_0002.DNG", width: 800, height: 600, in: folder)
-        let config = try writeConfig("""
-        version: 1
-        session: full
-        backend: {type: file-stub, directory: \(card)}
-        triggers:
-          - type: stdin
-          - {type: web, listen: "127.0.0.1:0", previewSize: 600}
-        sinks: [{type: files, directory: \(folder.file("out"))}]
-        """, in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--verbose"], in: folder.path)
-        let port = try #require(await webPort(session))
+        let (session, port) = try await webSession(folder, web: ", previewSize: 600", card: card, verbose: true)
         await shoot(session, 1)
         let screenshot = folder.file("loupe-100.png")
         let page = try await browse(port, "/", [

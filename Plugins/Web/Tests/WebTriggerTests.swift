@@ -6,12 +6,14 @@ import TestSupport
 import Testing
 
 /// A session with stdin and a web trigger on a free port; returns the process and the port.
-func webSession(_ folder: TemporaryDirectory, web: String = "", width: Int = 3000, height: Int = 2000,
+func webSession(_ folder: TemporaryDirectory, web: String = "", width: Int = 3000, height: Int = 2000, card: String? = nil,
                 verbose: Bool = false) async throws -> (RunningProcess, UInt16) {
+    // The file-stub synthesises photos of that size, or replays the files of `card`.
+    let backend = card.map { "{type: file-stub, directory: \($0)}" } ?? "{type: file-stub, width: \(width), height: \(height)}"
     let config = try writeConfig("""
     version: 1
     session: web
-    backend: {type: file-stub, width: \(width), height: \(height)}
+    backend: \(backend)
     triggers:
       - type: stdin
       - {type: web, listen: "127.0.0.1:0"\(web)}
