@@ -24,7 +24,7 @@ class Socket:
         rest = url[len("ws://"):]
         hostport, path = rest.split("/", 1)
         host, port = hostport.split(":")
-        self.sock = socket.create_connection((host, int(port)), timeout=30)
+        self.sock = socket.create_connection((host, int(port)), timeout=120)
         key = base64.b64encode(os.urandom(16)).decode()
         self.sock.sendall(("GET /%s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                            "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n" % (path, hostport, key)).encode())

@@ -11,6 +11,9 @@ reads from the same files.
       the EXIF orientation given.
   pixels.py profile IMAGE
       {"icc": SHA-256 of its ICC profile or null, "width", "height"} (as stored, not turned)
+  pixels.py clipped IMAGE HIGH LOW
+      {"high", "low"}: how many pixels have their brightest channel at or above HIGH, and
+      at or below LOW.
   pixels.py compare A AX AY B BX BY W H
       {"max", "mean", "pixels"}: the largest and mean difference per value between the
       W×H region of image A at (AX, AY) and that of B at (BX, BY), both in RGB, A turned
@@ -47,6 +50,10 @@ def main():
         exif = Image.Exif()
         exif[0x0112] = orientation
         image.save(out, "JPEG", quality=92, icc_profile=profile.tobytes(), exif=exif.tobytes())
+    elif command == "clipped":
+        image, high, low = rgb(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+        brightest = [max(pixel) for pixel in image.getdata()]
+        print(json.dumps({"high": sum(1 for b in brightest if b >= high), "low": sum(1 for b in brightest if b <= low)}))
     elif command == "profile":
         image = Image.open(sys.argv[2])
         icc = image.info.get("icc_profile")

@@ -75,9 +75,9 @@ enum WebPage {
   <div id="empty">No shot yet</div>
 </main>
 <div id="marks" aria-label="marks">
-  <span class="stars"><button data-rating="0" title="0">✕</button><button data-rating="1">★</button><button data-rating="2">★</button><button data-rating="3">★</button><button data-rating="4">★</button><button data-rating="5">★</button></span>
-  <span class="labels"><button data-label="Red" title="6"></button><button data-label="Yellow" title="7"></button><button data-label="Green" title="8"></button><button data-label="Blue" title="9"></button><button data-label="Purple"></button></span>
-  <button data-pick="picked" title="P">Pick</button><button data-pick="rejected" title="X">Reject</button><button data-pick="none" title="U">Clear</button>
+  <span class="stars"><button id="mark-rating-0" data-rating="0" title="No rating (0)">✕</button><button id="mark-rating-1" data-rating="1" title="1">★</button><button id="mark-rating-2" data-rating="2" title="2">★</button><button id="mark-rating-3" data-rating="3" title="3">★</button><button id="mark-rating-4" data-rating="4" title="4">★</button><button id="mark-rating-5" data-rating="5" title="5">★</button></span>
+  <span class="labels"><button id="mark-label-Red" data-label="Red" title="Red (6)"></button><button id="mark-label-Yellow" data-label="Yellow" title="Yellow (7)"></button><button id="mark-label-Green" data-label="Green" title="Green (8)"></button><button id="mark-label-Blue" data-label="Blue" title="Blue (9)"></button><button id="mark-label-Purple" data-label="Purple" title="Purple"></button></span>
+  <button id="mark-pick-picked" data-pick="picked" title="Pick (P)">Pick</button><button id="mark-pick-rejected" data-pick="rejected" title="Reject (X)">Reject</button><button id="mark-pick-none" data-pick="none" title="Clear the pick (U)">Clear</button>
 </div>
 <div id="state"></div>
 <footer data-operator>

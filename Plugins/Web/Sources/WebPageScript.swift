@@ -290,7 +290,7 @@ async function share() {
 async function start() {
   let status;
   try { status = await get("/api/status"); } catch (error) { showError(error); return; }
-  app.role = status.role; app.mayMark = status.mayMark; app.viewersMayMark = status.mayMark;
+  app.role = status.role; app.mayMark = status.mayMark; app.viewersMayMark = status.viewersMayMark;
   document.body.dataset.role = app.role;
   if (app.role !== "operator") document.querySelectorAll("[data-operator]").forEach((element) => element.remove());
   setMode(status.mode);

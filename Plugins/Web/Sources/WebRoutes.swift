@@ -31,6 +31,7 @@ struct WebRoutes: Sendable {
             var object = status()
             object["role"] = role.rawValue
             object["mayMark"] = role == .operator || trigger.options.viewersMayMark
+            object["viewersMayMark"] = trigger.options.viewersMayMark
             return .json(object)
         case ("GET", "/api/share.svg"):
             return ShareLink(options: trigger.options, host: request.headers["host"]).svg()

@@ -120,6 +120,26 @@ struct ReviewAccessTests {
         #expect(await session.wait(timeout: .seconds(30)).status == 0)
     }
 
+    @Test("a mark made elsewhere (another client's POST /api/marks) shows at once on an open page's grid; a tap on a touch button marks the shot in view")
+    func marksLive() async throws {
+        let folder = TemporaryDirectory("review-marks-live")
+        let (session, port) = try await webSession(folder, width: 800, height: 600, verbose: true)
+        await shoot(session, 2)
+        let stars = "document.querySelector('#grid .cell[data-index=\"1\"] .stars-shown')"
+        async let page = browse(port, "/#view=grid", [
+            ready(2), "wait:\(stars) && \(stars).textContent == '★★★★★'",
+            "click:mark-label-Green", "click:mark-pick-picked", "wait:document.body.dataset.marksPending == '0'",
+        ], session: session)
+        await session.waitForOutput("the page listens", timeout: .seconds(240)) { $0.contains("listens to /events") }
+        let marked = try await http("POST", "/api/marks", port: port, headers: ["Content-Type": "application/json"], body: Data(#"{"marks":[{"id":1,"rating":5}]}"#.utf8))
+        #expect(marked.status == 200)
+        _ = try await page
+        let newest = try #require(try await http("GET", "/api/shots/2", port: port).json)
+        #expect(newest["label"] as? String == "Green" && newest["pick"] as? String == "picked", "\(newest)")
+        session.signal(SIGTERM)
+        #expect(await session.wait(timeout: .seconds(30)).status == 0)
+    }
+
     @Test("10,000 catalogued shots: the grid opens on one screen of thumbnails, and a jump to the end loads only the thumbnails on screen there (the image requests counted)")
     func tenThousand() async throws {
         let folder = TemporaryDirectory("review-10k")

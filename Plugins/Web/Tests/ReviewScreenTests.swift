@@ -63,19 +63,24 @@ struct ReviewScreenTests {
         // A detailed photo shot with the camera on its side (EXIF orientation 6): 1600×2400 upright.
         let jpeg = try await offThePool { SyntheticJPEG.make(width: 2400, height: 1600, shot: 7, detail: 40) }
         try jpeg.write(to: URL(fileURLWithPath: "\(card)/IMG_0001.JPG"))
-        let tagged = try await runProgram(["exiftool", "-q", "-overwrite_original", "-Orientation#=6", "\(card)/IMG_0001.JPG"])
+        let tagged = try await runProgram(["exiftool", "-q", "-overwrite_original", "-Orientation#=6", "-ExposureTime=1/125", "-FNumber=5.6", "-ISO=400",
+                                           "-FocalLength=85", "-Model=Canon EOS R5", "-LensModel=RF85mm F1.2 L USM", "\(card)/IMG_0001.JPG"])
         try #require(tagged.status == 0, "exiftool: \(tagged.errors)")
         try await makeDNG("\(card)/IMG_0002.DNG", width: 800, height: 600, in: folder)
         let (session, port) = try await webSession(folder, web: ", previewSize: 600", card: card, verbose: true)
         await shoot(session, 1)
         let screenshot = folder.file("loupe-100.png")
         let page = try await browse(port, "/", [
-            ready(1), "wait:document.body.dataset.shownWidth == '400'",
+            ready(1), "wait:document.body.dataset.shownWidth == '400'", "eval:document.getElementById('exposure').textContent",
             "click:loupe-view",
             "wait:document.body.dataset.zoom == '100 %' && +document.body.dataset.tilesShown > 0 && window.tilePaints.length >= +document.body.dataset.tilesShown",
             "eval:JSON.stringify({origin: document.body.dataset.origin, box: (() => { const r = document.getElementById('loupe-view').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })(), preview: getComputedStyle(document.querySelector('#loupe-view .preview')).visibility, ratio: devicePixelRatio})",
             "screenshot:\(screenshot)",
         ], session: session)
+        let exposure = page.value("document.getElementById('exposure').textContent") as? String ?? ""
+        for shown in ["1/125 s", "f/5.6", "ISO400", "85 mm", "RF85mm F1.2 L USM", "Canon EOS R5", "web-0001.jpg", "JPEG"] where !exposure.contains(shown) {
+            Issue.record("the exposure panel lacks '\(shown)': \(exposure)")
+        }
         let view = try #require(page.json("JSON.stringify({origin: document.body.dataset.origin, box: (() => { const r = document.getElementById('loupe-view').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })(), preview: getComputedStyle(document.querySelector('#loupe-view .preview')).visibility, ratio: devicePixelRatio})") as? [String: Any])
         #expect(view["preview"] as? String == "hidden", "never an upscaled preview: \(view)")
         #expect(view["ratio"] as? Double == 1)
@@ -112,7 +117,14 @@ struct ReviewScreenTests {
         let folder = TemporaryDirectory("review-histogram")
         let (session, port) = try await webSession(folder, width: 1600, height: 1200, verbose: true)
         await shoot(session, 2)
-        let page = try await browse(port, "/", [ready(2), "wait:document.body.dataset.histogramFor == '2'", "eval:JSON.stringify(app.histogram)"], session: session)
+        let overlay = "(() => { const c = document.querySelector('#loupe-view canvas.clipping'); if (c.hidden) return null; const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let high = 0, low = 0; for (let i = 0; i < d.length; i += 4) { if (d[i + 3] && d[i] == 255) high++; else if (d[i + 3]) low++; } return JSON.stringify({ high, low }); })()"
+        let page = try await browse(port, "/", [
+            ready(2), "wait:document.body.dataset.histogramFor == '2'", "eval:JSON.stringify(app.histogram)",
+            // The clipping overlays, by their keys, at thresholds typed into their fields (the
+            // synthetic photos have no deep shadows: 140 marks their darker tenth).
+            "eval:document.getElementById('clip-high-at').value = '200'", "eval:document.getElementById('clip-low-at').value = '140'",
+            "key:h", "key:s", "eval:\(overlay)",
+        ], session: session)
         let shown = try #require(page.json("JSON.stringify(app.histogram)") as? [String: Any])
         let preview = try await http("GET", "/api/shots/2/preview.jpg", port: port)
         try preview.body.write(to: URL(fileURLWithPath: folder.file("preview.jpg")))
@@ -122,6 +134,14 @@ struct ReviewScreenTests {
             #expect(ours != nil && ours == theirs, "\(channel): ours \(ours?.prefix(8) ?? []) Pillow's \(theirs?.prefix(8) ?? [])")
         }
         #expect((shown["width"] as? Int, shown["height"] as? Int) == (reference["width"] as? Int, reference["height"] as? Int))
+        // The overlay counts against Pillow's, on the same preview (the browser decodes it itself: within 0.2 %).
+        let clipped = try #require(page.json(overlay) as? [String: Int], "\(page.output)")
+        let expected = try await pillow(["clipped", folder.file("preview.jpg"), "200", "140"])
+        let pixels = Double((shown["width"] as? Int ?? 1) * (shown["height"] as? Int ?? 1))
+        for side in ["high", "low"] {
+            let ours = clipped[side] ?? -1, theirs = expected[side] as? Int ?? -1
+            #expect(ours > 0 && Double(abs(ours - theirs)) <= pixels * 0.002, "\(side): the overlay marks \(ours) pixels, Pillow counts \(theirs)")
+        }
         session.signal(SIGTERM)
         #expect(await session.wait(timeout: .seconds(30)).status == 0)
     }
