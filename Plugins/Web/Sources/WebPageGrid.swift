@@ -71,7 +71,8 @@ const grid = {
     }
     const time = shot.taken || shot.time ? new Date(shot.time || shot.taken).toLocaleTimeString() : "";
     const meta = '<span class="stars-shown">' + "★".repeat(shot.rating || 0) + "</span>" +
-      (shot.label ? '<span class="dot" style="background:var(--' + shot.label + ',#ddd)" title="' + shot.label + '"></span>' : "") +
+      // A label is any text a sidecar held: only the known ones name a colour, and the text is escaped.
+      (shot.label ? '<span class="dot" style="background:' + (LABELS.includes(shot.label) ? "var(--" + shot.label + ")" : "#ddd") + '" title="' + escapeHTML(shot.label) + '"></span>' : "") +
       (shot.pick ? '<span class="pick-' + shot.pick + '">' + (shot.pick === "picked" ? "⚑" : "✕") + "</span>" : "") +
       "<span>" + time + '</span><span class="camera">' + escapeHTML(shot.camera || shot.model || "") + "</span>";
     if (cell.querySelector(".meta").innerHTML !== meta) cell.querySelector(".meta").innerHTML = meta;
