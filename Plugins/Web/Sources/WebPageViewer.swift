@@ -36,6 +36,7 @@ class Viewer {
       return;
     }
     this.preview.hidden = false;
+    this.caption.textContent = "shot " + (shot.id || shot.number) + " · loading";
     this.preview.src = withToken(shot.preview);
     // The full size is decoded once the shot is looked at (a burst passing by costs nothing), or at once for a zoom.
     if (this.view.zoom !== "fit") this.loadFull(); else this.dwell = setTimeout(() => this.loadFull(), 1000);
@@ -94,7 +95,7 @@ class Viewer {
     this.element.classList.toggle("zoomed", scale > fit * 1.001);
     this.element.classList.toggle("pixels", scale * devicePixelRatio > 1.001);
     const zoom = scale > fit * 1.001 ? Math.round(scale * devicePixelRatio * 100) + " %" : "fit";
-    this.caption.textContent = (this.shot.id ? "shot " + this.shot.id : "") + " · " + zoom + (enough ? "" : " · full size");
+    this.caption.textContent = "shot " + (this.shot.id || this.shot.number) + " · " + zoom + (enough ? "" : " · full size");
     // For tests: the zoom, and where the photo's top-left corner is on the page.
     if (this.main) { document.body.dataset.zoom = zoom; document.body.dataset.origin = [b.left + x, b.top + y].join(","); }
     if (!enough) this.loadTiles(x, y, scale, b, W, H);

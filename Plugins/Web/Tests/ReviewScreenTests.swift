@@ -189,7 +189,7 @@ struct ReviewCompareTests {
             "eval:\(panes)",
             "click:compare-0",
             "wait:compare.viewers.every((v) => v.caption.textContent.includes('100 %'))", "eval:\(panes)",
-            "click:shutter", "wait:compare.viewers.length == 2 && compare.viewers[1].shot.shotID.endsWith('#4') && compare.viewers.every((v) => v.caption.textContent.includes('100 %'))", "eval:\(panes)",
+            "click:shutter", "wait:compare.viewers.length == 2 && compare.viewers[1].shot.id == 4 && compare.viewers.every((v) => v.caption.textContent.startsWith('shot ' + v.shot.id + ' · 100 %'))", "eval:\(panes)",
             "key:?", "eval:document.getElementById('help-dialog').open",
         ], session: session)
         let shown = page.steps.filter { $0["eval"] as? String == panes }.compactMap { ($0["value"] as? String).flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [[Any]] } }
