@@ -26,7 +26,7 @@ func rasterise(_ svg: String, to path: String) async throws {
     }
 }
 
-@Suite("web: who sees and marks what on the review screen, and how much it loads", .timeLimit(.minutes(6)))
+@Suite("web: who sees and marks what on the review screen, and how much it loads", .serialized, .timeLimit(.minutes(6)))
 struct ReviewAccessTests {
     @Test("the share panel's QR code: every length up to version 10 (213 bytes) reads back through zbarimg; longer is refused")
     func qrCodes() async throws {

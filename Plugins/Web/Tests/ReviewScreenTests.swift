@@ -16,12 +16,17 @@ func shoot(_ session: RunningProcess, _ count: Int, alreadyAnswered: Int = 0) as
     await session.waitForOutput("\(alreadyAnswered + count) shots recorded") { shotsRecorded(in: $0) >= alreadyAnswered + count }
 }
 
+// The review screen's suites run their tests one after another (`.serialized`): each
+// starts a session and shoots; all at once, beside the rest of the suite on two busy
+// cores, they starved the in-process tests. Their browsers wait for one another too
+// (`browse`).
+
 /// The page is up, with `count` shots of the catalogue loaded.
 func ready(_ count: Int) -> String {
     "wait:document.body.dataset.ready == 'yes' && app.total == \(count) && app.shots.filter((s) => s && s.id).length == \(count)"
 }
 
-@Suite("web: the review screen in a real browser", .timeLimit(.minutes(6)))
+@Suite("web: the review screen in a real browser", .serialized, .timeLimit(.minutes(6)))
 struct ReviewScreenTests {
     @Test("three shots come in; key 4 on the second in the grid rates it; after a restart the grid still shows 4 stars, and exiftool reads Rating 4 from its sidecar")
     func ratingSurvivesRestart() async throws {
@@ -115,7 +120,7 @@ struct ReviewScreenTests {
     @Test("the loupe's histogram has the counts Pillow computes from the same preview (red, green, blue, and luma as Pillow's L)")
     func histogram() async throws {
         let folder = TemporaryDirectory("review-histogram")
-        let (session, port) = try await webSession(folder, width: 1600, height: 1200, verbose: true)
+        let (session, port) = try await webSession(folder, width: 1200, height: 900, verbose: true)
         await shoot(session, 2)
         let overlay = "(() => { const c = document.querySelector('#loupe-view canvas.clipping'); if (c.hidden) return null; const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let high = 0, low = 0; for (let i = 0; i < d.length; i += 4) { if (d[i + 3] && d[i] == 255) high++; else if (d[i + 3]) low++; } return JSON.stringify({ high, low }); })()"
         let page = try await browse(port, "/", [
@@ -149,7 +154,7 @@ struct ReviewScreenTests {
     @Test("on a phone (390×844, touch) and a desktop (1920×1080): no sideways scrolling, the shutter and the marks in view; screenshots kept as test artefacts")
     func screenshots() async throws {
         let folder = TemporaryDirectory("review-screens")
-        let (session, port) = try await webSession(folder, width: 3000, height: 2000, verbose: true)
+        let (session, port) = try await webSession(folder, width: 1800, height: 1200, verbose: true)
         await shoot(session, 4)
         let artefacts = try artefactsFolder("review-screen")
         let fits = "document.documentElement.scrollWidth <= innerWidth && document.getElementById('shutter').getBoundingClientRect().bottom <= innerHeight && document.getElementById('marks').getBoundingClientRect().right <= innerWidth + 1"
@@ -175,12 +180,12 @@ struct ReviewScreenTests {
     }
 }
 
-@Suite("web: compare, pinch and the keys, in a real browser", .timeLimit(.minutes(6)))
+@Suite("web: compare, pinch and the keys, in a real browser", .serialized, .timeLimit(.minutes(6)))
 struct ReviewCompareTests {
     @Test("R pins the shot as the reference against the newest; a click zooms both panes to 100 % together; a shot from the shutter button replaces the newest; ? lists the keys; on a phone a pinch zooms the loupe")
     func compareAndPinch() async throws {
         let folder = TemporaryDirectory("review-compare")
-        let (session, port) = try await webSession(folder, width: 2400, height: 1600, verbose: true)
+        let (session, port) = try await webSession(folder, width: 2000, height: 1500, verbose: true)
         await shoot(session, 3)
         let panes = "JSON.stringify(compare.viewers.map((v) => [v.shot.shotID.split('#')[1], v.caption.textContent.includes('100 %'), v.element.classList.contains('reference')]))"
         let page = try await browse(port, "/", [
