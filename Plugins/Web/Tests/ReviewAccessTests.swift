@@ -51,7 +51,7 @@ struct ReviewAccessTests {
     func viewer() async throws {
         let folder = TemporaryDirectory("review-viewer")
         let operatorToken = "operator-7f3a9c21d4e8b6a0", viewerToken = "viewer-2b9e4f71c0d3a8e5"
-        let (session, port) = try await webSession(folder, web: ", token: \(operatorToken), viewerToken: \(viewerToken)", width: 1200, height: 800, verbose: true)
+        let (session, port) = try await webSession(folder, web: ", token: \(operatorToken), viewerToken: \(viewerToken)", width: 1200, height: 800, verbose: true, yielding: true)
         await shoot(session, 1)
         let asViewer = ["Authorization": "Bearer \(viewerToken)"], asOperator = ["Authorization": "Bearer \(operatorToken)"]
         for (method, path) in [("POST", "/api/capture"), ("POST", "/api/enter"), ("POST", "/api/exit"), ("GET", "/live.mjpg"), ("GET", "/api/share.svg")] {
@@ -96,7 +96,7 @@ struct ReviewAccessTests {
     @Test("culling at the speed of the keyboard: 60 ratings typed across three shots all land, in order: the last typed is in the catalogue and the sidecars")
     func culling() async throws {
         let folder = TemporaryDirectory("review-culling")
-        let (session, port) = try await webSession(folder, width: 800, height: 600, verbose: true)
+        let (session, port) = try await webSession(folder, width: 800, height: 600, verbose: true, yielding: true)
         await shoot(session, 3)
         let typed = ["01234501234501234543", "54321054321054321012", "33333444445555500002"]  // newest first
         _ = try await browse(port, "/", [
@@ -123,7 +123,7 @@ struct ReviewAccessTests {
     @Test("a mark made elsewhere (another client's POST /api/marks) shows at once on an open page's grid, a label that is markup shown as text; a tap on a touch button marks the shot in view")
     func marksLive() async throws {
         let folder = TemporaryDirectory("review-marks-live")
-        let (session, port) = try await webSession(folder, width: 800, height: 600, verbose: true)
+        let (session, port) = try await webSession(folder, width: 800, height: 600, verbose: true, yielding: true)
         await shoot(session, 2)
         let stars = "document.querySelector('#grid .cell[data-index=\"1\"] .stars-shown')"
         let dot = "document.querySelector('#grid .cell[data-index=\"1\"] .dot')"
@@ -155,7 +155,7 @@ struct ReviewAccessTests {
         let rebuilt = try await runProgram(["nice", "-n", "10", try shutterpipeBinary(), "shots", "rebuild", out, "--catalogue", "\(out)/.shutterpipe/catalogue.sqlite"],
                                            timeout: .seconds(240))
         try #require(rebuilt.status == 0, "shots rebuild: \(rebuilt.errors)")
-        let (session, port) = try await webSession(folder, width: 96, height: 64, verbose: true)
+        let (session, port) = try await webSession(folder, width: 96, height: 64, verbose: true, yielding: true)
         let thumbnails = "performance.getEntriesByType('resource').filter((e) => e.name.includes('/thumbnail.jpg')).length"
         let screen = "JSON.stringify({ on: grid.onScreen(), images: document.querySelectorAll('#grid .cell img').length, last: document.querySelector('#grid .cell:last-child img') && document.querySelector('#grid .cell:last-child img').alt, oldest: app.shots[app.total - 1] && app.shots[app.total - 1].id, ready: window.gridReady })"
         let allShown = "[...document.querySelectorAll('#grid .cell img')].every((i) => i.complete) && document.querySelectorAll('#grid .cell img').length == grid.onScreen()[1] - grid.onScreen()[0]"

@@ -31,7 +31,7 @@ struct ReviewScreenTests {
     @Test("three shots come in; key 4 on the second in the grid rates it; after a restart the grid still shows 4 stars, and exiftool reads Rating 4 from its sidecar")
     func ratingSurvivesRestart() async throws {
         let folder = TemporaryDirectory("review-rating")
-        let (session, port) = try await webSession(folder, width: 1200, height: 800, verbose: true)
+        let (session, port) = try await webSession(folder, width: 1200, height: 800, verbose: true, yielding: true)
         await shoot(session, 3)
         // Real key presses: G for the grid, ← to the second shot (newest first: index 1), 4.
         let marked = try await browse(port, "/", [
@@ -46,7 +46,7 @@ struct ReviewScreenTests {
         session.signal(SIGTERM)
         #expect(await session.wait(timeout: .seconds(30)).status == 0)
 
-        let (again, secondPort) = try await webSession(folder, width: 1200, height: 800, verbose: true)
+        let (again, secondPort) = try await webSession(folder, width: 1200, height: 800, verbose: true, yielding: true)
         let star = "document.querySelector('#grid .cell[data-index=\"1\"] .stars-shown')"
         let reopened = try await browse(secondPort, "/", [
             ready(3), "key:g", "wait:\(star) && \(star).textContent == '★★★★'",
@@ -72,7 +72,7 @@ struct ReviewScreenTests {
                                            "-FocalLength=85", "-Model=Canon EOS R5", "-LensModel=RF85mm F1.2 L USM", "\(card)/IMG_0001.JPG"])
         try #require(tagged.status == 0, "exiftool: \(tagged.errors)")
         try await makeDNG("\(card)/IMG_0002.DNG", width: 800, height: 600, in: folder)
-        let (session, port) = try await webSession(folder, web: ", previewSize: 600", card: card, verbose: true)
+        let (session, port) = try await webSession(folder, web: ", previewSize: 600", card: card, verbose: true, yielding: true)
         await shoot(session, 1)
         let screenshot = folder.file("loupe-100.png")
         let page = try await browse(port, "/", [
@@ -120,7 +120,7 @@ struct ReviewScreenTests {
     @Test("the loupe's histogram has the counts Pillow computes from the same preview (red, green, blue, and luma as Pillow's L)")
     func histogram() async throws {
         let folder = TemporaryDirectory("review-histogram")
-        let (session, port) = try await webSession(folder, width: 1200, height: 900, verbose: true)
+        let (session, port) = try await webSession(folder, width: 1200, height: 900, verbose: true, yielding: true)
         await shoot(session, 2)
         let overlay = "(() => { const c = document.querySelector('#loupe-view canvas.clipping'); if (c.hidden) return null; const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let high = 0, low = 0; for (let i = 0; i < d.length; i += 4) { if (d[i + 3] && d[i] == 255) high++; else if (d[i + 3]) low++; } return JSON.stringify({ high, low }); })()"
         let page = try await browse(port, "/", [
@@ -154,7 +154,7 @@ struct ReviewScreenTests {
     @Test("on a phone (390×844, touch) and a desktop (1920×1080): no sideways scrolling, the shutter and the marks in view; screenshots kept as test artefacts")
     func screenshots() async throws {
         let folder = TemporaryDirectory("review-screens")
-        let (session, port) = try await webSession(folder, width: 1800, height: 1200, verbose: true)
+        let (session, port) = try await webSession(folder, width: 1800, height: 1200, verbose: true, yielding: true)
         await shoot(session, 4)
         let artefacts = try artefactsFolder("review-screen")
         let fits = "document.documentElement.scrollWidth <= innerWidth && document.getElementById('shutter').getBoundingClientRect().bottom <= innerHeight && document.getElementById('marks').getBoundingClientRect().right <= innerWidth + 1"
@@ -185,7 +185,7 @@ struct ReviewCompareTests {
     @Test("R pins the shot as the reference against the newest; a click zooms both panes to 100 % together; a shot from the shutter button replaces the newest; ? lists the keys; on a phone a pinch zooms the loupe")
     func compareAndPinch() async throws {
         let folder = TemporaryDirectory("review-compare")
-        let (session, port) = try await webSession(folder, width: 2000, height: 1500, verbose: true)
+        let (session, port) = try await webSession(folder, width: 2000, height: 1500, verbose: true, yielding: true)
         await shoot(session, 3)
         let panes = "JSON.stringify(compare.viewers.map((v) => [v.shot.shotID.split('#')[1], v.caption.textContent.includes('100 %'), v.element.classList.contains('reference')]))"
         let page = try await browse(port, "/", [

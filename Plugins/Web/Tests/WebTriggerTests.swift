@@ -7,7 +7,7 @@ import Testing
 
 /// A session with stdin and a web trigger on a free port; returns the process and the port.
 func webSession(_ folder: TemporaryDirectory, web: String = "", width: Int = 3000, height: Int = 2000, card: String? = nil,
-                verbose: Bool = false) async throws -> (RunningProcess, UInt16) {
+                verbose: Bool = false, yielding: Bool = false) async throws -> (RunningProcess, UInt16) {
     // The file-stub synthesises photos of that size, or replays the files of `card`.
     let backend = card.map { "{type: file-stub, directory: \($0)}" } ?? "{type: file-stub, width: \(width), height: \(height)}"
     let config = try writeConfig("""
@@ -19,7 +19,11 @@ func webSession(_ folder: TemporaryDirectory, web: String = "", width: Int = 300
       - {type: web, listen: "127.0.0.1:0"\(web)}
     sinks: [{type: files, directory: \(folder.file("out"))}]
     """, in: folder)
-    let session = try RunningProcess(["run", "--config", config] + (verbose ? ["--verbose"] : []), in: folder.path)
+    let arguments = ["run", "--config", config] + (verbose ? ["--verbose"] : [])
+    // `yielding`: at nice 10, for a test of what a page shows (not how fast), so that the
+    // in-process tests beside it keep the cores on a busy machine.
+    let session = yielding ? try RunningProcess(program: "nice", ["-n", "10", try shutterpipeBinary()] + arguments, in: folder.path)
+        : try RunningProcess(arguments, in: folder.path)
     guard let port = await webPort(session) else { throw TestSupportError("the web trigger did not start: \(session.stderrSoFar)") }
     return (session, port)
 }
