@@ -226,22 +226,14 @@ private final class Once<Value: Sendable>: @unchecked Sendable {
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes; the last check comes after the
-/// deadline, so a starved thread pool cannot turn a late wake-up into a failure. A wait
-/// for a state, never a sleep that decides an outcome.
-///
-/// The first checks come 5 ms apart, then further apart, up to 40 ms: a state that comes
-/// at once is seen at once, and a long wait costs the cooperative pool 25 checks a second,
-/// not 200. A full run has dozens of waits at a time, each check a job on the pool's two
-/// threads (often reading a child's whole output again): at 5 ms they kept the pool busy
-/// enough, with every core taken by a busy loop, to stall in-process tests for 15 s.
+/// Polls `condition` every few milliseconds until it holds or `timeout` passes; the last
+/// check comes after the deadline, so a starved thread pool cannot turn a late wake-up
+/// into a failure. A wait for a state, never a sleep that decides an outcome.
 func poll(timeout: Duration, _ condition: @Sendable () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
-    var interval = 5.0
     while ContinuousClock.now < deadline {
         if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(interval))
-        interval = min(40, interval * 1.25)
+        try? await Task.sleep(for: .milliseconds(5))
     }
     return await condition()
 }
