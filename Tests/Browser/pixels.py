@@ -11,6 +11,9 @@ reads from the same files.
       the EXIF orientation given.
   pixels.py profile IMAGE
       {"icc": SHA-256 of its ICC profile or null, "width", "height"} (as stored, not turned)
+  pixels.py icc IMAGE
+      {"description", "grey"}: the description of the image's ICC profile as littleCMS
+      (Pillow's ImageCms) reads it, and mid grey (128, 128, 128) in it converted to sRGB.
   pixels.py clipped IMAGE HIGH LOW
       {"high", "low"}: how many pixels have their brightest channel at or above HIGH, and
       at or below LOW.
@@ -50,6 +53,11 @@ def main():
         exif = Image.Exif()
         exif[0x0112] = orientation
         image.save(out, "JPEG", quality=92, icc_profile=profile.tobytes(), exif=exif.tobytes())
+    elif command == "icc":
+        import io
+        profile = ImageCms.ImageCmsProfile(io.BytesIO(Image.open(sys.argv[2]).info["icc_profile"]))
+        grey = ImageCms.profileToProfile(Image.new("RGB", (1, 1), (128, 128, 128)), profile, ImageCms.createProfile("sRGB"))
+        print(json.dumps({"description": ImageCms.getProfileDescription(profile).strip(), "grey": list(grey.getpixel((0, 0)))}))
     elif command == "clipped":
         image, high, low = rgb(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
         brightest = [max(pixel) for pixel in image.getdata()]

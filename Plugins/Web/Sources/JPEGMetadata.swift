@@ -13,9 +13,14 @@ struct JPEGMetadata: Sendable {
     /// The APP2 `ICC_PROFILE` segments, whole (marker and length included), in order.
     var iccSegments: [Data] = []
 
-    /// The profile the segments carry, joined; `nil` when there is none.
+    /// Whether EXIF says Adobe RGB without a profile: ColorSpace "uncalibrated" (0xFFFF)
+    /// with InteropIndex "R03", as DCF cameras set to Adobe RGB write it.
+    var adobeRGBByEXIF = false
+
+    /// The profile the segments carry, joined; else Adobe RGB's when EXIF says so
+    /// (``AdobeRGBProfile``); `nil` for sRGB.
     var iccProfile: Data? {
-        guard !iccSegments.isEmpty else { return nil }
+        guard !iccSegments.isEmpty else { return adobeRGBByEXIF ? AdobeRGBProfile.data : nil }
         return iccSegments.reduce(into: Data()) { $0 += $1.dropFirst(4 + 14) }  // marker, length, "ICC_PROFILE\0", sequence, count
     }
 
@@ -36,7 +41,9 @@ struct JPEGMetadata: Sendable {
                 guard length >= 2, index + 2 + length <= bytes.count else { break }
                 let body = index + 4
                 if marker == 0xE1, length >= 2 + 6 + 8, Array(bytes[body..<(body + 6)]) == Array("Exif\0\0".utf8) {
-                    orientation = Self.orientation(bytes, tiff: body + 6, end: index + 2 + length) ?? orientation
+                    let exif = Self.exif(bytes, tiff: body + 6, end: index + 2 + length)
+                    orientation = exif.orientation ?? orientation
+                    adobeRGBByEXIF = exif.adobeRGB
                 } else if marker == 0xE2, length >= 2 + 14, Array(bytes[body..<(body + 12)]) == Array("ICC_PROFILE\0".utf8) {
                     profile.append((Int(bytes[body + 12]), Data(bytes[index..<(index + 2 + length)])))
                 }
@@ -46,9 +53,10 @@ struct JPEGMetadata: Sendable {
         }
     }
 
-    /// Tag 0x0112 of IFD0 of the TIFF structure at `tiff`.
-    private static func orientation(_ bytes: UnsafeBufferPointer<UInt8>, tiff: Int, end: Int) -> Int? {
-        guard tiff + 8 <= end else { return nil }
+    /// From the TIFF structure at `tiff`: tag 0x0112 of IFD0 (orientation), and whether
+    /// the Exif IFD's ColorSpace (0xA001) is 0xFFFF with the Interop IFD's index "R03".
+    private static func exif(_ bytes: UnsafeBufferPointer<UInt8>, tiff: Int, end: Int) -> (orientation: Int?, adobeRGB: Bool) {
+        guard tiff + 8 <= end else { return (nil, false) }
         let little = bytes[tiff] == 0x49
         func read16(_ at: Int) -> Int? {
             guard at >= tiff, at + 2 <= end else { return nil }
@@ -58,13 +66,23 @@ struct JPEGMetadata: Sendable {
             guard let high = read16(little ? at + 2 : at), let low = read16(little ? at : at + 2) else { return nil }
             return high << 16 | low
         }
-        guard let offset = read32(tiff + 4), let count = read16(tiff + offset) else { return nil }
-        for entry in 0..<min(count, 512) {
-            let at = tiff + offset + 2 + entry * 12
-            guard let tag = read16(at) else { return nil }
-            if tag == 0x0112, let value = read16(at + 8), (1...8).contains(value) { return value }
+        /// The entries of the IFD at `offset`: tag → where its value field is.
+        func entries(_ offset: Int?) -> [Int: Int] {
+            guard let offset, let count = read16(tiff + offset) else { return [:] }
+            var found: [Int: Int] = [:]
+            for entry in 0..<min(count, 512) {
+                let at = tiff + offset + 2 + entry * 12
+                guard let tag = read16(at) else { break }
+                found[tag] = at + 8
+            }
+            return found
         }
-        return nil
+        let first = entries(read32(tiff + 4))
+        let orientation = first[0x0112].flatMap(read16).flatMap { (1...8).contains($0) ? $0 : nil }
+        let exif = entries(first[0x8769].flatMap(read32))
+        guard exif[0xA001].flatMap(read16) == 0xFFFF, let interop = exif[0xA005].flatMap(read32).map({ entries($0) })?[0x0001],
+              interop + 3 <= end else { return (orientation, false) }
+        return (orientation, bytes[interop] == 0x52 && bytes[interop + 1] == 0x30 && bytes[interop + 2] == 0x33)  // "R03"
     }
 
     /// `jpeg` (one libjpeg-turbo wrote: no profile of its own) with `profile` inserted
