@@ -67,7 +67,7 @@ enum WebPage {
         <label><input type="checkbox" id="clip-low"> shadows ≤ <input type="number" id="clip-low-at" min="0" max="254" value="5"></label>
       </div>
       <dl id="exposure"></dl>
-      <div class="zoom"><button id="zoom-fit">Fit</button><button id="zoom-100">100 %</button><button id="zoom-200">200 %</button><button id="pin" title="Pin as the reference to compare with the newest (R)">Pin</button></div>
+      <div class="zoom"><button id="zoom-fit">Fit</button><button id="zoom-100">100 %</button><button id="zoom-200">200 %</button><button id="pin" title="Pin as the reference to compare with the newest (R)">Pin</button><button id="raw" title="100 % from the RAW of a RAW+JPEG shot (W)" hidden>RAW</button></div>
     </aside>
   </section>
   <section id="compare" aria-label="shots side by side"></section>
@@ -95,6 +95,7 @@ enum WebPage {
     <tr><td>Enter · E</td><td>loupe</td></tr><tr><td>G · Esc</td><td>grid</td></tr><tr><td>C</td><td>compare the selected shots (Ctrl-click in the grid)</td></tr>
     <tr><td>Z · click</td><td>100 % on the spot · again: fit</td></tr><tr><td>+ −</td><td>zoom in · out; drag to pan, pinch on a phone</td></tr>
     <tr><td>R</td><td>pin this shot as the reference against the newest</td></tr>
+    <tr><td>W</td><td>RAW+JPEG: 100 % from the RAW (LibRaw's demosaic) · again: from the JPEG</td></tr>
     <tr><td>H · S</td><td>highlight · shadow clipping</td></tr><tr><td>?</td><td>this list</td></tr>
   </table>
   <form method="dialog"><button>Close</button></form>

@@ -203,6 +203,7 @@ function onKey(event) {
   else if (k === "c") setView("compare");
   else if (k === "r") pin();
   else if (k === "z") loupe.toggleZoom();
+  else if (k === "w") loupe.toggleRAW();
   else if (k === "+" || k === "=") viewers().forEach((v) => v.zoomBy(2));
   else if (k === "-") viewers().forEach((v) => v.zoomBy(0.5));
   else if (k === "h") { $("clip-high").checked = !$("clip-high").checked; loupe.draw(); }
@@ -316,6 +317,7 @@ $("help").onclick = () => $("help-dialog").showModal();
 if ($("share")) $("share").onclick = () => share().catch(showError);
 $("new-shot").onclick = () => { app.current = 0; $("new-shot").hidden = true; $("grid").scrollTop = 0; render(); };
 $("pin").onclick = pin;
+$("raw").onclick = () => loupe.toggleRAW();
 $("zoom-fit").onclick = () => loupe.setZoom("fit");
 $("zoom-100").onclick = () => loupe.setZoom(1);
 $("zoom-200").onclick = () => loupe.setZoom(2);

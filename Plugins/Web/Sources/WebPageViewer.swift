@@ -24,8 +24,14 @@ class Viewer {
   }
 
   show(shot) {
-    if (shot && this.shot && keyOf(shot) === keyOf(this.shot)) { this.shot = shot; if (this.view.zoom !== "fit") this.loadFull(); return; }
-    this.shot = shot; this.full = null; this.clip = null;
+    if (shot && this.shot && keyOf(shot) === keyOf(this.shot)) {
+      this.shot = shot;  // the same shot, recorded since: it may have its id and RAW now
+      if (this.main) $("raw").hidden = !shot.hasRAW;
+      if (this.view.zoom !== "fit") this.loadFull();
+      return;
+    }
+    this.shot = shot; this.full = null; this.clip = null; this.fromRAW = false;
+    if (this.main) { $("raw").hidden = !shot || !shot.hasRAW; $("raw").setAttribute("aria-pressed", "false"); }
     this.tiles.replaceChildren(); this.tileImages.clear();
     const failure = this.element.querySelector(".failed");
     if (failure) failure.remove();
@@ -56,12 +62,30 @@ class Viewer {
     this.preview.decode().catch(() => {}).then(() => { this.draw(); requestAnimationFrame(note); setTimeout(note, 200); });
   }
 
+  // The full size's dimensions (decoding it on the server, once); a second call while
+  // they are on their way gets the same promise, so a click then is not lost.
   loadFull() {
-    const shot = this.shot;
-    if (!shot || !shot.id || !shot.full || this.full || this.fullLoading === shot) return Promise.resolve();
-    this.fullLoading = shot;
-    return get("/api/shots/" + shot.id + "/image.json").then((full) => { if (this.shot === shot) { this.full = full; this.draw(); } })
-      .catch(() => {}).finally(() => { if (this.fullLoading === shot) this.fullLoading = null; });
+    const shot = this.shot, source = this.source();
+    if (!shot || !shot.id || !shot.full || this.full) return Promise.resolve();
+    if (this.fullLoading && this.fullLoading.key === keyOf(shot) && this.fullLoading.source === source) return this.fullLoading.promise;
+    const promise = get("/api/shots/" + shot.id + "/image.json" + source).then((full) => { if (keyOf(this.shot) === keyOf(shot) && this.source() === source) { this.full = full; this.draw(); } })
+      .catch(() => {}).finally(() => { if (this.fullLoading && this.fullLoading.promise === promise) this.fullLoading = null; });
+    this.fullLoading = { key: keyOf(shot), source, promise };
+    return promise;
+  }
+
+  // "?from=raw" when the 100 % view shows the RAW of a RAW+JPEG shot.
+  source() { return this.fromRAW && this.shot && this.shot.hasRAW ? "?from=raw" : ""; }
+
+  // RAW+JPEG: the 100 % view from the RAW (LibRaw's demosaic), or back from the JPEG.
+  toggleRAW() {
+    if (!this.shot || !this.shot.hasRAW) return;
+    this.fromRAW = !this.fromRAW;
+    this.full = null; this.fullLoading = null;
+    this.tiles.replaceChildren(); this.tileImages.clear();
+    $("raw").setAttribute("aria-pressed", String(this.fromRAW));
+    this.loadFull();
+    this.draw();
   }
 
   dims() { return this.full ? [this.full.width, this.full.height] : [this.preview.naturalWidth, this.preview.naturalHeight]; }
@@ -95,7 +119,7 @@ class Viewer {
     this.element.classList.toggle("zoomed", scale > fit * 1.001);
     this.element.classList.toggle("pixels", scale * devicePixelRatio > 1.001);
     const zoom = scale > fit * 1.001 ? Math.round(scale * devicePixelRatio * 100) + " %" : "fit";
-    this.caption.textContent = "shot " + (this.shot.id || this.shot.number) + " · " + zoom + (enough ? "" : " · full size");
+    this.caption.textContent = "shot " + (this.shot.id || this.shot.number) + " · " + zoom + (enough ? "" : this.source() ? " · full size, RAW" : " · full size");
     // For tests: the zoom, and where the photo's top-left corner is on the page.
     if (this.main) { document.body.dataset.zoom = zoom; document.body.dataset.origin = [b.left + x, b.top + y].join(","); }
     if (!enough) this.loadTiles(x, y, scale, b, W, H);
@@ -113,7 +137,7 @@ class Viewer {
       tile.style.left = c * size + "px"; tile.style.top = r * size + "px";
       tile.style.width = Math.min(size, W - c * size) + "px"; tile.style.height = Math.min(size, H - r * size) + "px";
       tile.onload = () => { if (shot === this.shot) { window.tilePaints.push({ shot: shot.id, tile: key, at: performance.timeOrigin + performance.now() }); if (this.main) document.body.dataset.tilesShown = this.tiles.querySelectorAll("img").length; } };
-      tile.src = withToken("/api/shots/" + shot.id + "/tiles/" + key + ".png");
+      tile.src = withToken("/api/shots/" + shot.id + "/tiles/" + key + ".png" + this.source());
       this.tiles.appendChild(tile);
       this.tileImages.set(key, tile);
     }

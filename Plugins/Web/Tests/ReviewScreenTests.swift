@@ -72,6 +72,9 @@ struct ReviewScreenTests {
                                            "-FocalLength=85", "-Model=Canon EOS R5", "-LensModel=RF85mm F1.2 L USM", "\(card)/IMG_0001.JPG"])
         try #require(tagged.status == 0, "exiftool: \(tagged.errors)")
         try await makeDNG("\(card)/IMG_0002.DNG", width: 800, height: 600, in: folder)
+        // A RAW+JPEG pair, shot third.
+        try await makeDNG("\(card)/IMG_0003.DNG", width: 800, height: 600, in: folder)
+        try await offThePool { SyntheticJPEG.make(width: 800, height: 600, shot: 3) }.write(to: URL(fileURLWithPath: "\(card)/IMG_0003.JPG"))
         let (session, port) = try await webSession(folder, web: ", previewSize: 600", card: card, verbose: true, yielding: true)
         await shoot(session, 1)
         let screenshot = folder.file("loupe-100.png")
@@ -113,6 +116,17 @@ struct ReviewScreenTests {
         let raw = try await pillow(["compare", folder.file("tile.png"), "0", "0", copy + ".ppm", "512", "0", "288", "512"])
         #expect((raw["mean"] as? Double ?? 99) < 4, "tile 1-0 against dcraw_emu's full demosaic: \(raw)")
         #expect(try await http("GET", "/api/shots/2/tiles/2-0.png", port: port).status == 404, "outside the image")
+
+        // The pair: W switches the 100 % view to its RAW; its tiles come from it.
+        await shoot(session, 1, alreadyAnswered: 2)
+        let tiles = "JSON.stringify([...document.querySelectorAll('#loupe-view .tiles img')].map((i) => i.src.includes('from=raw')))"
+        let pair = try await browse(port, "/", [
+            ready(3), "wait:!document.getElementById('raw').hidden && document.body.dataset.shownWidth", "key:w",
+            "click:loupe-view", "wait:document.body.dataset.zoom == '100 %' && +document.body.dataset.tilesShown > 0 && window.tilePaints.length >= +document.body.dataset.tilesShown",
+            "eval:\(tiles)", "eval:document.querySelector('#loupe-view .caption').textContent",
+        ], session: session)
+        #expect((pair.json(tiles) as? [Bool]).map { !$0.isEmpty && $0.allSatisfy { $0 } } == true, "\(pair.output)")
+        #expect((pair.value("document.querySelector('#loupe-view .caption').textContent") as? String)?.hasSuffix("full size, RAW") == true, "\(pair.output)")
         session.signal(SIGTERM)
         #expect(await session.wait(timeout: .seconds(30)).status == 0)
     }
