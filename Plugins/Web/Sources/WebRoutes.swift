@@ -61,7 +61,7 @@ struct WebRoutes: Sendable {
         case (_, "/"), (_, "/api/status"), (_, "/api/capture"), (_, "/api/enter"), (_, "/api/exit"), (_, "/api/photos"), (_, "/events"), (_, "/api/share.svg"), (_, "/api/share"):
             return .error(405, "\(request.method) is not allowed on \(path)")
         default:
-            return .error(404, "no such route: \(path)", fix: "see GET /, /api/status, /api/photos, /api/shots, /events; POST /api/capture, /api/enter, /api/exit")
+            return .error(404, "no such route: \(path)", fix: "see GET /, /api/status, /api/photos, /api/shots, /api/share, /events, /live.mjpg; POST /api/capture, /api/enter, /api/exit, /api/marks")
         }
     }
 
