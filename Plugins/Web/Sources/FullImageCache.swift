@@ -13,8 +13,7 @@ import Synchronization
 ///   the same library gives), turned upright by its EXIF orientation, and its tiles carry
 ///   its ICC profile.
 /// - A HEIF or a TIFF is decoded whole; a RAW gives its embedded JPEG when that is the
-///   sensor's full size, else LibRaw's full demosaic (``FullSizeImage`` makes the same
-///   choice).
+///   sensor's full size, else LibRaw's full demosaic (``FullSizeImage/rawSource(_:)``).
 /// - RGBImage images are kept up to `limit` bytes (a 24 MP one takes 72 MB), the one used
 ///   longest ago going first; two requests for the same image decode it once.
 final class FullImageCache: Sendable {
@@ -84,11 +83,7 @@ final class FullImageCache: Sendable {
         case .heif: return try HEIFDecoder.decode(path)
         case .tiff: return try TIFFDecoder.decode(path)
         case .raw:
-            let source = try RawPreviewSource.source(of: path, halfSize: false) { jpeg, sensorEdge in
-                guard let size = PreviewMaker.dimensions(jpeg) else { return false }
-                return max(size.width, size.height) * 100 >= sensorEdge * 95
-            }
-            switch source {
+            switch try FullSizeImage.rawSource(path) {
             case .jpeg(let jpeg, let orientation): return try decodeAccurately(jpeg).oriented(orientation)
             case .pixels(let image): return image
             }

@@ -23,17 +23,23 @@ enum FullSizeImage {
         case .tiff:
             return try TIFFDecoder.decode(path).jpeg(quality: quality)
         case .raw:
-            let source = try RawPreviewSource.source(of: path, halfSize: false) { jpeg, sensorEdge in
-                guard let size = PreviewMaker.dimensions(jpeg) else { return false }
-                return max(size.width, size.height) * 100 >= sensorEdge * 95  // a camera's "full size" may crop a few pixels
-            }
-            switch source {
+            switch try rawSource(path) {
             case .jpeg(let jpeg, let orientation):
                 guard orientation != 1 else { return jpeg }
                 return try PreviewMaker.decodeScaled(jpeg, longEdge: Int.max).image.oriented(orientation).jpeg(quality: quality)
             case .pixels(let image):
                 return try image.jpeg(quality: quality)
             }
+        }
+    }
+
+    /// A RAW's full-size picture: its embedded JPEG when that is the sensor's full size (a
+    /// camera's "full size" may crop a few pixels), else LibRaw's full demosaic. The 100 %
+    /// tiles (``FullImageCache``) make the same choice.
+    static func rawSource(_ path: String) throws(ShutterError) -> RawPreviewSource.Source {
+        try RawPreviewSource.source(of: path, halfSize: false) { jpeg, sensorEdge in
+            guard let size = PreviewMaker.dimensions(jpeg) else { return false }
+            return max(size.width, size.height) * 100 >= sensorEdge * 95
         }
     }
 }

@@ -232,13 +232,7 @@ final class PreviewMaker: Sendable {
     /// `jpeg` (or its embedded large preview) decoded at the largest n/8 scale whose long
     /// edge is at most `longEdge`, and encoded again (quality 85).
     static func scaled(_ jpeg: Data, longEdge: Int, quality: Int32 = 85) throws(ShutterError) -> Data {
-        try scaledWithSource(jpeg, longEdge: longEdge, quality: quality).preview
-    }
-
-    /// ``scaled(_:longEdge:quality:)``, and whether the embedded preview was the source.
-    static func scaledWithSource(_ jpeg: Data, longEdge: Int, quality: Int32 = 85) throws(ShutterError) -> (preview: Data, embedded: Bool) {
-        let (image, embedded) = try decodeScaled(jpeg, longEdge: longEdge)
-        return (try image.jpeg(quality: quality), embedded)
+        try decodeScaled(jpeg, longEdge: longEdge).image.jpeg(quality: quality)
     }
 
     /// `jpeg` (or its smallest embedded preview that is at least `longEdge` long) decoded
