@@ -77,6 +77,30 @@ struct PTPReader {
         return (0..<8).reduce(UInt64(0)) { $0 | UInt64(data[offset + $1]) << (8 * UInt64($1)) }
     }
 
+    /// A PTP string: a count of UTF-16 units (with the terminating zero), then the units.
+    mutating func string() -> String? {
+        guard remaining >= 1 else { return nil }
+        let count = Int(data[offset])
+        offset += 1
+        var units: [UInt16] = []
+        for _ in 0..<count {
+            guard let unit = u16() else { return nil }
+            if unit != 0 { units.append(unit) }
+        }
+        return String(decoding: units, as: UTF16.self)
+    }
+
+    /// A property value for the log: a number, or a string in quotes.
+    static func describe(_ data: Data) -> String {
+        var reader = PTPReader(data)
+        switch data.count {
+        case 1: return String(data[data.startIndex])
+        case 2: return String(reader.u16() ?? 0)
+        case 4: return String(reader.u32() ?? 0)
+        default: return reader.string().map { "'\($0)'" } ?? "\(data.count) bytes"
+        }
+    }
+
     mutating func rest() -> Data { defer { offset = data.count }; return data.subdata(in: offset..<data.count) }
 }
 
@@ -99,7 +123,7 @@ enum PTP {
     }
 
     enum Event: UInt16 {
-        case objectAdded = 0x4002, storeFull = 0x400A, captureComplete = 0x400D
+        case objectAdded = 0x4002, devicePropChanged = 0x4006, storeFull = 0x400A, captureComplete = 0x400D
     }
 
     enum Packet: UInt32 {
@@ -114,4 +138,6 @@ enum PTP {
     /// How Canon bodies file a CR2; libgphoto2 will not download an "Undefined" (0x3000) object.
     static let formatRaw: UInt16 = 0xB103
     static let storageID: UInt32 = 0x0001_0001
+    /// The data type of a string property (STR).
+    static let typeString: UInt16 = 0xFFFF
 }

@@ -9,14 +9,14 @@ import Synchronization
 /// A PTP/IP responder on 127.0.0.1: the command and event channels of CIPA DC-005, as
 /// libgphoto2's `ptpip` port driver speaks them. One thread per connection, blocking I/O.
 final class PTPIPServer: Sendable {
-    private let camera: VirtualCamera
+    let camera: VirtualCamera
     private let listener: Int32
     let port: UInt16
     private let eventSocket = Mutex<Int32?>(nil)
     private let commandSockets = Mutex<[Int32]>([])
-    private let log: @Sendable (String) -> Void
+    let log: @Sendable (String) -> Void
     private let corruptor: Corruptor?
-    private let shortTransfersLeft: Mutex<Int>
+    let shortTransfersLeft: Mutex<Int>
     private let gate: CaptureGate?
 
     init(camera: VirtualCamera, log: @escaping @Sendable (String) -> Void) throws {
@@ -154,7 +154,11 @@ final class PTPIPServer: Sendable {
             if code == PTP.Operation.initiateCapture.rawValue {
                 switch lastCapture.withLock({ $0 }) {
                 case .success where response == .ok:
-                    if camera.losesEventsOfLastCapture() {
+                    if camera.cardFilledDuringLastCapture() {
+                        // Taken, then the card ran full: StoreFull and no file, nothing else.
+                        log("the card ran full during this capture (--card-fills-after)")
+                        sendEvent(.storeFull, transaction: transaction, parameter: PTP.storageID)
+                    } else if camera.losesEventsOfLastCapture() {
                         log("losing the events of this capture (--lose-events-of)")
                         _ = camera.expose()
                     } else {
@@ -173,92 +177,8 @@ final class PTPIPServer: Sendable {
     }
 
     /// Operations still to slow down after a slow OpenSession (`--open-delay`).
-    private let slowSteps = Mutex(0)
-    private let lastCapture = Mutex<Result<Void, PTP.Response>>(.success(()))
-
-    private func execute(_ code: UInt16, _ parameters: [UInt32], _ incoming: Data, transaction: UInt32)
-        -> (PTP.Response, Payload?, [UInt32]) {
-        func parameter(_ index: Int) -> UInt32 { index < parameters.count ? parameters[index] : 0 }
-        if code != PTP.Operation.openSession.rawValue, slowSteps.withLock({ left in defer { left = max(0, left - 1) }; return left > 0 }) {
-            usleep(UInt32(camera.options.openDelay.milliseconds * 500))
-        }
-        switch PTP.Operation(rawValue: code) {
-        case .openSession:
-            if camera.options.openDelay > .zero {
-                // Half now, half on the next operation: each step stays within libgphoto2's
-                // PTP/IP read timeout (2.5 s), as a camera waking up step by step does.
-                log("opening a session slowly (--open-delay)")
-                slowSteps.withLock { $0 = 1 }
-                usleep(UInt32(camera.options.openDelay.milliseconds * 500))
-            }
-            return camera.state.withLock { state in
-                if state.sessionOpen { return (.sessionAlreadyOpen, nil, []) }
-                state.sessionOpen = true
-                return (.ok, nil, [])
-            }
-        case .closeSession:
-            camera.state.withLock { $0.sessionOpen = false }
-            return (.ok, nil, [])
-        case .getDeviceInfo:
-            return (.ok, Payload(camera.deviceInfo()), [])
-        case .getStorageIDs:
-            var w = PTPWriter(); w.array32([PTP.storageID])
-            return (.ok, Payload(w.data), [])
-        case .getStorageInfo:
-            return (.ok, Payload(camera.storageInfo()), [])
-        case .getNumObjects:
-            return (.ok, nil, [UInt32(camera.handles(parent: parameter(2)).count)])
-        case .getObjectHandles:
-            var w = PTPWriter(); w.array32(camera.handles(parent: parameter(2)))
-            return (.ok, Payload(w.data), [])
-        case .getObjectInfo:
-            guard let info = camera.objectInfo(parameter(0)) else { return (.invalidObjectHandle, nil, []) }
-            return (.ok, Payload(info), [])
-        case .getObject:
-            guard let object = camera.object(parameter(0)) else { return (.invalidObjectHandle, nil, []) }
-            let cutShort = shortTransfersLeft.withLock { left -> Bool in
-                guard left > 0 else { return false }
-                left -= 1
-                return true
-            }
-            if cutShort && object.data.count > 1 {
-                log("sent \(object.name) cut short: \(object.data.count / 2) of \(object.data.count) bytes")
-                return (.ok, Payload([object.data.bytes(in: 0..<object.data.count / 2)]), [])
-            }
-            return (.ok, object.data, [])
-        case .getPartialObject:
-            guard let object = camera.object(parameter(0)) else { return (.invalidObjectHandle, nil, []) }
-            let start = min(Int(parameter(1)), object.data.count)
-            let end = min(object.data.count, start + Int(parameter(2)))
-            let slice = object.data.bytes(in: start..<end)
-            return (.ok, Payload(slice), [UInt32(slice.count)])
-        case .deleteObject:
-            return (camera.delete(parameter(0)) ? .ok : .invalidObjectHandle, nil, [])
-        case .initiateCapture:
-            let result = camera.capture()
-            lastCapture.withLock { $0 = result }
-            switch result {
-            case .success: return (.ok, nil, [])
-            case .failure(let code): log("capture refused: store full"); return (code, nil, [])
-            }
-        case .getStreamInfo:
-            guard parameter(0) == 1 else { return (.invalidParameter, nil, []) }
-            return (.ok, Payload(camera.streamInfo()), [])
-        case .getStream:
-            guard camera.state.withLock({ $0.properties[0x5021]?.current == 1 }) else { return (.accessDenied, nil, []) }
-            return (.ok, Payload(camera.liveViewFrame()), [])
-        case .getDevicePropDesc:
-            guard let description = camera.propertyDescription(UInt16(parameter(0))) else { return (.devicePropNotSupported, nil, []) }
-            return (.ok, Payload(description), [])
-        case .getDevicePropValue:
-            guard let value = camera.propertyValue(UInt16(parameter(0))) else { return (.devicePropNotSupported, nil, []) }
-            return (.ok, Payload(value), [])
-        case .setDevicePropValue:
-            return (camera.setProperty(UInt16(parameter(0)), incoming), nil, [])
-        default:
-            return (.operationNotSupported, nil, [])
-        }
-    }
+    let slowSteps = Mutex(0)
+    let lastCapture = Mutex<Result<Void, PTP.Response>>(.success(()))
 
     /// The exposure's files, then ObjectAdded for each, then CaptureComplete, after the
     /// configured delay (as for a long exposure), on a thread of their own.
@@ -275,7 +195,7 @@ final class PTPIPServer: Sendable {
         }.start()
     }
 
-    private func sendEvent(_ event: PTP.Event, transaction: UInt32, parameter: UInt32?) {
+    func sendEvent(_ event: PTP.Event, transaction: UInt32, parameter: UInt32?) {
         sendEvent(code: event.rawValue, transaction: transaction, parameter: parameter)
     }
 

@@ -29,6 +29,16 @@ struct CameraOptions: Sendable {
     var dropAfter: Int?
     var refuse = false
     var storeFullAfter: Int?
+    /// Captures after this many are taken (InitiateCapture answered OK), then the card
+    /// runs full: a StoreFull event and no file, as a camera whose card fills mid-capture.
+    var cardFillsAfter: Int?
+    /// No live view: the PTP 1.1 stream operations and properties are not offered.
+    var noLiveView = false
+    /// Capture into the camera's memory, as Nikon bodies do: every exposure is object
+    /// 0xFFFF0001 named capt0000.jpg, replacing the one before (`--ram-capture`).
+    var ramCapture = false
+    /// How long a DeleteObject takes, with a DevicePropChanged event after it (`--delete-delay`).
+    var deleteDelay: Duration = .zero
     var model = "Virtual Camera"
     var serial = "SP-0001"
     var battery = 87
@@ -80,12 +90,16 @@ final class VirtualCamera: Sendable {
         var sourceIndex = 0
         var properties: [UInt16: DeviceProperty] = [:]
         var sessionOpen = false
+        /// The camera's clock, as DateTime (0x5011) holds it: `YYYYMMDDThhmmss`.
+        var dateTime = "20260101T000000"
         var dropped = false
         /// The `--images` files read so far, by index (mapped).
         var sourceBytes: [Int: Data] = [:]
     }
 
     static let dcim: UInt32 = 1, folder: UInt32 = 2
+    /// The handle of the one in-memory exposure of `--ram-capture` (as Nikon bodies use).
+    static let ramHandle: UInt32 = 0xFFFF_0001
     static let capacity: UInt64 = 32_000_000_000
     let options: CameraOptions
     let state = Mutex(State())
@@ -111,10 +125,13 @@ final class VirtualCamera: Sendable {
                 DeviceProperty(code: 0x500D, dataType: 6, writable: true, current: 80, choices: [10000, 5000, 333, 80, 40, 20, 10]),
                 DeviceProperty(code: 0x500F, dataType: 4, writable: true, current: options.isoChoices.contains(100) ? 100 : options.isoChoices[0],
                                choices: options.isoChoices),
+                // DateTime, a string (libgphoto2's `datetime`): the value is in State.dateTime.
+                DeviceProperty(code: 0x5011, dataType: PTP.typeString, writable: true, current: 0, choices: nil),
+            ] + (options.noLiveView ? [] : [
                 // PTP 1.1 streams: SupportedStreams (bit 0: video) and EnabledStreams.
                 DeviceProperty(code: 0x5020, dataType: 6, writable: false, current: 1, choices: nil),
                 DeviceProperty(code: 0x5021, dataType: 6, writable: true, current: 0, choices: [0, 1]),
-            ] {
+            ]) {
                 state.properties[property.code] = property
             }
         }
@@ -129,6 +146,12 @@ final class VirtualCamera: Sendable {
             state.captures += 1
             return .success(())
         }
+    }
+
+    /// Whether the capture just taken finds the card full (`--card-fills-after N`: those
+    /// after the Nth): it makes no file, and the camera says StoreFull.
+    func cardFilledDuringLastCapture() -> Bool {
+        state.withLock { state in options.cardFillsAfter.map { state.captures > $0 } ?? false }
     }
 
     /// Makes the files of the capture just accepted; returns their handles.
@@ -212,6 +235,13 @@ final class VirtualCamera: Sendable {
                 return (format == PTP.formatJPEG ? "capt0000.jpg" : "capt0000.cr2", format, payload)
             }
         }
+        if options.ramCapture {
+            // One object in the camera's memory, replaced by each exposure (JPEG only).
+            let jpeg = files.last ?? ("capt0000.jpg", PTP.formatJPEG, Payload())
+            state.objects[Self.ramHandle] = CardObject(handle: Self.ramHandle, parent: Self.folder, name: "capt0000.jpg", format: jpeg.1,
+                                                       data: jpeg.2, captureDate: Date())
+            return [Self.ramHandle]
+        }
         return files.map { name, format, data in
             let handle = state.nextHandle
             state.nextHandle += 1
@@ -245,8 +275,8 @@ final class VirtualCamera: Sendable {
     func deviceInfo() -> Data {
         var w = PTPWriter()
         w.u16(100); w.u32(0); w.u16(0); w.string(""); w.u16(0)
-        w.array16([0x1001, 0x1002, 0x1003, 0x1004, 0x1005, 0x1006, 0x1007, 0x1008, 0x1009, 0x100B, 0x100E, 0x1014, 0x1015, 0x1016, 0x101B,
-                   0x1024, 0x1025])
+        w.array16([0x1001, 0x1002, 0x1003, 0x1004, 0x1005, 0x1006, 0x1007, 0x1008, 0x1009, 0x100B, 0x100E, 0x1014, 0x1015, 0x1016, 0x101B]
+                  + (options.noLiveView ? [] : [0x1024, 0x1025]))
         w.array16([0x4002, 0x400A, 0x400D])
         w.array16(state.withLock { $0.properties.keys.sorted() })
         w.array16([PTP.formatJPEG])
@@ -309,6 +339,11 @@ final class VirtualCamera: Sendable {
         guard let property = state.withLock({ $0.properties[code] }) else { return nil }
         var w = PTPWriter()
         w.u16(property.code); w.u16(property.dataType); w.u8(property.writable ? 1 : 0)
+        if property.dataType == PTP.typeString {
+            let text = state.withLock { $0.dateTime }
+            w.string(text); w.string(text); w.u8(0)
+            return w.data
+        }
         value(property.current, type: property.dataType, into: &w)
         value(property.current, type: property.dataType, into: &w)
         if let choices = property.choices {
@@ -326,7 +361,7 @@ final class VirtualCamera: Sendable {
     func propertyValue(_ code: UInt16) -> Data? {
         guard let property = state.withLock({ $0.properties[code] }) else { return nil }
         var w = PTPWriter()
-        value(property.current, type: property.dataType, into: &w)
+        if property.dataType == PTP.typeString { w.string(state.withLock { $0.dateTime }) } else { value(property.current, type: property.dataType, into: &w) }
         return w.data
     }
 
@@ -336,6 +371,11 @@ final class VirtualCamera: Sendable {
             guard var property = state.properties[code] else { return .devicePropNotSupported }
             guard property.writable else { return .invalidDevicePropValue }
             var reader = PTPReader(data)
+            if property.dataType == PTP.typeString {
+                guard let text = reader.string(), !text.isEmpty else { return .invalidDevicePropValue }
+                state.dateTime = text
+                return .ok
+            }
             let raw: UInt32?
             switch property.dataType {
             case 2: raw = data.first.map(UInt32.init)

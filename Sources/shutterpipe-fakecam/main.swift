@@ -33,6 +33,12 @@ Options:
   --drop-after N        drop the connection when capture N+1 is asked for (once)
   --refuse              refuse every connection
   --store-full-after N  answer captures after the Nth with Store Full (0: at once)
+  --card-fills-after N  captures after the Nth are taken, then the card runs full: a
+                        StoreFull event and no file
+  --no-live-view        a camera without live view (no PTP 1.1 stream operations)
+  --ram-capture         capture into the camera's memory as Nikon bodies do: every exposure
+                        is object 0xFFFF0001 named capt0000.jpg, replacing the one before
+  --delete-delay DUR    each DeleteObject takes DUR, then a DevicePropChanged event (e.g. 300ms)
   --lose-events-of N    never send the events of capture N (libgphoto2 then waits for good)
   --short-transfers N   the first N object downloads send half the object, while its
                         ObjectInfo still announces all of it (a transfer cut short)
@@ -91,6 +97,12 @@ while !arguments.isEmpty {
     case "--drop-after": options.dropAfter = number(argument)
     case "--refuse": options.refuse = true
     case "--store-full-after": options.storeFullAfter = number(argument)
+    case "--card-fills-after": options.cardFillsAfter = number(argument)
+    case "--no-live-view": options.noLiveView = true
+    case "--ram-capture": options.ramCapture = true
+    case "--delete-delay":
+        guard let delay = PluginOptions.parseDuration(value(argument)) else { fail("--delete-delay needs a duration such as 300ms") }
+        options.deleteDelay = delay
     case "--lose-events-of": options.loseEventsOf = number(argument)
     case "--short-transfers": options.shortTransfers = number(argument)
     case "--link-speed": options.linkBytesPerSecond = number(argument) * 1_000_000

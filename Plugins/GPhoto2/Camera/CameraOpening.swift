@@ -7,9 +7,25 @@ import ShutterPipeSupport
 /// Choosing the camera a selection names, opening it, the errors that give the fix, and
 /// the settings applied on open.
 enum CameraOpening {
+    /// A camera opened, and the settings it refused and that were left out (a reopen only).
+    struct Opened {
+        var camera: GPhotoCamera
+        var dropped: [Refused]
+    }
+
+    /// A setting the camera did not take on a reopen, and the camera's reason.
+    struct Refused {
+        var change: SettingChange
+        var reason: String
+    }
+
     /// Opens the camera `selection` names; `known` is the camera opened before (a
-    /// reconnection looks for the same one).
-    static func open(_ selection: CameraSelection, known: CameraIdentity?) throws(ShutterError) -> GPhotoCamera {
+    /// reconnection looks for the same one). With `strict` (an enter), the config's
+    /// settings are all or none and a refusal fails the open; otherwise (a reopen) every
+    /// setting is applied on its own and one refused is left out: a camera that went away
+    /// comes back whatever its settings. The session's values (`replay`) are always
+    /// applied that way.
+    static func open(_ selection: CameraSelection, known: CameraIdentity?, strict: Bool) throws(ShutterError) -> Opened {
         let candidates = try candidates(selection, known: known)
         var last: ShutterError?
         for (model, port) in candidates {
@@ -28,11 +44,18 @@ enum CameraOpening {
                 camera.close()
                 throw ShutterError(.cameraFailure, "\(model) cannot capture through libgphoto2 (its driver has no remote capture)")
             }
-            do throws(ShutterError) { try apply(selection.settings, to: camera) } catch {
-                camera.close()
-                throw error
+            var dropped: [Refused] = []
+            let configured = selection.settings.sorted { $0.key < $1.key }.map { SettingChange(key: $0.key, value: $0.value) }
+            if strict {
+                do throws(ShutterError) { try apply(configured, to: camera) } catch {
+                    camera.close()
+                    throw error
+                }
+            } else {
+                dropped += applyEach(configured, to: camera)
             }
-            return camera
+            dropped += applyEach(selection.replay, to: camera)
+            return Opened(camera: camera, dropped: dropped)
         }
         throw last ?? ShutterError(.noCamera, "no camera found")
     }
@@ -60,21 +83,36 @@ enum CameraOpening {
         return preferred.map { ($0.model, $0.port) }
     }
 
-    /// Applies the configured settings (and those changed during the session), all or
-    /// none, each checked against the camera's own choices.
-    static func apply(_ settings: [String: String], to camera: GPhotoCamera) throws(ShutterError) {
-        guard !settings.isEmpty else { return }
-        let changes = settings.sorted { $0.key < $1.key }.map { SettingChange(key: $0.key, value: $0.value) }
+    /// Applies the configured settings, all or none, each checked against the camera's
+    /// own choices.
+    static func apply(_ changes: [SettingChange], to camera: GPhotoCamera) throws(ShutterError) {
+        guard !changes.isEmpty else { return }
         do {
-            for setting in try CameraSettings.apply(changes, to: camera, fix: "use one of the choices in 'settings'") {
-                WorkerLog.info("\(setting.key) set to \(setting.value)")
-            }
+            let applied = try CameraSettings.apply(changes, to: camera, fix: "use one of the choices in 'settings'")
+            for (change, setting) in zip(changes, applied) { WorkerLog.info(CameraSettings.logText(change, setting)) }
         } catch {
             switch error {
             case .refused(let refusal): throw refusal.error
             case .camera(let failure): throw ShutterError(.invalidConfiguration, "\(camera.model) refused a setting: \(failure)")
             }
         }
+    }
+
+    /// Applies each change on its own; returns those the camera refused, with its reason.
+    static func applyEach(_ changes: [SettingChange], to camera: GPhotoCamera) -> [Refused] {
+        var refused: [Refused] = []
+        for change in changes {
+            do {
+                let applied = try CameraSettings.apply([change], to: camera, fix: "set it again once the camera takes it")
+                for setting in applied { WorkerLog.info(CameraSettings.logText(change, setting)) }
+            } catch {
+                switch error {
+                case .refused(let refusal): refused.append(Refused(change: change, reason: refusal.error.message))
+                case .camera(let failure): refused.append(Refused(change: change, reason: "\(failure)"))
+                }
+            }
+        }
+        return refused
     }
 
     static func openError(_ failure: GPhotoFailure, model: String, port: String) -> ShutterError {

@@ -10,13 +10,16 @@ import ShutterPipeSupport
 /// Confined to the worker's camera thread (libgphoto2 is not thread-safe): every method
 /// runs there, one at a time.
 final class CameraSession: @unchecked Sendable {
-    private var camera: GPhotoCamera?
-    private var selection: CameraSelection?
-    /// The settings changed during the session, as applied: every reopen applies them on
-    /// top of the selection's (``CameraSelection/withSessionSettings(_:)``).
-    private var sessionSettings: [CameraSetting] = []
+    private(set) var camera: GPhotoCamera?
+    private(set) var selection: CameraSelection?
+    /// The values changed during the session, as asked for: every reopen applies them
+    /// after the selection's (``CameraSelection/withSessionSettings(_:)``). Actions are
+    /// never kept (``SettingRoles``).
+    var sessionSettings: [SettingChange] = []
     private var identity: CameraIdentity?
-    private let reconnection = Reconnection()
+    let reconnection = Reconnection()
+    /// The last reconnection failure logged: the next is logged when it says otherwise.
+    private var lastReconnectFailure: String?
     /// The files this worker downloaded that are still on the card.
     private var card = CardLedger()
     /// Runs the deletes of a card file that are queued behind the request running now.
@@ -42,7 +45,7 @@ final class CameraSession: @unchecked Sendable {
         case .open(let selection, let poll, let limit, let keepTrying):
             // The backend's selection already carries the session's changes.
             self.selection = selection
-            sessionSettings = []
+            sessionSettings = selection.replay
             reconnection.configure(pollMilliseconds: poll, limitMilliseconds: limit)
             return (open(keepTrying: keepTrying), [])
         case .capture(let moment):
@@ -73,45 +76,6 @@ final class CameraSession: @unchecked Sendable {
         }
     }
 
-    // MARK: Settings
-
-    private func readSettings(_ keys: [String]) -> WorkerReply {
-        guard let camera else { return .failed(WorkerFailure(Self.notOpen)) }
-        do throws(GPhotoFailure) {
-            if keys.isEmpty { return .settings(try camera.allSettings()) }
-            var found: [CameraSetting] = []
-            var unknown: [String] = []
-            for key in keys {
-                if let setting = try camera.setting(named: key) { found.append(setting) } else { unknown.append(key) }
-            }
-            guard unknown.isEmpty else {
-                return .refused(WorkerFailure(ShutterError(.invalidConfiguration, "\(camera.model) has no setting \(unknown.map { "'\($0)'" }.joined(separator: ", "))",
-                                                           fix: "`shutterpipe camera settings` lists the settings this camera has")), found)
-            }
-            return .settings(found)
-        } catch {
-            return .failed(WorkerFailure(failed(error, while: "reading settings")))
-        }
-    }
-
-    private func applySettings(_ changes: [SettingChange]) -> WorkerReply {
-        guard let camera else { return .failed(WorkerFailure(Self.notOpen)) }
-        do {
-            let applied = try CameraSettings.apply(changes, to: camera, fix: "pick one of the choices")
-            sessionSettings.removeAll { old in applied.contains { $0.key == old.key } }
-            sessionSettings += applied
-            for setting in applied { WorkerLog.info("\(setting.key) set to \(setting.value)") }
-            return .settings(applied)
-        } catch {
-            switch error {
-            case .refused(let refusal): return .refused(WorkerFailure(refusal.error), refusal.settings)
-            case .camera(let failure): return .failed(WorkerFailure(failed(failure, while: "changing settings")))
-            }
-        }
-    }
-
-    private static let notOpen = ShutterError(.notInPhotoMode, "the camera is not open", fix: "send enter first")
-
     func close() {
         camera?.close()
         camera = nil
@@ -123,15 +87,22 @@ final class CameraSession: @unchecked Sendable {
         guard let selection else { return .failed(WorkerFailure(ShutterError(.noCamera, "no camera selected"))) }
         close()
         do throws(ShutterError) {
-            let opened = try CameraOpening.open(selection, known: identity)
-            camera = opened
+            // An enter takes the config's settings all or none; a reopen after a restart
+            // comes back whatever they are.
+            let opened = try CameraOpening.open(selection, known: identity, strict: !keepTrying)
+            camera = opened.camera
             hadCamera = true
-            let known = CameraIdentity(model: opened.model, port: opened.port, serial: opened.serialNumber())
+            let known = CameraIdentity(model: opened.camera.model, port: opened.camera.port, serial: opened.camera.serialNumber())
             identity = known
             reconnection.connected()
+            lastReconnectFailure = nil
+            drop(opened.dropped)
             return .opened(known)
         } catch {
-            if keepTrying { reconnection.lost() }
+            if keepTrying {
+                reconnection.lost()
+                logReconnectFailure(error)
+            }
             return .failed(WorkerFailure(error))
         }
     }
@@ -148,16 +119,42 @@ final class CameraSession: @unchecked Sendable {
     private func reconnect() {
         guard let selection else { return }
         do throws(ShutterError) {
-            let opened = try CameraOpening.open(selection.withSessionSettings(sessionSettings), known: identity)
-            camera = opened
+            let opened = try CameraOpening.open(selection.withSessionSettings(sessionSettings), known: identity, strict: false)
+            camera = opened.camera
             hadCamera = true
-            let known = CameraIdentity(model: opened.model, port: opened.port, serial: opened.serialNumber() ?? identity?.serial)
+            let known = CameraIdentity(model: opened.camera.model, port: opened.camera.port,
+                                       serial: opened.camera.serialNumber() ?? identity?.serial)
             identity = known
             let outage = reconnection.connected()
+            lastReconnectFailure = nil
+            drop(opened.dropped)
             send(.event(.recovered(known, outageMilliseconds: outage?.milliseconds ?? 0)), [])
         } catch {
             reconnection.failedAttempt()
+            logReconnectFailure(error)
         }
+    }
+
+    /// Why a reconnection failed, in the log: the first time, and whenever the reason
+    /// changes (not at every attempt of a long outage).
+    private func logReconnectFailure(_ error: ShutterError) {
+        let text = error.description
+        guard text != lastReconnectFailure else { return WorkerLog.debug("reconnection failed again: \(text)") }
+        lastReconnectFailure = text
+        WorkerLog.warning("could not reopen the camera: \(text); trying again")
+    }
+
+    /// Settings a reopen could not apply: said once, with the camera's reason, and no
+    /// longer replayed (here and, through the event, in the backend).
+    private func drop(_ refused: [CameraOpening.Refused]) {
+        guard !refused.isEmpty else { return }
+        for item in refused {
+            WorkerLog.warning("\(item.change.key)=\(item.change.value) could not be applied again on reopening the camera: \(item.reason); "
+                + "left out from now on (set it again once the camera takes it)")
+        }
+        let keys = refused.map(\.change.key)
+        sessionSettings.removeAll { kept in keys.contains { SettingNames.key($0, names: kept.key) || SettingNames.key(kept.key, names: $0) } }
+        send(.event(.settingsDropped(keys)), [])
     }
 
     // MARK: Capture
@@ -259,6 +256,8 @@ final class CameraSession: @unchecked Sendable {
                 Glibc.close(descriptor)
                 throw error
             }
+        } catch where error.code == GP_ERROR_NOT_SUPPORTED {
+            return (.noLiveView("\(camera.model) has no live view that libgphoto2 can reach (\(error))"), [])
         } catch {
             return (.failed(WorkerFailure(failed(error, while: "live view"))), [])
         }
@@ -342,13 +341,27 @@ final class CameraSession: @unchecked Sendable {
     }
 
     /// Turns a failure into the answer's cause; a lost connection starts reconnecting.
-    private func failed(_ failure: GPhotoFailure, while action: String) -> ShutterError {
+    func failed(_ failure: GPhotoFailure, while action: String) -> ShutterError {
         let text = "\(failure)"
         // libgphoto2 reports a full card as GP_ERROR_NO_SPACE, or on PTP as "Out of memory
         // (Camera memorycard ran full during capture.)".
+        if failure.detail?.contains("StoreRemoved") == true {
+            return ShutterError(.storageUnavailable, "the camera's card was taken out during the \(action) (PTP StoreRemoved)", fix: "put a card in the camera")
+        }
+        if failure.detail?.contains("PTP StoreFull") == true {
+            return ShutterError(.storageUnavailable, "the camera's card is full: it said so during the \(action) (PTP StoreFull) and took no photo",
+                                fix: "free space or change the card")
+        }
         if failure.code == GP_ERROR_NO_SPACE || text.localizedCaseInsensitiveContains("store full")
             || text.localizedCaseInsensitiveContains("ran full") {
-            return ShutterError(.storageUnavailable, "the camera's card is full (\(text))", fix: "free space on the card or change it")
+            return ShutterError(.storageUnavailable, "the camera's card is full (\(text))", fix: "free space or change the card")
+        }
+        if failure.code == GP_ERROR_CAMERA_BUSY {
+            return ShutterError(.cameraFailure, "the camera is busy and refused \(action) (\(text))",
+                                fix: "let the camera finish writing and leave its menus, then shoot again")
+        }
+        if failure.code == GP_ERROR_CANCEL {
+            return ShutterError(.cameraFailure, "\(action) failed: \(text)", fix: "check the camera's screen for why, then shoot again")
         }
         let lost = failure.lostConnection || !(camera?.responds() ?? false)
         guard lost else { return ShutterError(.cameraFailure, "\(action) failed: \(text)") }

@@ -23,7 +23,14 @@ enum CameraSettings {
         for (index, item) in resolved.enumerated() {
             do throws(GPhotoFailure) {
                 try camera.set(item.setting.key, to: item.target)
-                applied.append(try camera.setting(named: item.setting.key) ?? item.setting)
+                if SettingRoles.isAction(item.setting) {
+                    // An action reads back a placeholder, or nothing: answer what was sent.
+                    var sent = item.setting
+                    sent.value = item.change.value
+                    applied.append(sent)
+                } else {
+                    applied.append(try camera.setting(named: item.setting.key) ?? item.setting)
+                }
             } catch {
                 let done = resolved[..<index].map { "\($0.setting.key)" }
                 throw .camera(GPhotoFailure(code: error.code, operation: "setting '\(item.setting.key)' to '\(item.change.value)'",
@@ -32,6 +39,14 @@ enum CameraSettings {
             }
         }
         return applied
+    }
+
+    /// What the log says of a change: `iso set to 400`, `shutterspeed set to 0.0040s (asked:
+    /// 1/250)` where the camera words it otherwise, `opcode sent: …` for an action.
+    static func logText(_ change: SettingChange, _ setting: CameraSetting) -> String {
+        if SettingRoles.isAction(setting) { return "\(setting.key) sent: \(change.value) (an action: done once, not kept)" }
+        let asked = change.value.caseInsensitiveCompare(setting.value) == .orderedSame ? "" : " (asked: \(change.value))"
+        return "\(setting.key) set to \(setting.value)\(asked)"
     }
 
     /// Why ``apply(_:to:fix:)`` changed nothing, or stopped.

@@ -63,6 +63,10 @@ extension GPhotoCamera {
                 lastFile = .now
             case .captureComplete?:
                 if completed == nil { completed = .now }
+            case .endsCapture(let ending)?:
+                // The camera said why no file comes (a full card, say): answered at once.
+                if exposure.files.isEmpty { throw ending.failure }
+                WorkerLog.warning("after this exposure's files, the camera said: \(ending.failure.detail ?? "")")
             case .other?, nil:
                 continue
             }
@@ -86,7 +90,37 @@ extension GPhotoCamera {
     enum Event: Equatable {
         case fileAdded(AddedFile)
         case captureComplete
+        /// An event that ends a capture without a file.
+        case endsCapture(Ending)
         case other
+    }
+
+    /// The PTP events that end a capture without a file. libgphoto2 passes them on as
+    /// "unknown" events with a text: `PTP Event 400a, Param1 …`, `PTP StoreRemoved, …`.
+    enum Ending: Equatable {
+        /// StoreFull (0x400A): the card ran full during the capture.
+        case storeFull
+        /// StoreRemoved: the card was taken out.
+        case storeRemoved
+        /// CancelTransaction (0x4001): the camera gave the capture up.
+        case cancelled
+
+        init?(eventText text: String) {
+            let lowered = text.lowercased()
+            if lowered.hasPrefix("ptp event 400a") { self = .storeFull }
+            else if lowered.hasPrefix("ptp storeremoved") { self = .storeRemoved }
+            else if lowered.hasPrefix("ptp event 4001") { self = .cancelled }
+            else { return nil }
+        }
+
+        /// The failure the capture ends with (``CameraSession`` turns it into the answer's cause).
+        var failure: GPhotoFailure {
+            switch self {
+            case .storeFull: GPhotoFailure(code: GP_ERROR_NO_SPACE, operation: "capture", detail: "the camera said its card ran full (PTP StoreFull)")
+            case .storeRemoved: GPhotoFailure(code: GP_ERROR_NO_SPACE, operation: "capture", detail: "the camera said its card was removed (PTP StoreRemoved)")
+            case .cancelled: GPhotoFailure(code: GP_ERROR_CANCEL, operation: "capture", detail: "the camera cancelled the capture (PTP CancelTransaction)")
+            }
+        }
     }
 
     /// One event from the camera, or `nil` when there was none. (On PTP/IP this polls
@@ -100,6 +134,9 @@ extension GPhotoCamera {
         switch type {
         case GP_EVENT_TIMEOUT: return nil
         case GP_EVENT_CAPTURE_COMPLETE: return .captureComplete
+        case GP_EVENT_UNKNOWN:
+            guard let data else { return .other }
+            return Ending(eventText: String(cString: data.assumingMemoryBound(to: CChar.self))).map { .endsCapture($0) } ?? .other
         case GP_EVENT_FILE_ADDED:
             guard let data else { return .other }
             let path = Self.cameraPath(data.assumingMemoryBound(to: CameraFilePath.self))

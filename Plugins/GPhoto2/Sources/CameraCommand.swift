@@ -92,7 +92,7 @@ struct CameraCommand: ParsableCommand {
     /// A section heading where the section changes, then a row per setting: key, label,
     /// kind, value, what it may be set to; the columns line up across sections.
     static func table(_ settings: [CameraSetting]) -> [String] {
-        let rows = formatColumns(settings.map { [$0.key, $0.label, $0.kind.rawValue, $0.value.isEmpty ? "-" : $0.value, $0.allowedValues] },
+        let rows = formatColumns(settings.map { [$0.key, $0.label, SettingRoles.kindText($0), $0.value.isEmpty ? "-" : $0.value, $0.allowedValues] },
                                  indent: "  ")
         var lines: [String] = []
         var section: String??

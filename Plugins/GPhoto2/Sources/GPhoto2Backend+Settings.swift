@@ -23,11 +23,10 @@ extension GPhoto2Backend: CameraSettingsControl {
         if chosen.count > 1 { try await check(changes, on: chosen) }
         let answers = await ask(chosen, .applySettings(changes))
         for (worker, settings) in answers.settings {
-            // Kept for every later open of this camera (reconnection, restart, enter).
+            // Values (not actions) kept as asked for, for every later open of this camera
+            // (reconnection, restart, enter).
             state.withLock { state in
-                var kept = state.sessionSettings[worker.name] ?? []
-                kept.removeAll { old in settings.contains { $0.key == old.key } }
-                state.sessionSettings[worker.name] = kept + settings
+                state.sessionSettings[worker.name] = SettingRoles.kept(state.sessionSettings[worker.name] ?? [], after: changes, applied: settings)
             }
         }
         let applied = answers.settings.flatMap { worker, settings in tagged(settings, by: worker) }

@@ -31,9 +31,11 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
         var identities: [String: CameraIdentity] = [:]
         var statuses: (cameras: [CameraStatus], time: ContinuousClock.Instant)?
         var inPhotoMode = false
-        /// Each camera's settings changed during the session, as applied: every open
-        /// applies them on top of the config's.
-        var sessionSettings: [String: [CameraSetting]] = [:]
+        /// Each camera's values changed during the session, as asked for: every open
+        /// applies them after the config's (``SettingRoles/kept(_:after:applied:)``).
+        var sessionSettings: [String: [SettingChange]] = [:]
+        /// Why live view cannot be had from the camera, once it said so: asked no more.
+        var noLiveView: String?
     }
 
     private let options: Options
@@ -206,10 +208,17 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
         guard state.withLock({ $0.inPhotoMode }) else {
             throw ShutterError(.notInPhotoMode, "live view needs photo mode", fix: "send enter (the page's Enter button)")
         }
+        if let reason = state.withLock({ $0.noLiveView }) { throw LiveViewUnavailable(reason) }
         let (reply, descriptors, _) = try await workers[0].reply(to: workers[0].send(.preview))
         defer { descriptors.forEach { _ = close($0) } }
         switch reply {
         case .frame: return Data(try SharedBytes.map(descriptors[0]))
+        case .noLiveView(let why):
+            let reason = (isRig ? "camera '\(workers[0].name)': " : "") + why
+            if state.withLock({ state in defer { state.noLiveView = reason }; return state.noLiveView == nil }) {
+                log.warning("live view: \(reason); not asked again this session", [("camera", workers[0].name)])
+            }
+            throw LiveViewUnavailable(reason)
         case .failed(let failure): throw failure.error
         default: throw ShutterError(.cameraFailure, "unexpected answer to a live-view frame: \(reply)")
         }
@@ -264,6 +273,10 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
             state.withLock { $0.identities[camera] = identity; $0.statuses = nil }
             log.info("camera \(identity.model) back at \(identity.port) after \(formatDuration(.milliseconds(Int64(outage))))",
                      [("event", "cameraRecovered"), ("camera", camera), ("outageMs", String(format: "%.0f", outage))])
+        case .settingsDropped(let keys):
+            state.withLock { state in
+                state.sessionSettings[camera]?.removeAll { kept in keys.contains { SettingNames.key($0, names: kept.key) } }
+            }
         case .log(let level, let message):
             log.log(LogLevel(rawValue: level) ?? .info, message, [("camera", camera), ("source", "worker")])
         case .progress(let file, let bytes, let total):

@@ -132,19 +132,63 @@ public enum SettingValues {
     }
 }
 
+/// Values and actions. libgphoto2 exposes both as settings: a value (ISO, aperture, shutter
+/// speed, white balance, image format) holds until changed, and is applied again whenever
+/// the camera is reopened; an action (`opcode`, `bulb`, a focus drive, `capture`, a clock
+/// sync) does something once when set, and reads back a placeholder
+/// (`0x1001,0xparam1,0xparam2`) or nothing. An action replayed on reopen would repeat it
+/// (or send the placeholder, which the camera refuses): actions are sent once and never kept.
+public enum SettingRoles {
+    /// Whether setting it does something once rather than hold a value: a button, a date
+    /// (the clock moves on: replaying a time sets it wrong), or one of libgphoto2's
+    /// actions (its `actions` section, in every driver).
+    public static func isAction(_ setting: CameraSetting) -> Bool {
+        setting.kind == .button || setting.kind == .date || setting.section == "actions"
+            || actionWidgets.contains(setting.key.lowercased())
+    }
+
+    /// The widgets of libgphoto2's `actions` section (camlibs/ptp2/config.c,
+    /// `camera_actions_menu`, 2.5.x), and the clock syncs of other sections.
+    static let actionWidgets: Set<String> = [
+        "autofocus", "autofocusdrive", "autofocusdrivemanual", "manualfocus", "manualfocusdrive", "cancelautofocus",
+        "changeafarea", "controlmode", "capture", "bulb", "movie", "eosmoviemode", "eosremoterelease", "eoszoom",
+        "eoszoomposition", "viewfinder", "focuslock", "focusmagnifier", "focusmagnifierexit", "focuspoint", "spotfocusarea",
+        "zoompos", "uilock", "popupflash", "powerdown", "remotekeyup", "remotekeydown", "remotekeyleft", "remotekeyright",
+        "disablemodedial", "chdk_script", "opcode", "syncdatetime", "syncdatetimeutc", "datetime", "datetimeutc",
+    ]
+
+    /// "menu", or "text, action": the kind, and whether it is an action.
+    public static func kindText(_ setting: CameraSetting) -> String {
+        isAction(setting) && setting.kind != .button ? "\(setting.kind.rawValue), action" : setting.kind.rawValue
+    }
+
+    /// The values to apply again on every reopen after `changes` were made and read back
+    /// as `applied` (in the same order): each value setting as it was asked for (`1/250`,
+    /// not the camera's `0.0040s`: never a read-back), under its widget's name, replacing
+    /// an earlier change of it; actions are left out.
+    public static func kept(_ kept: [SettingChange], after changes: [SettingChange], applied: [CameraSetting]) -> [SettingChange] {
+        var result = kept
+        for (change, setting) in zip(changes, applied) where !isAction(setting) {
+            result.removeAll { SettingNames.key($0.key, names: setting.key) || SettingNames.key(change.key, names: $0.key) }
+            result.append(SettingChange(key: setting.key, value: change.value))
+        }
+        return result
+    }
+}
+
 extension CameraSelection {
-    /// The selection with settings changed during the session on top of the config's: each
-    /// applied setting replaces every config key that names the same widget, so a camera
-    /// opened again (after a reconnection, a restarted worker, the next enter) gets the
-    /// values the photographer chose last, not the config's.
-    public func withSessionSettings(_ applied: [CameraSetting]) -> CameraSelection {
+    /// The selection with the values changed during the session (``SettingRoles/kept(_:after:applied:)``)
+    /// to apply again on open, after the config's: each replaces every config key that
+    /// names the same widget, so a camera opened again (after a reconnection, a restarted
+    /// worker, the next enter) gets the values the photographer chose last, not the config's.
+    public func withSessionSettings(_ kept: [SettingChange]) -> CameraSelection {
         var selection = self
-        for setting in applied {
-            for key in selection.settings.keys where SettingNames.key(key, names: setting.key) {
+        for change in kept {
+            for key in selection.settings.keys where SettingNames.key(key, names: change.key) {
                 selection.settings[key] = nil
             }
-            selection.settings[setting.key] = setting.value
         }
+        selection.replay = kept
         return selection
     }
 }

@@ -62,8 +62,14 @@ public struct CameraSelection: Codable, Sendable, Equatable {
     public var port: String?
     /// By serial number.
     public var serial: String?
-    /// Settings to apply on open, by key.
+    /// Settings to apply on open, by key: the config's. On an enter they are all or none
+    /// (a value the camera does not take fails the enter); on a reopen (a reconnection, a
+    /// restarted worker) each is applied on its own, and one the camera refuses is
+    /// reported and left out, never a reason to stay closed.
     public var settings: [String: String]
+    /// The values changed during the session, as asked for, applied after ``settings``
+    /// each on its own (one the camera refuses now is reported and dropped).
+    public var replay: [SettingChange] = []
 
     public init(name: String, model: String? = nil, port: String? = nil, serial: String? = nil, settings: [String: String] = [:]) {
         self.name = name
@@ -214,6 +220,8 @@ public enum WorkerReply: Codable, Sendable, Equatable {
     case done
     /// A live-view frame, a JPEG of `size` bytes: the message's descriptor.
     case frame(size: Int)
+    /// The camera has no live view (libgphoto2 says its driver cannot): why.
+    case noLiveView(String)
     case status(battery: String?, freeCardBytes: Int64?, connected: Bool)
     case cameras([CameraReport], problem: String?)
     /// Settings read, or changed and read back.
@@ -231,6 +239,9 @@ public enum WorkerEvent: Codable, Sendable, Equatable {
     case lost(String)
     /// The camera is back.
     case recovered(CameraIdentity, outageMilliseconds: Double)
+    /// Values kept for replay that the camera refused on a reopen, by widget name: no
+    /// longer applied (the log says why).
+    case settingsDropped([String])
     /// A line of libgphoto2's log, or of the worker's own.
     case log(level: String, message: String)
     /// How far the download of a file of the capture in flight has come (a few times a

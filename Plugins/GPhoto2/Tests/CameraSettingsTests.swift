@@ -62,6 +62,9 @@ struct CameraSettingsTests {
         let iso = try #require(rows.first { $0.first == "iso" }, "\(listed.stdout)")
         #expect(iso.joined(separator: " ") == "iso ISO Speed menu 100 100, 200, 400, 800, 1600, 3200")
         #expect(rows.contains { $0.first == "batterylevel" && $0.last == "read-only" })
+        // Actions (libgphoto2's `actions` section, a clock) are marked: sent once, never kept.
+        #expect(listed.lines.contains { $0.hasPrefix("  opcode ") && $0.contains(" text, action ") }, "\(listed.stdout)")
+        #expect(listed.lines.contains { $0.hasPrefix("  datetime ") && $0.contains(" date, action ") }, "\(listed.stdout)")
         #expect(listed.lines.contains("capturesettings") && listed.lines.contains("imgsettings"))
 
         // The same values and choices as the gphoto2 CLI reads through libgphoto2.

@@ -15,6 +15,8 @@ final class LiveViewHub: Sendable {
         var producing = false
         var frames = 0
         var closed = false
+        /// Why the camera cannot give live view at all, once it said so.
+        var unavailable: String?
     }
 
     private let state = Mutex(State())
@@ -27,6 +29,40 @@ final class LiveViewHub: Sendable {
 
     /// Frames handed out so far.
     var frames: Int { state.withLock { $0.frames } }
+
+    /// Why live view cannot be had (the camera has none), once known.
+    var unavailable: String? { state.withLock { $0.unavailable } }
+
+    /// How long a first viewer waits for the camera to say whether it has live view.
+    static let probePatience: DispatchTimeInterval = .seconds(5)
+
+    /// Before the first viewer is answered: whether the camera has live view at all. Until
+    /// a frame has come, one is asked for here (on the server's thread, never the pool's),
+    /// so that a camera without it is refused with the reason rather than sent an empty
+    /// stream. Returns the reason it cannot, or `nil`.
+    func unavailableAfterProbe() -> String? {
+        let (source, probe) = state.withLock { state -> ((any LiveViewSource)?, Bool) in
+            (state.source, state.unavailable == nil && state.frames == 0 && !state.producing)
+        }
+        if probe, let source {
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                do { _ = try await source.liveViewFrame() } catch let error as LiveViewUnavailable { self.record(error) } catch {}
+                done.signal()
+            }
+            _ = done.wait(timeout: .now() + Self.probePatience)
+        }
+        return unavailable
+    }
+
+    private func record(_ error: LiveViewUnavailable) {
+        let viewers = state.withLock { state -> [Viewer] in
+            state.unavailable = error.reason
+            defer { state.viewers = [:] }
+            return Array(state.viewers.values)
+        }
+        viewers.forEach { $0.end() }
+    }
 
     /// A new viewer; the loop starts if it was the first.
     func watch() -> Viewer {
@@ -68,6 +104,10 @@ final class LiveViewHub: Sendable {
                 state.withLock { $0.frames += 1 }
                 let part = Data("--\(Self.boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(frame.count)\r\n\r\n".utf8) + frame + Data("\r\n".utf8)
                 viewers.forEach { $0.offer(part) }
+            } catch let error as LiveViewUnavailable {
+                record(error)  // no live view at all: the viewers are ended, nobody asks again
+                state.withLock { $0.producing = false }
+                break
             } catch {
                 try? await Task.sleep(for: .milliseconds(250))  // the camera is busy or away: try again
             }

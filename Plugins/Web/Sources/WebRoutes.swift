@@ -54,6 +54,9 @@ struct WebRoutes: Sendable {
             guard trigger.liveView.source != nil else {
                 return .error(404, "live view: this session's backend has none", fix: "the last shot is at /api/photos/latest/preview.jpg")
             }
+            if let reason = trigger.liveView.unavailableAfterProbe() {
+                return .error(501, "live view: \(reason)", fix: "frame with the camera's own screen or viewfinder; the last shot is at /api/photos/latest/preview.jpg")
+            }
             return HTTPResponse(status: 200, contentType: "multipart/x-mixed-replace; boundary=\(LiveViewHub.boundary)",
                                 headers: [("Cache-Control", "no-store")], body: .stream(trigger.liveView.watch()))
         case ("GET", _) where path.hasPrefix("/api/photos/") && path.hasSuffix("/preview.jpg"):
@@ -78,7 +81,9 @@ struct WebRoutes: Sendable {
         let summary = trigger.library.summary
         var object: [String: Any] = ["mode": summary.inPhotoMode ? "photo" : "idle", "stored": summary.stored, "failed": summary.failed,
                                      "latest": summary.latest.map(WebJSON.photo) ?? NSNull(), "listeners": trigger.hub.count,
-                                     "liveView": trigger.liveView.source != nil, "liveViewFrames": trigger.liveView.frames,
+                                     "liveView": trigger.liveView.source != nil && trigger.liveView.unavailable == nil,
+                                     "liveViewUnavailable": trigger.liveView.unavailable ?? (trigger.liveView.source == nil ? "this session's backend has none" : NSNull()),
+                                     "liveViewFrames": trigger.liveView.frames,
                                      "cameras": trigger.cameraStatus().map { camera -> [String: Any] in
                                          ["name": camera.name ?? NSNull(), "battery": camera.battery ?? NSNull(),
                                           "freeCardBytes": camera.freeCardBytes ?? NSNull(), "connected": camera.connected]

@@ -9,6 +9,9 @@ import Foundation
 ///   the backend serialises the two, the capture first, and frames resume after it.
 /// - Throw a ``ShutterError`` when there is no frame to give (the camera is not open:
 ///   ``FailureCause/notInPhotoMode``; it went away: ``FailureCause/cameraFailure``).
+/// - A camera that has no live view at all: throw ``LiveViewUnavailable``, once it is known,
+///   and at once on every later call (no camera round trip). Viewers then stop asking
+///   and say why.
 /// - ``stopLiveView()`` comes when nobody watches any more.
 public protocol LiveViewSource: Sendable {
     /// The next frame, a JPEG.
@@ -16,6 +19,20 @@ public protocol LiveViewSource: Sendable {
 
     /// Nobody watches live view any more.
     func stopLiveView() async
+}
+
+/// The camera cannot give live view at all (it has none, or its driver cannot reach it):
+/// not a passing failure, so nobody should ask again this session. (Added in ABI 7.)
+public struct LiveViewUnavailable: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Why, for people: "camera 'left' (PTP/IP Camera) has no live view (…)".
+    public var reason: String
+
+    /// Creates the error.
+    public init(_ reason: String) {
+        self.reason = reason
+    }
+
+    public var description: String { reason }
 }
 
 extension LiveViewSource {
