@@ -128,6 +128,12 @@ final class CameraSession: @unchecked Sendable {
             let outage = reconnection.connected()
             lastReconnectFailure = nil
             drop(opened.dropped)
+            // The card may have been changed or emptied while the camera was away.
+            let forgotten = card.revalidate { file in
+                guard let info = opened.camera.info(file.path) else { return false }
+                return info.size == file.size && info.modified == file.modified
+            }
+            if forgotten > 0 { WorkerLog.debug("\(forgotten) downloaded file(s) no longer on the card as they were: forgotten") }
             send(.event(.recovered(known, outageMilliseconds: outage?.milliseconds ?? 0)), [])
         } catch {
             reconnection.failedAttempt()

@@ -56,6 +56,16 @@ struct CardLedger {
         onCard[path] = nil
     }
 
+    /// After the camera was away: keeps only the files `stillThere` finds on the card as
+    /// they were (the card may have been changed, or emptied, meanwhile); returns how
+    /// many were forgotten. Refused files are forgotten too: they are looked at afresh.
+    mutating func revalidate(_ stillThere: (GPhotoCamera.AddedFile) -> Bool) -> Int {
+        let gone = onCard.values.filter { !stillThere($0) }
+        for file in gone { onCard[file.path] = nil }
+        refusedOnCard = [:]
+        return gone.count
+    }
+
     static func reusedNameMessage(_ path: CardPath) -> String {
         "the camera named a new exposure '\(path.name)', like an earlier one still on its card; libgphoto2 reaches files by name and would fetch the earlier one, so both stay on the card"
     }

@@ -178,16 +178,11 @@ public enum SettingRoles {
 
 extension CameraSelection {
     /// The selection with the values changed during the session (``SettingRoles/kept(_:after:applied:)``)
-    /// to apply again on open, after the config's: each replaces every config key that
-    /// names the same widget, so a camera opened again (after a reconnection, a restarted
-    /// worker, the next enter) gets the values the photographer chose last, not the config's.
+    /// to apply again on open, after the config's: a camera opened again (after a
+    /// reconnection, a restarted worker, the next enter) gets the values the photographer
+    /// chose last, and where the camera no longer takes one of them, the config's.
     public func withSessionSettings(_ kept: [SettingChange]) -> CameraSelection {
         var selection = self
-        for change in kept {
-            for key in selection.settings.keys where SettingNames.key(key, names: change.key) {
-                selection.settings[key] = nil
-            }
-        }
         selection.replay = kept
         return selection
     }

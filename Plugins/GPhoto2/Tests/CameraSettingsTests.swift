@@ -57,11 +57,14 @@ struct CameraSettingsTests {
         let environment = ["HOME": camera.home.path]
         let listed = try await shutterpipe(["camera", "settings", "--port", camera.portSpec], in: folder.path, environment: environment)
         #expect(listed.status == 0, "\(listed.stderr)")
-        #expect(listed.lines.first == "PTP/IP Camera at \(camera.portSpec), serial SP-0001: 19 settings", "\(listed.stdout)")
+        #expect(listed.lines.first == "PTP/IP Camera at \(camera.portSpec), serial SP-0001: 21 settings", "\(listed.stdout)")
         let rows = listed.lines.map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
         let iso = try #require(rows.first { $0.first == "iso" }, "\(listed.stdout)")
         #expect(iso.joined(separator: " ") == "iso ISO Speed menu 100 100, 200, 400, 800, 1600, 3200")
         #expect(rows.contains { $0.first == "batterylevel" && $0.last == "read-only" })
+        // Actions (libgphoto2's `actions` section, a clock) are marked: sent once, never kept.
+        #expect(listed.lines.contains { $0.hasPrefix("  opcode ") && $0.contains(" text, action ") }, "\(listed.stdout)")
+        #expect(listed.lines.contains { $0.hasPrefix("  datetime ") && $0.contains(" date, action ") }, "\(listed.stdout)")
         // Actions (libgphoto2's `actions` section, a clock) are marked: sent once, never kept.
         #expect(listed.lines.contains { $0.hasPrefix("  opcode ") && $0.contains(" text, action ") }, "\(listed.stdout)")
         #expect(listed.lines.contains { $0.hasPrefix("  datetime ") && $0.contains(" date, action ") }, "\(listed.stdout)")

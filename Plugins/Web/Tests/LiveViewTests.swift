@@ -89,4 +89,39 @@ struct LiveViewTests {
         session.signal(SIGTERM)
         #expect(await session.wait(timeout: .seconds(30)).status == 0)
     }
+
+    @Test("a camera without live view: /live.mjpg is refused with the reason, /api/status says liveView false and why, the log says so once; gphoto2 --capture-preview fails too")
+    func noLiveView() async throws {
+        let camera = try await FakeCamera(["--no-live-view"])
+        let cli = try await camera.gphoto2(["--capture-preview"])
+        #expect(cli.status != 0, "the CLI read a frame: \(cli.text)")
+        let folder = TemporaryDirectory("no-live-view")
+        let config = try writeConfig("""
+        version: 1
+        session: live
+        backend: {type: gphoto2, port: "\(camera.portSpec)"}
+        triggers:
+          - type: stdin
+          - {type: web, listen: "127.0.0.1:0"}
+        sinks: [{type: files, directory: \(folder.file("out"))}]
+        coordinator: {captureTimeout: 20s, enterTimeout: 20s}
+        """, in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let port = try #require(await webPort(session), "\(session.stderrSoFar)")
+        session.send("enter\n")
+        await session.waitForOutput("enteredPhotoMode", on: .stdout)
+        for _ in 1...2 {
+            let refused = try await http("GET", "/live.mjpg", port: port)
+            let text = String(decoding: refused.body, as: UTF8.self)
+            #expect(refused.status == 501 && text.contains("live view: PTP/IP Camera has no live view that libgphoto2 can reach"), "\(refused.status) \(text)")
+        }
+        let status = try #require(try await http("GET", "/api/status", port: port).json)
+        #expect(status["liveView"] as? Bool == false && (status["liveViewUnavailable"] as? String)?.contains("has no live view") == true, "\(status)")
+        session.send("capture\n")
+        await session.waitForOutput("photoSuccess", on: .stdout)
+        session.send("exit\n")
+        session.signal(SIGTERM)
+        let outcome = await session.wait(timeout: .seconds(30))
+        #expect(outcome.stderr.components(separatedBy: "live view: PTP/IP Camera has no live view").count == 2, "\(outcome.stderr.suffix(2000))")
+    }
 }

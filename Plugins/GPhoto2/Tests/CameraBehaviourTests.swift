@@ -1,0 +1,139 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+import Testing
+import TestSupport
+
+/// How many lines of `text` contain `what`.
+func count(_ what: String, in text: String) -> Int {
+    text.components(separatedBy: "\n").filter { $0.contains(what) }.count
+}
+
+/// Cameras as they really behave: action settings, a card that fills during a capture, no
+/// live view, settings asked for while the camera is away. Each behaviour of the virtual
+/// camera is first checked with the gphoto2 CLI, so that it is libgphoto2's reading of it
+/// that shutterpipe is tested against.
+@Suite("cameras as they behave: actions, a card that fills, reconnection (real libgphoto2, line by line)", .timeLimit(.minutes(3)))
+struct CameraBehaviourTests {
+    @Test("an action (opcode, a clock) is sent once and never again; a value is applied again on the next enter as it was asked; camera settings marks actions")
+    func actionsAreSentOnce() async throws {
+        let camera = try await FakeCamera()
+        // libgphoto2's own reading: opcode takes a vendor operation and reads back its placeholder.
+        let cli = try await camera.gphoto2(["--set-config", "opcode=0x9998,0x0,0x1"])
+        #expect(cli.status == 0, "\(cli.text)\n\(cli.errors)")
+        #expect(try await camera.gphoto2(["--get-config", "opcode"]).text.contains("Current: 0x1001,0xparam1,0xparam2"))
+        #expect(await camera.waitForLog("vendor operation 0x9998"))
+
+        let folder = TemporaryDirectory("actions")
+        let out = folder.file("out")
+        let config = try writeConfig(tetherConfig(camera, output: out, backend: "  settings: {iso: 200}"), in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        #expect(await shoot(session, "enter", answers: 1).last == "enteredPhotoMode", "\(session.stderrSoFar)")
+        for (line, answer) in [("set opcode=0x9999,0x0,0x1f4", "settingsApplied opcode=0x9999,0x0,0x1f4"), ("set datetime=now", "settingsApplied datetime=now"),
+                               ("set shutterspeed=1/250", "settingsApplied shutterspeed=0.0040s")] {
+            session.send(line + "\n")
+            await session.waitForOutput(answer, on: .stdout)
+        }
+        #expect(await shoot(session, "exit", answers: 2).last == "exitedOrUnableToEnter")
+        #expect(await shoot(session, "enter", answers: 3).last == "enteredPhotoMode", "the action broke the next enter: \(session.stderrSoFar.suffix(2000))")
+        #expect(await shoot(session, answers: 4).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar.suffix(2000))")
+        session.send("exit\n")
+        session.closeInput()
+        let outcome = await session.wait(timeout: .seconds(30))
+        #expect(outcome.status == 0, "\(outcome.stderr.suffix(2000))")
+
+        #expect(count("vendor operation 0x9999", in: camera.logText) == 1, "opcode replayed: \(camera.logText)")
+        #expect(count("property 0x5011 set", in: camera.logText) == 1, "the clock set again with a stale time: \(camera.logText)")
+        #expect(outcome.stderr.contains("opcode sent: 0x9999,0x0,0x1f4 (an action: done once, not kept)"), "\(outcome.stderr)")
+        // The value as asked for, and as the camera words it, on the change and on the reopen.
+        #expect(count("shutterspeed set to 0.0040s (asked: 1/250)", in: outcome.stderr) == 2, "\(outcome.stderr)")
+        #expect(try await CameraSettingsTests.exposures(out).values.first == "iso 200 f/5.6 1/250 s")
+    }
+
+    @Test("a session value the camera no longer takes after a reconnection is dropped with the camera's reason; the camera opens with the config's, and so does the next enter")
+    func refusedOnReopen() async throws {
+        let home = TemporaryDirectory("reopen-home")
+        let first = try await FakeCamera(home: home)
+        let folder = TemporaryDirectory("reopen")
+        let out = folder.file("out")
+        let config = try writeConfig(tetherConfig(first, output: out, backend: "  settings: {iso: 200}"), in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
+        #expect(await shoot(session, "enter", answers: 1).last == "enteredPhotoMode", "\(session.stderrSoFar)")
+        session.send("set iso=3200\n")
+        await session.waitForOutput("settingsApplied iso=3200", on: .stdout)
+        #expect(await shoot(session, answers: 2).last?.hasPrefix("photoSuccess") == true)
+
+        // Unplugged, and back with a firmware that offers less.
+        first.stop()
+        await session.waitForOutput("camera connection lost")
+        let second = try await FakeCamera(["--iso-choices", "100,200,400"], port: first.port, home: home)
+        await session.waitForOutput("back at \(second.portSpec)")
+        let log = session.stderrSoFar
+        #expect(log.contains("iso=3200 could not be applied again on reopening the camera: iso '3200' is not offered by PTP/IP Camera; choices: 100, 200, 400"), "\(log.suffix(3000))")
+        #expect(log.contains("left out from now on (set it again once the camera takes it)"))
+        #expect(await shoot(session, answers: 3).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar.suffix(2000))")
+        #expect(await shoot(session, "exit", answers: 4).last == "exitedOrUnableToEnter")
+        #expect(await shoot(session, "enter", answers: 5).last == "enteredPhotoMode", "\(session.stderrSoFar.suffix(2000))")
+        #expect(await shoot(session, answers: 6).last?.hasPrefix("photoSuccess") == true)
+        session.send("exit\n")
+        session.closeInput()
+        let outcome = await session.wait(timeout: .seconds(30))
+        #expect(count("could not be applied again", in: outcome.stderr) == 1, "dropped, not tried again: \(outcome.stderr.suffix(3000))")
+        let isos = try await CameraSettingsTests.exposures(out).sorted { $0.key < $1.key }.map { $0.value.split(separator: " ").prefix(2).joined(separator: " ") }
+        #expect(isos == ["iso 3200", "iso 200", "iso 200"], "\(isos)")
+    }
+
+    @Test("a card that fills during a capture: photoFailed storageUnavailable at once (StoreFull), as the gphoto2 CLI says; no worker restart, and the earlier shot's delete still runs")
+    func cardFillsDuringCapture() async throws {
+        // libgphoto2's own reading of the camera's StoreFull event.
+        let full = try await FakeCamera(["--card-fills-after", "0"])
+        let cli = try await full.gphoto2(["--capture-image-and-download"])
+        #expect(cli.status != 0 && (cli.text + cli.errors).contains("Camera memorycard ran full during capture"), "\(cli.text)\n\(cli.errors)")
+        full.stop()
+
+        let camera = try await FakeCamera(["--card-fills-after", "1"])
+        let folder = TemporaryDirectory("card-fills")
+        // A capture waited out would be answered after 60 s, past shoot()'s 40 s.
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 30s", with: "captureTimeout: 60s"),
+                                     in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
+        let workers = try await workerPIDs(of: session)
+        let answer = await shoot(session, answers: 2).last ?? ""
+        #expect(answer.hasPrefix("photoFailed storageUnavailable: the camera's card is full: it said so during the capture (PTP StoreFull)"), "\(answer)")
+        #expect(answer.contains("(free space or change the card)"))
+        #expect(try await workerPIDs(of: session) == workers, "the worker was restarted")
+        session.send("exit\n")
+        session.closeInput()
+        let outcome = await session.wait(timeout: .seconds(30))
+        #expect(!outcome.stderr.contains("killed and restarted"), "\(outcome.stderr.suffix(2000))")
+        #expect(try await camera.filesOnCard().isEmpty, "the first shot's delete did not run")
+    }
+
+    @Test("while the camera is away: a set is refused with cameraFailure 'reconnecting' (not notInPhotoMode), the reconnection's cause is logged once, and the camera comes back")
+    func whileReconnecting() async throws {
+        let home = TemporaryDirectory("away-home")
+        let camera = try await FakeCamera(home: home)
+        let folder = TemporaryDirectory("away")
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
+        #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
+        camera.stop()
+        await session.waitForOutput("could not reopen the camera")
+        session.send("set iso=400\n")
+        await session.waitForOutput("settingsRefused", on: .stdout)
+        let refusal = session.stdoutSoFar.split(separator: "\n").first { $0.hasPrefix("settingsRefused") } ?? ""
+        #expect(refusal.hasPrefix("settingsRefused cameraFailure: the camera is reconnecting"), "\(refusal)")
+        let back = try await FakeCamera(port: camera.port, home: home)
+        await session.waitForOutput("back at \(back.portSpec)")
+        let afterReturn = await shoot(session, answers: 2)
+        #expect(afterReturn.last?.hasPrefix("photoSuccess") == true, "\(afterReturn) \(session.stderrSoFar.suffix(2000))")
+        session.send("exit\n")
+        session.closeInput()
+        let outcome = await session.wait(timeout: .seconds(30))
+        #expect(count("could not reopen the camera: ", in: outcome.stderr) == 1, "the same cause logged at every attempt: \(outcome.stderr.suffix(3000))")
+        #expect(outcome.stderr.contains("cannot open PTP/IP Camera at \(camera.portSpec)"), "the cause is named")
+    }
+}
