@@ -49,8 +49,9 @@ final class CameraThread: @unchecked Sendable {  // `jobs` and `stopping` are gu
     ///   - tick: what runs when no request waits and the interval has passed.
     ///   - source: where requests are read from, if they are not only submitted.
     ///   - first: a job that runs before any request is read (loading the drivers).
+    ///   - startNow: false to wire things up first, then ``start()``.
     init(name: String, interval: @escaping () -> Duration, tick: @escaping () -> Void,
-         source: Source? = nil, first: (() -> Void)? = nil) {
+         source: Source? = nil, first: (() -> Void)? = nil, startNow: Bool = true) {
         var ends: [Int32] = [-1, -1]
         precondition(pipe(&ends) == 0, "pipe failed: \(errno)")
         for end in ends {
@@ -62,6 +63,14 @@ final class CameraThread: @unchecked Sendable {  // `jobs` and `stopping` are gu
         self.tick = tick
         self.source = source
         if let first { jobs.append(Job(yieldsToCapture: false, run: first)) }
+        self.name = name
+        if startNow { start() }
+    }
+
+    private let name: String
+
+    /// Starts the thread (when made with `startNow: false`, once what it calls is wired).
+    func start() {
         let thread = Thread { [self] in loop() }
         thread.name = name
         thread.start()
@@ -104,6 +113,12 @@ final class CameraThread: @unchecked Sendable {  // `jobs` and `stopping` are gu
             return picked
         }
         picked.forEach { $0.run() }
+    }
+
+    /// From inside a job or a tick: whether a request waits (read from the source first).
+    func hasWaitingRequests() -> Bool {
+        readWhatArrived()
+        return lock.withLock { !jobs.isEmpty }
     }
 
     /// Runs what is queued, then `last`, and ends the thread; returns when it has ended.

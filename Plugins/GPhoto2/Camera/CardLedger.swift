@@ -31,6 +31,11 @@ struct CardLedger {
         everDownloaded.contains(path)
     }
 
+    /// The downloaded file at `path` still on the card, if any.
+    func file(at path: CardPath) -> GPhotoCamera.AddedFile? {
+        onCard[path]
+    }
+
     func classify(_ added: GPhotoCamera.AddedFile) -> Verdict {
         if let earlier = onCard[added.path], earlier.size == added.size, earlier.modified == added.modified { return .announcedAgain }
         return onCard[added.path] != nil || refusedOnCard[added.path, default: 0] > 0 ? .nameTakenByEarlier : .new

@@ -32,7 +32,7 @@ extension GPhotoCamera {
     /// last. An event that cannot be handled costs only itself, with a log line.
     ///
     /// `meanwhile` runs while the exposure's events are awaited, at most every 30 ms: the
-    /// live-view frames asked for during a long exposure.
+    /// live-view frames and delete requests that come during a long exposure.
     func capture(meanwhile: () -> Void = {}) throws(GPhotoFailure) -> Exposure {
         var exposure = Exposure()
         // What was announced before the order is not this exposure's (a millisecond when

@@ -69,21 +69,28 @@ public enum WorkerServer {
         // The drivers load first, while the backend is still sending its first request.
         let camera = CameraThread(name: "shutterpipe camera", interval: { session.pollInterval }, tick: { session.tick() },
                                   source: CameraThread.Source(descriptor: channel.descriptor, read: read),
-                                  first: { CameraDrivers.shared.preload() })
+                                  first: { CameraDrivers.shared.preload() }, startNow: false)
         session.runQueuedDeletes = { path in
             camera.runQueuedNow { request in
                 if case .delete(let paths) = request { return paths.contains(path) }
                 return false
             }
         }
-        session.runQueuedPreviews = {
+        session.runQueuedDuringExposure = {
             camera.runQueuedNow { request in
-                if case .preview = request { return true }
-                return false
+                switch request {
+                case .preview, .delete: true
+                default: false
+                }
             }
         }
+        session.requestsWaiting = { camera.hasWaitingRequests() }
+        camera.start()
         sourceEnded.wait()
-        camera.finish { session.close() }
+        camera.finish {
+            session.runDeletesBeforeClosing()
+            session.close()
+        }
         return 0
     }
 }

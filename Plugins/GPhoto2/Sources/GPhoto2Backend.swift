@@ -171,8 +171,14 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
         }
         for worker in workers {
             guard let paths = byCamera[worker.name] else { continue }
-            do { _ = try await worker.request(.delete(paths)) } catch {
-                log.warning("\(error)", [("camera", worker.name)])
+            // The worker keeps the delete in a durable list and does it when the camera is
+            // idle. A worker that died before it got the request: its successor gets it.
+            do { _ = try await worker.request(.delete(paths)) } catch is CancellationError {
+                return
+            } catch {
+                do { _ = try await worker.request(.delete(paths)) } catch {
+                    log.warning("\(photo.files.map(\.name).joined(separator: ", ")) stays on the camera card: \(error)", [("camera", worker.name)])
+                }
             }
         }
     }
