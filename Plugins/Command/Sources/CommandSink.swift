@@ -73,7 +73,8 @@ public final class CommandSink: PhotoSink {
         for file in files {
             let outcome = await run("download", ["ARGUMENT": file.location, "SHUTTERPIPE_SHOT": String(context.shotNumber),
                                                  "SHUTTERPIPE_SHOT_ID": context.shot.description,
-                                                 "SHUTTERPIPE_SEQUENCE": file.sequence.map(String.init) ?? ""])
+                                                 "SHUTTERPIPE_SEQUENCE": file.sequence.map(String.init) ?? "",
+                                                 "SHUTTERPIPE_CAMERA_FILE": file.cameraFile ?? ""])
             if let problem = outcome {
                 if options.failPhoto { throw ShutterError(.unexpected, "hook \(options.command[0]) \(problem) for \(file.location)", fix: "see the log for its output") }
                 warnings.append("hook \(options.command[0]) \(problem)")

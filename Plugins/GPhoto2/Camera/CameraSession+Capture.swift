@@ -26,40 +26,38 @@ extension CameraSession {
         var files: [WorkerFile] = []
         var descriptors: [Int32] = []
         do throws(GPhotoFailure) {
+            // A camera that gives every exposure the same name: the stored shot still under
+            // it is deleted before the camera is fired again.
+            if card.reusesNames { clearReusedNamesBeforeFiring() }
             let exposure = try camera.capture(meanwhile: runQueuedDuringExposure)
             for earlier in exposure.earlier { storeButtonShot(earlier, from: camera) }
-            var fresh: [GPhotoCamera.AddedFile] = [], reannounced: Set<CardPath> = []
+            var fresh: [GPhotoCamera.AddedFile] = []
             for added in exposure.files {
-                // The same name, size and second as a file an earlier capture downloaded and
-                // that is still on the card: a late second announcement of that file, or a new
-                // exposure the camera named alike (two same-sized shots within a second, a
-                // burst of uncompressed RAWs). Which one cannot be told, so the earlier
-                // file's delete runs first: then a download finds only the new exposure, or
-                // nothing (it was the earlier file again). Ignored unseen, a new exposure
-                // was lost, and the next shot of that name fetched it (found under load).
-                if card.classify(added) == .announcedAgain { reannounced.insert(added.path) }
-                waitForDeleteOfEarlier(added)
+                if card.wasDownloadedBefore(added.path) || card.file(at: added.path) != nil { card.reusesNames = true }
                 switch card.classify(added) {
-                case .new: fresh.append(added)
-                case .announcedAgain, .nameTakenByEarlier:
-                    // Downloading would fetch the earlier file: keep everything on the card (a
-                    // file that may be the earlier one announced again counts too: it may
-                    // also be a new exposure of that name).
-                    exposure.files.forEach { card.refused($0) }
-                    return (.failed(WorkerFailure(ShutterError(.cameraFailure, CardLedger.reusedNameMessage(added.path),
-                                                               fix: CardLedger.reusedNameFix))), [])
+                case .new:
+                    fresh.append(added)
+                case .nameTakenByEarlier:
+                    // Another object under the name of a stored shot still on the card (its
+                    // size or time differ, so libgphoto2 has the new object's info): the
+                    // earlier one's delete runs first (by name, libgphoto2 takes the oldest).
+                    waitForDeleteOfEarlier(added)
+                    guard card.classify(added) == .new else { return refuse(exposure, CardLedger.reusedNameMessage(added.path)) }
+                    fresh.append(added)
+                case .announcedAgain:
+                    // The same name, size and second as a stored shot still on the card: that
+                    // shot announced again, or a new exposure in the same object (a camera
+                    // that reuses its in-memory object, for which libgphoto2 keeps the old
+                    // info). Deleting by name would delete the new exposure in the second
+                    // case, and fetching could get the old one: both stay on the card. The
+                    // camera now counts as reusing names, so this does not happen again.
+                    return refuse(exposure, CardLedger.announcedAgainMessage(added.path))
                 }
             }
             if fresh.isEmpty { throw GPhotoFailure(code: GP_ERROR, operation: "capture", detail: "the camera announced no new file for this exposure") }
             for added in fresh {
                 if card.wasDownloadedBefore(added.path) { camera.forgetCachedFiles() }
-                let (file, descriptor): (WorkerFile, Int32)
-                do {
-                    (file, descriptor) = try download(added.path, from: camera)
-                } catch where reannounced.contains(added.path) && error.code == GP_ERROR_FILE_NOT_FOUND {
-                    WorkerLog.debug("\(added.path.name) announced again after its file was deleted: ignored")
-                    continue
-                }
+                let (file, descriptor) = try download(added.path, from: camera)
                 card.downloaded(added)
                 files.append(file)
                 descriptors.append(descriptor)
@@ -69,6 +67,28 @@ extension CameraSession {
         } catch {
             descriptors.forEach { _ = Glibc.close($0) }
             return (.failed(WorkerFailure(failed(error, while: "capture"))), [])
+        }
+    }
+
+    /// A shot whose files cannot be told from earlier ones still on the card: every file
+    /// stays there, and the answer says why and what to change.
+    private func refuse(_ exposure: GPhotoCamera.Exposure, _ message: String) -> (WorkerReply, [Int32]) {
+        exposure.files.forEach { card.refused($0) }
+        return (.failed(WorkerFailure(ShutterError(.cameraFailure, message, fix: CardLedger.reusedNameFix))), [])
+    }
+
+    /// Before a camera that reuses names is fired: each stored shot still on its card is
+    /// deleted, its delete waited for (up to ``deleteOfEarlierPatience``) while the shot is
+    /// still being stored. A session that never deletes (`keepOnCamera`) does not wait.
+    private func clearReusedNamesBeforeFiring() {
+        for path in card.onCardPaths {
+            let deadline = ContinuousClock.now + Self.deleteOfEarlierPatience
+            while card.file(at: path) != nil {
+                runQueuedDeletes(path)
+                deleteNow(path)
+                guard card.file(at: path) != nil, deletesRequested, camera != nil, ContinuousClock.now < deadline else { break }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
         }
     }
 
@@ -117,7 +137,10 @@ extension CameraSession {
     func storeButtonShot(_ added: GPhotoCamera.AddedFile, from camera: GPhotoCamera) {
         switch card.classify(added) {
         case .announcedAgain:
-            WorkerLog.debug("\(added.path.name) announced again: ignored")
+            // A shot of this name, size and time is stored and still on the card: this is it
+            // announced again, or a new shot that cannot be told from it. Not fetched (it
+            // could be the stored one's bytes); said, with the fix, never silently dropped.
+            WorkerLog.warning("a shot from the camera's button: \(CardLedger.announcedAgainMessage(added.path)) (fix: \(CardLedger.reusedNameFix))")
         case .nameTakenByEarlier:
             card.refused(added)
             WorkerLog.warning("a shot from the camera's button: \(CardLedger.reusedNameMessage(added.path)) (fix: \(CardLedger.reusedNameFix))")

@@ -19,6 +19,13 @@ struct CardLedger {
     }
 
     private var onCard: [CardPath: GPhotoCamera.AddedFile] = [:]
+    /// Whether the camera gives new exposures the names of earlier ones (`capt0000.jpg`
+    /// every time, as cameras capturing into their memory do): then a stored shot still on
+    /// the card is deleted before the camera is fired again.
+    var reusesNames = false
+
+    /// The downloaded files still on the card.
+    var onCardPaths: [CardPath] { onCard.keys.sorted { $0.description < $1.description } }
     private var everDownloaded: Set<CardPath> = []
     /// Files refused under each name and left on the card: once one is there, every later
     /// file of that name is ambiguous too.
@@ -53,6 +60,9 @@ struct CardLedger {
     }
 
     mutating func downloaded(_ added: GPhotoCamera.AddedFile) {
+        // libgphoto2 and cameras capturing into their memory name each exposure capt0000.jpg,
+        // capt0000.nef: the next one will have the name too.
+        if Self.isInMemoryName(added.path.name) { reusesNames = true }
         onCard[added.path] = added
         everDownloaded.insert(added.path)
     }
@@ -73,6 +83,17 @@ struct CardLedger {
 
     static func reusedNameMessage(_ path: CardPath) -> String {
         "the camera named a new exposure '\(path.name)', like an earlier one still on its card; libgphoto2 reaches files by name and would fetch the earlier one, so both stay on the card"
+    }
+
+    /// `capt0000.jpg`: the name libgphoto2 and cameras give exposures made in memory.
+    static func isInMemoryName(_ name: String) -> Bool {
+        let lowered = name.lowercased()
+        return lowered.hasPrefix("capt") && lowered.dropFirst(4).prefix(4).count == 4
+            && lowered.dropFirst(4).prefix(4).allSatisfy(\.isNumber) && lowered.dropFirst(8).hasPrefix(".")
+    }
+
+    static func announcedAgainMessage(_ path: CardPath) -> String {
+        "the camera announced '\(path.name)' with the same name, size and time as a stored shot still on its card: a new exposure in its place, or the stored one announced again; libgphoto2 cannot tell them apart, so it stays on the card"
     }
 
     static let reusedNameFix = "set the camera's file numbering to continuous, or let shutterpipe delete stored shots from the card (keepOnCamera: false)"

@@ -136,4 +136,68 @@ struct CameraBehaviourTests {
         #expect(count("could not reopen the camera: ", in: outcome.stderr) == 1, "the same cause logged at every attempt: \(outcome.stderr.suffix(3000))")
         #expect(outcome.stderr.contains("cannot open PTP/IP Camera at \(camera.portSpec)"), "the cause is named")
     }
+
+    @Test("a camera that captures into its memory (every exposure capt0000.jpg, in one object, announced at once): every shot stored, line by line and in a burst, each deleted before the next is fetched; the gphoto2 CLI the same")
+    func inMemoryCapture() async throws {
+        let reference = try await FakeCamera(["--ram-capture"])
+        for shot in 1...3 {
+            let run = try await reference.gphoto2(["--capture-image-and-download", "--filename", reference.home.file("cli-\(shot).jpg")])
+            #expect(run.status == 0, "\(run.text)\n\(run.errors)")
+        }
+        #expect((1...3).compactMap { CameraOdditiesTests.shotNumber(in: reference.home.file("cli-\($0).jpg")) } == [1, 2, 3])
+
+        let camera = try await FakeCamera(["--ram-capture"])
+        let folder = TemporaryDirectory("in-memory")
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        for shot in 1...4 {
+            let answer = await shoot(session, answers: shot).last ?? ""
+            #expect(answer.hasPrefix("photoSuccess") && CameraOdditiesTests.paths(answer).compactMap(CameraOdditiesTests.shotNumber) == [shot],
+                    "shot \(shot): \(answer) \(session.stderrSoFar.suffix(2000))")
+        }
+        session.send(String(repeating: "capture\n", count: 4))
+        #expect(await eventually { answerLines(session).count >= 8 }, "\(answerLines(session))")
+        for (index, answer) in answerLines(session).enumerated() {
+            #expect(answer.hasPrefix("photoSuccess") && CameraOdditiesTests.paths(answer).compactMap(CameraOdditiesTests.shotNumber) == [index + 1],
+                    "answer \(index + 1): \(answer)")
+        }
+        session.closeInput()
+        let outcome = await session.wait(timeout: .seconds(30))
+        #expect(outcome.status == 0 && outcome.stderr.contains("(camera: capt0000.jpg)"), "the camera's name in the log: \(outcome.stderr.suffix(2000))")
+        #expect(try await camera.filesOnCard().isEmpty)
+    }
+
+    @Test("keeping shots on a camera that captures into its memory: a button shot in the stored one's place is not dropped silently but refused with a warning and the fix; a triggered one answers photoFailed with it")
+    func sameNameSizeAndTimeKept() async throws {
+        let camera = try await FakeCamera(["--ram-capture"])
+        let folder = TemporaryDirectory("in-memory-kept")
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out"), backend: "  keepOnCamera: true"), in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
+        camera.pressButton()
+        // Whether libgphoto2 still gives the stored one's size and time for the object or
+        // the new one's, the shot is named, with the fix.
+        await session.waitForOutput("a shot from the camera's button: the camera ")
+        let warning = session.stderrSoFar.components(separatedBy: "\n").first { $0.contains("a shot from the camera's button") } ?? ""
+        #expect(warning.contains("'capt0000.jpg'") && warning.contains("(fix: set the camera's file numbering to continuous"), "\(warning)")
+        let refused = await shoot(session, answers: 2).last ?? ""
+        #expect(refused.hasPrefix("photoFailed cameraFailure: the camera ") && refused.contains("'capt0000.jpg'") && refused.contains("on the card"), "\(refused)")
+        session.closeInput()
+        _ = await session.wait(timeout: .seconds(30))
+        #expect(try await camera.filesOnCard() == ["capt0000.jpg"], "the newest exposure stays on the card")
+    }
+
+    @Test("bracketing (three files a capture): every file of every capture is deleted by the end of the session, the last capture's too")
+    func lastDeletesOfASession() async throws {
+        let camera = try await FakeCamera(["--objects-per-capture", "3"])
+        let folder = TemporaryDirectory("last-deletes")
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        for shot in 1...3 { #expect(await shoot(session, answers: shot).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar.suffix(2000))") }
+        session.send("exit\n")
+        session.closeInput()
+        #expect(await session.wait(timeout: .seconds(30)).status == 0)
+        #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == 9)
+        #expect(try await camera.filesOnCard().isEmpty)
+    }
 }

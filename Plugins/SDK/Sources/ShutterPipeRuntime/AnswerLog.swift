@@ -4,7 +4,7 @@ import ShutterPipeSupport
 
 /// One log record per answer, and per shot the camera took by itself: a line for people,
 /// and fields for `--log-format json` (event, trigger, state, ms, shot, captureMs,
-/// storeMs, cause, message, files, warnings).
+/// storeMs, cause, message, files, cameraFiles, warnings).
 struct AnswerLog: Sendable {
     let log: Logger
 
@@ -85,6 +85,13 @@ struct AnswerLog: Sendable {
             let locations = answer.stored.map(\.location).joined(separator: " ")
             fields.append(("files", locations))
             text += ": \(locations)"
+        }
+        // The camera's own names for what was stored (IMG_0099.JPG), once each.
+        var cameraFiles: [String] = []
+        for name in answer.stored.compactMap(\.cameraFile) where !cameraFiles.contains(name) { cameraFiles.append(name) }
+        if !cameraFiles.isEmpty {
+            fields.append(("cameraFiles", cameraFiles.joined(separator: " ")))
+            text += " (camera: \(cameraFiles.joined(separator: " ")))"
         }
         if !answer.warnings.isEmpty {
             fields.append(("warnings", answer.warnings.joined(separator: "; ")))
