@@ -126,9 +126,11 @@ struct CameraBehaviourTests {
         await session.waitForOutput("settingsRefused", on: .stdout)
         let refusal = session.stdoutSoFar.split(separator: "\n").first { $0.hasPrefix("settingsRefused") } ?? ""
         #expect(refusal.hasPrefix("settingsRefused cameraFailure: the camera is reconnecting"), "\(refusal)")
+        let whileAway = await shoot(session, answers: 2).last ?? ""
+        #expect(whileAway.hasPrefix("photoFailed cameraFailure: the camera is not connected; shutterpipe keeps trying to reconnect"), "\(whileAway)")
         let back = try await FakeCamera(port: camera.port, home: home)
         await session.waitForOutput("back at \(back.portSpec)")
-        let afterReturn = await shoot(session, answers: 2)
+        let afterReturn = await shoot(session, answers: 3)
         #expect(afterReturn.last?.hasPrefix("photoSuccess") == true, "\(afterReturn) \(session.stderrSoFar.suffix(2000))")
         session.send("exit\n")
         session.closeInput()

@@ -225,7 +225,7 @@ struct GPhoto2BackendTests {
         let states = outcome.lines.map { String($0.split(separator: " ").first ?? "") }
         #expect(states.first == "enteredPhotoMode")
         #expect(states.dropFirst().first == "photoSuccess", "\(outcome.stdout)\n\(outcome.stderr)")
-        #expect(outcome.lines.contains { $0.hasPrefix("photoFailed cameraFailure:") }, "\(outcome.stdout)")
+        #expect(outcome.lines.contains { $0.hasPrefix("photoFailed cameraFailure: the camera went away during capture") }, "\(outcome.stdout)")
         #expect(states.dropLast().last == "photoSuccess", "recovered: \(outcome.stdout)\n\(outcome.stderr)")  // then the end-of-input exit
         #expect(outcome.stderr.contains("back at \(camera.portSpec)"), "\(outcome.stderr)")
     }
@@ -263,6 +263,17 @@ struct GPhoto2BackendTests {
         let outcome = try await runTethered(camera, tetherConfig(camera, output: folder.file("out")), input: "enter\ncapture\n", in: folder)
         #expect(outcome.lines.first?.hasPrefix("exitedOrUnableToEnter noCamera: cannot open PTP/IP Camera at \(camera.portSpec)") == true, "\(outcome.stdout)")
         #expect(outcome.lines.dropFirst().first?.hasPrefix("photoFailed noCamera:") == true)
+    }
+
+    @Test("no camera of the model asked for: exitedOrUnableToEnter noCamera, saying what was detected and how to connect one")
+    func noCameraFound() async throws {
+        let folder = TemporaryDirectory("tether-none")
+        let camera = try await FakeCamera()
+        let config = tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "  port: \(camera.portSpec)", with: "  model: No Such Camera 9000")
+        let outcome = try await runTethered(camera, config, input: "enter\n", in: folder)
+        let answer = outcome.lines.first ?? ""
+        #expect(answer.hasPrefix("exitedOrUnableToEnter noCamera: no camera found matching model 'No Such Camera 9000' ("), "\(outcome.stdout)")
+        #expect(answer.contains("`shutterpipe cameras` lists what is detected"), "\(answer)")
     }
 
     @Test("shutterpipe cameras lists model, port, serial, battery and card space, and why a camera cannot be opened")
