@@ -119,7 +119,7 @@ enum PTP {
         case ok = 0x2001, generalError = 0x2002, sessionNotOpen = 0x2003, operationNotSupported = 0x2005
         case invalidObjectHandle = 0x2009, devicePropNotSupported = 0x200A, storeFull = 0x200C
         case invalidParameter = 0x201D, invalidDevicePropValue = 0x201C, sessionAlreadyOpen = 0x201E, accessDenied = 0x200F
-        case noThumbnailPresent = 0x2010
+        case noThumbnailPresent = 0x2010, deviceBusy = 0x2019
     }
 
     enum Event: UInt16 {

@@ -72,7 +72,7 @@ extension PTPIPServer {
             lastCapture.withLock { $0 = result }
             switch result {
             case .success: return (.ok, nil, [])
-            case .failure(let code): log("capture refused: store full"); return (code, nil, [])
+            case .failure(let code): log("capture refused: \(code == .deviceBusy ? "device busy" : "store full")"); return (code, nil, [])
             }
         case .getStreamInfo where camera.options.noLiveView, .getStream where camera.options.noLiveView:
             return (.operationNotSupported, nil, [])

@@ -39,6 +39,8 @@ struct CameraOptions: Sendable {
     var ramCapture = false
     /// How long a DeleteObject takes, with a DevicePropChanged event after it (`--delete-delay`).
     var deleteDelay: Duration = .zero
+    /// Captures answered DeviceBusy, as a body still writing its last shot (`--busy-captures`).
+    var busyCaptures: Set<Int> = []
     var model = "Virtual Camera"
     var serial = "SP-0001"
     var battery = 87
@@ -90,6 +92,8 @@ final class VirtualCamera: Sendable {
         var sourceIndex = 0
         var properties: [UInt16: DeviceProperty] = [:]
         var sessionOpen = false
+        /// InitiateCapture requests so far, taken or not.
+        var captureRequests = 0
         /// The camera's clock, as DateTime (0x5011) holds it: `YYYYMMDDThhmmss`.
         var dateTime = "20260101T000000"
         var dropped = false
@@ -142,6 +146,8 @@ final class VirtualCamera: Sendable {
     /// and exposes afterwards (and libgphoto2 waits for the answer 2.5 s at most).
     func capture() -> Result<Void, PTP.Response> {
         state.withLock { state in
+            state.captureRequests += 1
+            if options.busyCaptures.contains(state.captureRequests) { return .failure(.deviceBusy) }
             if let limit = options.storeFullAfter, state.captures >= limit { return .failure(.storeFull) }
             state.captures += 1
             return .success(())

@@ -38,6 +38,8 @@ Options:
   --no-live-view        a camera without live view (no PTP 1.1 stream operations)
   --ram-capture         capture into the camera's memory as Nikon bodies do: every exposure
                         is object 0xFFFF0001 named capt0000.jpg, replacing the one before
+  --busy-captures LIST  answer these InitiateCapture requests (1,3: the first and third)
+                        with DeviceBusy, as a body still writing its last shot
   --delete-delay DUR    each DeleteObject takes DUR, then a DevicePropChanged event (e.g. 300ms)
   --lose-events-of N    never send the events of capture N (libgphoto2 then waits for good)
   --short-transfers N   the first N object downloads send half the object, while its
@@ -100,6 +102,10 @@ while !arguments.isEmpty {
     case "--card-fills-after": options.cardFillsAfter = number(argument)
     case "--no-live-view": options.noLiveView = true
     case "--ram-capture": options.ramCapture = true
+    case "--busy-captures":
+        let numbers = value(argument).split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !numbers.isEmpty else { fail("--busy-captures needs a list such as 1,3") }
+        options.busyCaptures = Set(numbers)
     case "--delete-delay":
         guard let delay = PluginOptions.parseDuration(value(argument)) else { fail("--delete-delay needs a duration such as 300ms") }
         options.deleteDelay = delay

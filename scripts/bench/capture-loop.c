@@ -3,9 +3,12 @@
  * Per shot: gp_camera_capture, gp_camera_file_get into memory, a durable write (temporary
  * file, fsync, rename, fsync of the folder), then the shot is deleted from the card.
  *
- *   capture-loop PORT SHOTS OUTDIR      prints the milliseconds per shot, wall time over all
+ *   capture-loop PORT SHOTS OUTDIR           prints the milliseconds per shot, wall time over
+ *                                            all, opening the camera included
+ *   capture-loop PORT SHOTS OUTDIR --burst   the same from the first capture on: a burst
  *
- * scripts/bench-rig compiles and runs it beside shutterpipe against the same virtual camera.
+ * scripts/bench-rig and scripts/bench-gphoto2 compile and run it beside shutterpipe against
+ * the same virtual camera.
  */
 #include <fcntl.h>
 #include <gphoto2/gphoto2.h>
@@ -24,7 +27,8 @@ static double now_ms(void) {
 #define CHECK(call) do { int r = (call); if (r < GP_OK) { fprintf(stderr, "%s: %s\n", #call, gp_result_as_string(r)); return 1; } } while (0)
 
 int main(int argc, char **argv) {
-    if (argc != 4) { fprintf(stderr, "usage: capture-loop PORT SHOTS OUTDIR\n"); return 2; }
+    if (argc != 4 && !(argc == 5 && strcmp(argv[4], "--burst") == 0)) { fprintf(stderr, "usage: capture-loop PORT SHOTS OUTDIR [--burst]\n"); return 2; }
+    int burst = argc == 5;
     const char *port = argv[1], *out = argv[3];
     int shots = atoi(argv[2]);
     GPContext *context = gp_context_new();
@@ -44,6 +48,7 @@ int main(int argc, char **argv) {
     CHECK(gp_camera_set_port_info(camera, info));
     double start = now_ms();
     CHECK(gp_camera_init(camera, context));
+    if (burst) start = now_ms();
     int folder = open(out, O_RDONLY | O_DIRECTORY);
     for (int shot = 0; shot < shots; shot++) {
         CameraFilePath path;
