@@ -202,4 +202,20 @@ struct CameraBehaviourTests {
         #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == 9)
         #expect(try await camera.filesOnCard().isEmpty)
     }
+
+    @Test("a camera busy writing its last shot refuses a capture (DeviceBusy): photoFailed cameraFailure at once, saying so, and the next shot works")
+    func busyCamera() async throws {
+        // (The gphoto2 CLI waits on such a camera until it is killed: no reference here.)
+        let camera = try await FakeCamera(["--busy-captures", "2"])
+        let folder = TemporaryDirectory("busy")
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 30s", with: "captureTimeout: 60s"),
+                                     in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
+        let busy = await shoot(session, answers: 2).last ?? ""
+        #expect(busy.hasPrefix("photoFailed cameraFailure: the camera is busy and refused capture") && busy.contains("then shoot again"), "\(busy)")
+        #expect(await shoot(session, answers: 3).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar.suffix(2000))")
+        session.closeInput()
+        #expect(!(await session.wait(timeout: .seconds(30))).stderr.contains("killed and restarted"))
+    }
 }
