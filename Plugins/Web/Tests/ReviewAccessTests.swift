@@ -71,8 +71,9 @@ extension ReviewSuites {
             // The viewer's page: once its event stream is open (the session logs it), a shot from stdin reaches it.
             let capture = "fetch('/api/capture', { method: 'POST', headers }).then((r) => r.status)"
             let controls = "JSON.stringify({ role: document.body.dataset.role, shutter: Boolean(document.getElementById('shutter')), share: Boolean(document.getElementById('share')) })"
+            // (The shot may land before the page's first look: at least one shot, not exactly one.)
             async let page = browse(port, "/#token=\(viewerToken)", [
-                ready(1), "eval:\(controls)", "eval:\(capture)",
+                "wait:document.body.dataset.ready == 'yes' && app.total >= 1", "eval:\(controls)", "eval:\(capture)",
                 "wait:app.total == 2 && window.paints.some((p) => p.shot.endsWith('#2'))",
             ], session: session)
             // Its log line is the gate. (The browser may wait for another test's to finish: one runs at a time.)
