@@ -14,6 +14,24 @@ func liveFrames(_ pieces: [TimedPiece]) -> [(number: Int, at: ContinuousClock.In
     }
 }
 
+/// A session on the gphoto2 backend with `camera`, a stdin and a web trigger; returns it
+/// and the web port, once it listens.
+func liveSession(_ camera: FakeCamera, in folder: TemporaryDirectory) async throws -> (RunningProcess, UInt16) {
+    let config = try writeConfig("""
+    version: 1
+    session: live
+    backend: {type: gphoto2, port: "\(camera.portSpec)"}
+    triggers:
+      - type: stdin
+      - {type: web, listen: "127.0.0.1:0"}
+    sinks: [{type: files, directory: \(folder.file("out"))}]
+    coordinator: {captureTimeout: 20s, enterTimeout: 20s}
+    """, in: folder)
+    let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+    guard let port = await webPort(session) else { throw TestSupportError("the web trigger did not start: \(session.stderrSoFar)") }
+    return (session, port)
+}
+
 @Suite("web trigger: live view (real libgphoto2, the virtual camera's PTP 1.1 stream)", .timeLimit(.minutes(2)))
 struct LiveViewTests {
     @Test("gphoto2 --capture-preview reads a frame from the virtual camera: real libgphoto2 accepts its stream")
@@ -32,24 +50,7 @@ struct LiveViewTests {
         // The exposure is held at the camera's gate until frames have flowed during it.
         let gate = try FileGate(in: folder)
         let camera = try await FakeCamera(["--gate", gate.path])
-        let config = try writeConfig("""
-        version: 1
-        session: live
-        backend: {type: gphoto2, port: "\(camera.portSpec)"}
-        triggers:
-          - type: stdin
-          - {type: web, listen: "127.0.0.1:0"}
-        sinks: [{type: files, directory: \(folder.file("out"))}]
-        coordinator: {captureTimeout: 20s, enterTimeout: 20s}
-        """, in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
-        let portOf: @Sendable () -> UInt16? = {
-            let log = session.stderrSoFar
-            guard let range = log.range(of: "web page at http://127.0.0.1:") else { return nil }
-            return UInt16(log[range.upperBound...].prefix { $0.isNumber })
-        }
-        #expect(await eventually { portOf() != nil })
-        let port = try #require(portOf())
+        let (session, port) = try await liveSession(camera, in: folder)
         session.send("enter\n")
         #expect(await eventually { session.stdoutSoFar.contains("enteredPhotoMode") }, "\(session.stderrSoFar)")
 
@@ -96,18 +97,7 @@ struct LiveViewTests {
         let cli = try await camera.gphoto2(["--capture-preview"])
         #expect(cli.status != 0, "the CLI read a frame: \(cli.text)")
         let folder = TemporaryDirectory("no-live-view")
-        let config = try writeConfig("""
-        version: 1
-        session: live
-        backend: {type: gphoto2, port: "\(camera.portSpec)"}
-        triggers:
-          - type: stdin
-          - {type: web, listen: "127.0.0.1:0"}
-        sinks: [{type: files, directory: \(folder.file("out"))}]
-        coordinator: {captureTimeout: 20s, enterTimeout: 20s}
-        """, in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
-        let port = try #require(await webPort(session), "\(session.stderrSoFar)")
+        let (session, port) = try await liveSession(camera, in: folder)
         session.send("enter\n")
         await session.waitForOutput("enteredPhotoMode", on: .stdout)
         for _ in 1...2 {
