@@ -67,7 +67,8 @@ struct CameraCommand: ParsableCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            let report = Report(model: identity.model, port: identity.port, serial: identity.serial, settings: settings)
+            let report = Report(model: identity.model, port: identity.port, serial: identity.serial, settings: settings,
+                                actions: settings.filter(SettingRoles.isAction).map(\.key))
             do {
                 context.output.printLine(String(decoding: try encoder.encode(report), as: UTF8.self))
             } catch {
@@ -87,6 +88,8 @@ struct CameraCommand: ParsableCommand {
         var port: String
         var serial: String?
         var settings: [CameraSetting]
+        /// The settings that are actions: sent once, never kept (``SettingRoles``).
+        var actions: [String]
     }
 
     /// A section heading where the section changes, then a row per setting: key, label,

@@ -73,9 +73,11 @@ struct CameraSettingsTests {
         // The same values and choices as the gphoto2 CLI reads through libgphoto2.
         let json = try await shutterpipe(["camera", "settings", "--port", camera.portSpec, "--json", "shutterspeed", "aperture"], in: folder.path,
                                          environment: environment)
-        struct Report: Decodable { var model: String; var settings: [CameraSetting] }
+        struct Report: Decodable { var model: String; var settings: [CameraSetting]; var actions: [String] }
         let report = try JSONDecoder().decode(Report.self, from: Data(json.stdout.utf8))
-        #expect(report.settings.map(\.key) == ["shutterspeed", "f-number"])
+        #expect(report.settings.map(\.key) == ["shutterspeed", "f-number"] && report.actions.isEmpty)
+        let actions = try await shutterpipe(["camera", "settings", "--port", camera.portSpec, "--json", "opcode", "iso"], in: folder.path, environment: environment)
+        #expect(try JSONDecoder().decode(Report.self, from: Data(actions.stdout.utf8)).actions == ["opcode"], "\(actions.stdout)")
         let reference = try await camera.gphoto2(["--get-config", "shutterspeed"]).text
         let speed = try #require(report.settings.first)
         #expect(reference.contains("Current: \(speed.value)"))
