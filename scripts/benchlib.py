@@ -12,6 +12,21 @@ def build(*products):
         sh(["swift", "build", "-c", "release", "--product", product], cwd=ROOT, stdout=subprocess.DEVNULL)
     return [os.path.join(ROOT, ".build", "release", p) for p in products]
 
+def build_revision(revision, work, name, products):
+    """`products` at `revision`, built once (release) in a worktree of its own under `work`,
+    kept between runs; returns their paths and the short commit."""
+    import sys
+    commit = subprocess.run(["git", "rev-parse", revision], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    tree = os.path.join(work, "%s-%s" % (name, commit[:10]))
+    binaries = [os.path.join(tree, ".build", "release", product) for product in products]
+    if not all(os.path.exists(binary) for binary in binaries):
+        if not os.path.exists(tree):
+            sh(["git", "worktree", "add", "--detach", tree, commit], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        print("building %s at %s (once; several minutes)" % (", ".join(products), commit[:10]), file=sys.stderr)
+        for product in products:
+            sh(["swift", "build", "-c", "release", "--product", product], cwd=tree, stdout=subprocess.DEVNULL)
+    return binaries, commit[:10]
+
 def fresh(path):
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path)
