@@ -14,9 +14,10 @@ import ShutterPipeKit
 extension CameraSession {
     /// How long after the last capture the camera counts as idle.
     static let deleteGrace: Duration = .seconds(1)
-    /// How long closing the camera may spend on the deletes still to do; the rest wait
-    /// for the next time the camera is open.
-    static let deletesOnClose: Duration = .seconds(10)
+    /// How long closing the camera may spend on the deletes still to do (well within the
+    /// coordinator's default `exitTimeout`, 15 s); the rest wait for the next time the
+    /// camera is open.
+    static let deletesOnClose: Duration = .seconds(5)
 
     /// A delete request: kept in the list, done when the camera is idle.
     func queueDeletes(_ paths: [CardPath]) -> WorkerReply {

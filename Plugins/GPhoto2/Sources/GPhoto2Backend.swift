@@ -187,7 +187,13 @@ public final class GPhoto2Backend: CaptureBackend, LiveViewSource {
     public func stop() async {
         state.withLock { $0.inPhotoMode = false; $0.context = nil; $0.statuses = nil }
         openings.forget()
-        for worker in workers { _ = try? await worker.request(.close) }
+        // Every worker closes at once (each first does the card deletes still to do, for a
+        // few seconds at most): a rig's exit takes one camera's time, not the sum.
+        let closing = workers.map { worker in (worker, worker.send(.close)) }
+        for (worker, id) in closing {
+            guard let (_, descriptors, _) = try? await worker.reply(to: id) else { continue }
+            descriptors.forEach { _ = close($0) }
+        }
     }
 
     /// Battery and free card space per camera, read between shots (cached for a few
