@@ -58,7 +58,7 @@ extension CameraSession {
             for added in fresh {
                 if card.wasDownloadedBefore(added.path) { camera.forgetCachedFiles() }
                 let (file, descriptor) = try download(added.path, from: camera)
-                card.downloaded(added)
+                card.downloaded(Self.described(added, downloaded: file, on: camera))
                 files.append(file)
                 descriptors.append(descriptor)
             }
@@ -68,6 +68,17 @@ extension CameraSession {
             descriptors.forEach { _ = Glibc.close($0) }
             return (.failed(WorkerFailure(failed(error, while: "capture"))), [])
         }
+    }
+
+    /// A downloaded file as the ledger keeps it: the size and time the camera announced,
+    /// or, where its event said nothing (libgphoto2 could not give the info then), the
+    /// size downloaded and the time read now. A delete done by a later worker checks them.
+    static func described(_ added: GPhotoCamera.AddedFile, downloaded file: WorkerFile, on camera: GPhotoCamera) -> GPhotoCamera.AddedFile {
+        guard added.size == nil || added.modified == nil else { return added }
+        var described = added
+        described.size = added.size ?? file.size
+        described.modified = added.modified ?? camera.info(added.path)?.modified
+        return described
     }
 
     /// A shot whose files cannot be told from earlier ones still on the card: every file
@@ -148,7 +159,7 @@ extension CameraSession {
             do throws(GPhotoFailure) {
                 if card.wasDownloadedBefore(added.path) { camera.forgetCachedFiles() }
                 let (file, descriptor) = try download(added.path, from: camera)
-                card.downloaded(added)
+                card.downloaded(Self.described(added, downloaded: file, on: camera))
                 send(.event(.cameraShot([file])), [descriptor])
                 Glibc.close(descriptor)
             } catch {

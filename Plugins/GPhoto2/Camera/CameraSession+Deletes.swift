@@ -69,8 +69,10 @@ extension CameraSession {
         let known = card.file(at: entry.path).map { $0.size == entry.size && $0.modified == entry.modified } ?? false
         if !known {
             guard let info = camera.info(entry.path) else { return finished(entry) }  // gone already
-            guard info.size == entry.size, info.modified == entry.modified else {
-                WorkerLog.warning("\(entry.path.name) on the card is not the stored shot of that name (its size or time differ): not deleted")
+            // A time the stored file lacked is not held against it; its size always is.
+            guard entry.size != nil, info.size == entry.size, entry.modified == nil || info.modified == entry.modified else {
+                WorkerLog.warning("\(entry.path.name) on the card is not the stored shot of that name (\(info.size.map(String.init) ?? "?") bytes, "
+                    + "time \(info.modified.map(String.init) ?? "?"); stored: \(entry.size.map(String.init) ?? "?") bytes, time \(entry.modified.map(String.init) ?? "?")): not deleted")
                 return finished(entry)
             }
         }
