@@ -97,7 +97,7 @@ extension CameraSession {
             while card.file(at: path) != nil {
                 runQueuedDeletes(path)
                 deleteNow(path)
-                guard card.file(at: path) != nil, deletesRequested, camera != nil, ContinuousClock.now < deadline else { break }
+                guard card.file(at: path) != nil, deletesExpected, camera != nil, ContinuousClock.now < deadline else { break }
                 Thread.sleep(forTimeInterval: 0.02)
             }
         }
@@ -115,7 +115,8 @@ extension CameraSession {
         while held(card.classify(added)), card.heldOnlyByDownloaded(added.path) {
             runQueuedDeletes(added.path)
             deleteNow(added.path)
-            guard held(card.classify(added)), ContinuousClock.now < deadline else { return }
+            // A session that never deletes (keepOnCamera) is not waited for.
+            guard held(card.classify(added)), deletesExpected, ContinuousClock.now < deadline else { return }
             Thread.sleep(forTimeInterval: 0.02)
         }
     }
@@ -153,18 +154,29 @@ extension CameraSession {
             // could be the stored one's bytes); said, with the fix, never silently dropped.
             WorkerLog.warning("a shot from the camera's button: \(CardLedger.announcedAgainMessage(added.path)) (fix: \(CardLedger.reusedNameFix))")
         case .nameTakenByEarlier:
-            card.refused(added)
-            WorkerLog.warning("a shot from the camera's button: \(CardLedger.reusedNameMessage(added.path)) (fix: \(CardLedger.reusedNameFix))")
-        case .new:
-            do throws(GPhotoFailure) {
-                if card.wasDownloadedBefore(added.path) { camera.forgetCachedFiles() }
-                let (file, descriptor) = try download(added.path, from: camera)
-                card.downloaded(Self.described(added, downloaded: file, on: camera))
-                send(.event(.cameraShot([file])), [descriptor])
-                Glibc.close(descriptor)
-            } catch {
-                WorkerLog.warning("a shot from the camera's button could not be downloaded and stays on the card: \(error)")
+            // Another object under a stored shot's name: that one's delete first, as for a
+            // capture; while it stays on the card, so does this one.
+            card.reusesNames = true
+            waitForDeleteOfEarlier(added)
+            guard card.classify(added) == .new else {
+                card.refused(added)
+                return WorkerLog.warning("a shot from the camera's button: \(CardLedger.reusedNameMessage(added.path)) (fix: \(CardLedger.reusedNameFix))")
             }
+            downloadButtonShot(added, from: camera)
+        case .new:
+            downloadButtonShot(added, from: camera)
+        }
+    }
+
+    private func downloadButtonShot(_ added: GPhotoCamera.AddedFile, from camera: GPhotoCamera) {
+        do throws(GPhotoFailure) {
+            if card.wasDownloadedBefore(added.path) { camera.forgetCachedFiles() }
+            let (file, descriptor) = try download(added.path, from: camera)
+            card.downloaded(Self.described(added, downloaded: file, on: camera))
+            send(.event(.cameraShot([file])), [descriptor])
+            Glibc.close(descriptor)
+        } catch {
+            WorkerLog.warning("a shot from the camera's button could not be downloaded and stays on the card: \(error)")
         }
     }
 

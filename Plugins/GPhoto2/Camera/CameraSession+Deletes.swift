@@ -21,7 +21,6 @@ extension CameraSession {
 
     /// A delete request: kept in the list, done when the camera is idle.
     func queueDeletes(_ paths: [CardPath]) -> WorkerReply {
-        deletesRequested = true
         pendingDeletes.add(paths.map { path in
             let file = card.file(at: path)
             return PendingDeletes.Entry(serial: identity?.serial, path: path, size: file?.size, modified: file?.modified)

@@ -25,8 +25,9 @@ final class CameraSession: @unchecked Sendable {
     /// The card deletes asked for and not done yet, kept in the worker's folder (its HOME,
     /// the camera's own): done when the camera is idle (``runDueDeletes()``).
     let pendingDeletes = PendingDeletes(folder: ProcessInfo.processInfo.environment["HOME"])
-    /// Whether a delete was ever asked for (a session with `keepOnCamera` never asks).
-    var deletesRequested = false
+    /// Whether stored shots are deleted from the card (not with `keepOnCamera`): only then
+    /// is a delete worth waiting for.
+    var deletesExpected: Bool { !(selection?.keepsShotsOnCard ?? false) }
     /// When the last capture ended: deletes and status reads wait for a pause.
     var lastCaptureEnded: ContinuousClock.Instant?
     /// The last status read, answered again during a burst.

@@ -39,7 +39,12 @@ extension GPhoto2Backend {
 
         /// The cameras to drive: the `cameras:` list, or one camera from the single keys.
         public var selections: [CameraSelection] {
-            cameras.isEmpty ? [CameraSelection(name: "camera", model: model, port: port, serial: serial, settings: settings)] : cameras
+            let chosen = cameras.isEmpty ? [CameraSelection(name: "camera", model: model, port: port, serial: serial, settings: settings)] : cameras
+            return chosen.map { selection in
+                var selection = selection
+                selection.keepsShotsOnCard = keepOnCamera
+                return selection
+            }
         }
     }
 }

@@ -70,6 +70,8 @@ public struct CameraSelection: Codable, Sendable, Equatable {
     /// The values changed during the session, as asked for, applied after ``settings``
     /// each on its own (one the camera refuses now is reported and dropped).
     public var replay: [SettingChange] = []
+    /// `keepOnCamera`: no stored shot is deleted, so the worker never waits for a delete.
+    public var keepsShotsOnCard = false
 
     public init(name: String, model: String? = nil, port: String? = nil, serial: String? = nil, settings: [String: String] = [:]) {
         self.name = name

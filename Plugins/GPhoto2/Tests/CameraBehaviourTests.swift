@@ -218,4 +218,22 @@ struct CameraBehaviourTests {
         session.closeInput()
         #expect(!(await session.wait(timeout: .seconds(30))).stderr.contains("killed and restarted"))
     }
+
+    @Test("a camera that reuses one name: a shot from its button under the stored shot's name is stored once that one is deleted, and so is the next capture")
+    func buttonShotUnderAReusedName() async throws {
+        let camera = try await FakeCamera(["--reuse-names"])
+        let folder = TemporaryDirectory("reused-button")
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
+        camera.pressButton()
+        await session.waitForOutput("camera shot #2 → photoSuccess")
+        let next = await shoot(session, answers: 2).last ?? ""
+        #expect(next.hasPrefix("photoSuccess") && CameraOdditiesTests.paths(next).compactMap(CameraOdditiesTests.shotNumber) == [3], "\(next)")
+        session.closeInput()
+        _ = await session.wait(timeout: .seconds(30))
+        let shots = CameraOdditiesTests.photos(folder).compactMap { CameraOdditiesTests.shotNumber(in: folder.file("out/\($0)")) }.sorted()
+        #expect(shots == [1, 2, 3], "\(shots)")
+        #expect(try await camera.filesOnCard().isEmpty)
+    }
 }
