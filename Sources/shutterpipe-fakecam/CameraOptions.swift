@@ -36,6 +36,8 @@ struct CameraOptions: Sendable {
     var ramCapture = false
     /// How long a DeleteObject takes, with a DevicePropChanged event after it (`--delete-delay`).
     var deleteDelay: Duration = .zero
+    /// Captures that make no file: CaptureComplete alone (`--empty-captures`).
+    var emptyCaptures: Set<Int> = []
     /// Captures answered DeviceBusy, as a body still writing its last shot (`--busy-captures`).
     var busyCaptures: Set<Int> = []
     var model = "Virtual Camera"

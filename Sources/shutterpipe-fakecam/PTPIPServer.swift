@@ -158,6 +158,9 @@ final class PTPIPServer: Sendable {
                         // Taken, then the card ran full: StoreFull and no file, nothing else.
                         log("the card ran full during this capture (--card-fills-after)")
                         sendEvent(.storeFull, transaction: transaction, parameter: PTP.storageID)
+                    } else if camera.lastCaptureIsEmpty() {
+                        log("this capture makes no file (--empty-captures)")
+                        sendEvent(.captureComplete, transaction: transaction, parameter: nil)
                     } else if camera.losesEventsOfLastCapture() {
                         log("losing the events of this capture (--lose-events-of)")
                         _ = camera.expose()

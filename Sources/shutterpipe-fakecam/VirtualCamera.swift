@@ -96,6 +96,11 @@ final class VirtualCamera: Sendable {
         }
     }
 
+    /// Whether the capture just taken makes no file (`--empty-captures`: those numbered).
+    func lastCaptureIsEmpty() -> Bool {
+        state.withLock { options.emptyCaptures.contains($0.captures) }
+    }
+
     /// Whether the capture just taken finds the card full (`--card-fills-after N`: those
     /// after the Nth): it makes no file, and the camera says StoreFull.
     func cardFilledDuringLastCapture() -> Bool {

@@ -38,6 +38,7 @@ Options:
   --no-live-view        a camera without live view (no PTP 1.1 stream operations)
   --ram-capture         capture into the camera's memory as Nikon bodies do: every exposure
                         is object 0xFFFF0001 named capt0000.jpg, replacing the one before
+  --empty-captures LIST these captures (2,4) make no file: CaptureComplete alone
   --busy-captures LIST  answer these InitiateCapture requests (1,3: the first and third)
                         with DeviceBusy, as a body still writing its last shot
   --delete-delay DUR    each DeleteObject takes DUR, then a DevicePropChanged event (e.g. 300ms)
@@ -102,6 +103,10 @@ while !arguments.isEmpty {
     case "--card-fills-after": options.cardFillsAfter = number(argument)
     case "--no-live-view": options.noLiveView = true
     case "--ram-capture": options.ramCapture = true
+    case "--empty-captures":
+        let numbers = value(argument).split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !numbers.isEmpty else { fail("--empty-captures needs a list such as 2,4") }
+        options.emptyCaptures = Set(numbers)
     case "--busy-captures":
         let numbers = value(argument).split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         guard !numbers.isEmpty else { fail("--busy-captures needs a list such as 1,3") }

@@ -54,7 +54,11 @@ extension CameraSession {
                     return refuse(exposure, CardLedger.announcedAgainMessage(added.path))
                 }
             }
-            if fresh.isEmpty { throw GPhotoFailure(code: GP_ERROR, operation: "capture", detail: "the camera announced no new file for this exposure") }
+            if fresh.isEmpty {
+                // CaptureComplete and no file after it (GPhotoCamera.firstFileWait).
+                return (.failed(WorkerFailure(ShutterError(.cameraFailure, "the camera finished the capture without a file: it said CaptureComplete and announced none",
+                                                           fix: "look at the camera: a shot it could not take (focus not found, a full buffer) shows on its screen; then shoot again"))), [])
+            }
             for added in fresh {
                 if card.wasDownloadedBefore(added.path) { camera.forgetCachedFiles() }
                 let (file, descriptor) = try download(added.path, from: camera)
@@ -62,7 +66,6 @@ extension CameraSession {
                 files.append(file)
                 descriptors.append(descriptor)
             }
-            if files.isEmpty { throw GPhotoFailure(code: GP_ERROR, operation: "capture", detail: "the camera announced no new file for this exposure") }
             return (.captured(files, firedAt: fired, tookNanoseconds: WorkerProtocol.monotonicNanoseconds() - fired), descriptors)
         } catch {
             descriptors.forEach { _ = Glibc.close($0) }

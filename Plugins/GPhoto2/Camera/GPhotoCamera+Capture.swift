@@ -20,7 +20,9 @@ extension GPhotoCamera {
 
     /// After CaptureComplete with no file yet, how long the first ObjectAdded is waited for
     /// (some cameras send it after CaptureComplete).
-    static let firstFileWait: Duration = .seconds(3)
+    /// A second: libgphoto2's own capture gives up at once; a file that comes later still
+    /// is not lost (it is stored as a shot from the camera's button).
+    static let firstFileWait: Duration = .seconds(1)
     /// With files but no CaptureComplete, the silence after which the exposure is taken as
     /// done (cameras that never send it).
     static let quietAfterFiles: Duration = .seconds(1)

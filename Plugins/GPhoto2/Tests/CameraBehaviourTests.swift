@@ -236,4 +236,25 @@ struct CameraBehaviourTests {
         #expect(shots == [1, 2, 3], "\(shots)")
         #expect(try await camera.filesOnCard().isEmpty)
     }
+
+    @Test("a capture the camera ends without a file (CaptureComplete alone): photoFailed cameraFailure within a second, saying so, as the gphoto2 CLI fails; the next shot works")
+    func captureWithoutAFile() async throws {
+        let reference = try await FakeCamera(["--empty-captures", "1"])
+        let cli = try await reference.gphoto2(["--capture-image-and-download", "--filename", reference.home.file("cli.jpg")])
+        // (It says so, and exits 0 all the same.)
+        #expect((cli.text + cli.errors).contains("Could not capture image"), "\(cli.text)\n\(cli.errors)")
+        reference.stop()
+
+        let camera = try await FakeCamera(["--empty-captures", "2"])
+        let folder = TemporaryDirectory("empty-capture")
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 30s", with: "captureTimeout: 60s"),
+                                     in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
+        let empty = await shoot(session, answers: 2).last ?? ""
+        #expect(empty.hasPrefix("photoFailed cameraFailure: the camera finished the capture without a file") && empty.contains("then shoot again"), "\(empty)")
+        #expect(await shoot(session, answers: 3).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar.suffix(2000))")
+        session.closeInput()
+        _ = await session.wait(timeout: .seconds(30))
+    }
 }
