@@ -62,7 +62,7 @@ extension CameraSession {
             for added in fresh {
                 if card.wasDownloadedBefore(added.path) { camera.forgetCachedFiles() }
                 let (file, descriptor) = try download(added.path, from: camera)
-                card.downloaded(Self.described(added, downloaded: file, on: camera))
+                card.downloaded(Self.described(added, downloaded: file))
                 files.append(file)
                 descriptors.append(descriptor)
             }
@@ -74,13 +74,12 @@ extension CameraSession {
     }
 
     /// A downloaded file as the ledger keeps it: the size and time the camera announced,
-    /// or, where its event said nothing (libgphoto2 could not give the info then), the
-    /// size downloaded and the time read now. A delete done by a later worker checks them.
-    static func described(_ added: GPhotoCamera.AddedFile, downloaded file: WorkerFile, on camera: GPhotoCamera) -> GPhotoCamera.AddedFile {
-        guard added.size == nil || added.modified == nil else { return added }
+    /// or, where its event gave no size, the size downloaded (a time read after the
+    /// download would be libgphoto2's, not the camera's). A delete done by a later worker
+    /// checks them.
+    static func described(_ added: GPhotoCamera.AddedFile, downloaded file: WorkerFile) -> GPhotoCamera.AddedFile {
         var described = added
         described.size = added.size ?? file.size
-        described.modified = added.modified ?? camera.info(added.path)?.modified
         return described
     }
 
@@ -175,7 +174,7 @@ extension CameraSession {
         do throws(GPhotoFailure) {
             if card.wasDownloadedBefore(added.path) { camera.forgetCachedFiles() }
             let (file, descriptor) = try download(added.path, from: camera)
-            card.downloaded(Self.described(added, downloaded: file, on: camera))
+            card.downloaded(Self.described(added, downloaded: file))
             send(.event(.cameraShot([file])), [descriptor])
             Glibc.close(descriptor)
         } catch {

@@ -19,6 +19,9 @@ extension CameraSession {
     /// camera is open.
     static let deletesOnClose: Duration = .seconds(5)
 
+    /// How far apart, in seconds, a stored shot's time and the one read again may be.
+    static let timeSlack = 2
+
     /// A delete request: kept in the list, done when the camera is idle.
     func queueDeletes(_ paths: [CardPath]) -> WorkerReply {
         pendingDeletes.add(paths.map { path in
@@ -68,8 +71,11 @@ extension CameraSession {
         let known = card.file(at: entry.path).map { $0.size == entry.size && $0.modified == entry.modified } ?? false
         if !known {
             guard let info = camera.info(entry.path) else { return finished(entry) }  // gone already
-            // A time the stored file lacked is not held against it; its size always is.
-            guard entry.size != nil, info.size == entry.size, entry.modified == nil || info.modified == entry.modified else {
+            // The size must be the same; the time within a couple of seconds (libgphoto2
+            // reads the camera's time again in a new session; a time the stored file lacked
+            // is not held against it).
+            let sameTime = entry.modified.map { stored in info.modified.map { abs($0 - stored) <= Self.timeSlack } ?? false } ?? true
+            guard entry.size != nil, info.size == entry.size, sameTime else {
                 WorkerLog.warning("\(entry.path.name) on the card is not the stored shot of that name (\(info.size.map(String.init) ?? "?") bytes, "
                     + "time \(info.modified.map(String.init) ?? "?"); stored: \(entry.size.map(String.init) ?? "?") bytes, time \(entry.modified.map(String.init) ?? "?")): not deleted")
                 return finished(entry)
