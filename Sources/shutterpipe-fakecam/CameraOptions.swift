@@ -31,6 +31,16 @@ struct CameraOptions: Sendable {
     var cardFillsAfter: Int?
     /// No live view: the PTP 1.1 stream operations and properties are not offered.
     var noLiveView = false
+    /// The live-view frames' size (`--live-size WxH`).
+    var liveWidth = 640
+    var liveHeight = 480
+    /// A lens that focuses (`--lens`): FocusDistance (0x5009) moves it, and live frames
+    /// and synthesised photos show a focus chart as sharp as it is focused (``FocusChart``).
+    var lens = false
+    /// Where the chart is sharp, in millimetres (`--sharp-at`), and where the lens starts
+    /// (`--focus-at`).
+    var sharpAt: UInt32 = 1800
+    var focusAt: UInt32 = 800
     /// Capture into the camera's memory, as Nikon bodies do: every exposure is object
     /// 0xFFFF0001 named capt0000.jpg, replacing the one before (`--ram-capture`).
     var ramCapture = false

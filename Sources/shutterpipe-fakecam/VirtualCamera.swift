@@ -50,7 +50,10 @@ final class VirtualCamera: Sendable {
     let options: CameraOptions
     let state = Mutex(State())
     private let sources: [URL]
-    private let liveView = LiveViewFrames()
+    private let liveView: LiveViewFrames
+    /// What the lens sees (`--lens`), and where it is focused.
+    let chart: FocusChart?
+    let lens: LensPosition
 
     init(options: CameraOptions) {
         self.options = options
@@ -60,6 +63,15 @@ final class VirtualCamera: Sendable {
                 .filter { !$0.hasPrefix(".") }.sorted().map { root.appendingPathComponent($0) }
         } else {
             sources = []
+        }
+        let chart = options.lens ? FocusChart(sharpAt: options.sharpAt) : nil
+        self.chart = chart
+        let (width, height) = (options.liveWidth, options.liveHeight)
+        let lens = LensPosition(options.focusAt)
+        self.lens = lens
+        liveView = LiveViewFrames { number, comment in
+            guard let chart else { return SyntheticJPEG.make(width: width, height: height, shot: 1, marker: number, comment: comment) }
+            return chart.jpeg(width: width, height: height, distance: lens.millimetres.load(ordering: .relaxed), marker: number, comment: comment)
         }
         state.withLock { state in
             state.objects[Self.dcim] = CardObject(handle: Self.dcim, parent: 0, name: "DCIM", format: PTP.formatAssociation, data: Payload(), captureDate: Date())
@@ -73,7 +85,10 @@ final class VirtualCamera: Sendable {
                                choices: options.isoChoices),
                 // DateTime, a string (libgphoto2's `datetime`): the value is in State.dateTime.
                 DeviceProperty(code: 0x5011, dataType: PTP.typeString, writable: true, current: 0, choices: nil),
-            ] + (options.noLiveView ? [] : [
+            ] + (options.lens ? [
+                // FocusDistance (libgphoto2's `focusdistance`): where the lens is focused, in mm.
+                DeviceProperty(code: 0x5009, dataType: 4, writable: true, current: options.focusAt, choices: FocusChart.positions),
+            ] : []) + (options.noLiveView ? [] : [
                 // PTP 1.1 streams: SupportedStreams (bit 0: video) and EnabledStreams.
                 DeviceProperty(code: 0x5020, dataType: 6, writable: false, current: 1, choices: nil),
                 DeviceProperty(code: 0x5021, dataType: 6, writable: true, current: 0, choices: [0, 1]),
@@ -151,8 +166,9 @@ final class VirtualCamera: Sendable {
         if sources.isEmpty {
             // The exposure's settings as they were at the shot, as a camera records them in
             // its EXIF: tests see which values a capture was taken with.
-            let jpeg = SyntheticJPEG.make(width: options.width, height: options.height, shot: number, detail: options.detail,
-                                          comment: "shutterpipe-fakecam shot \(number) \(Self.exposure(state)) \(Date().timeIntervalSince1970)")
+            let comment = "shutterpipe-fakecam shot \(number) \(Self.exposure(state)) \(Date().timeIntervalSince1970)"
+            let jpeg = chart.map { $0.jpeg(width: options.width, height: options.height, distance: lens.millimetres.load(ordering: .relaxed), comment: comment) }
+                ?? SyntheticJPEG.make(width: options.width, height: options.height, shot: number, detail: options.detail, comment: comment)
             if rawPlusJPEG {
                 var raw = Data("SPRAW1\0".utf8)
                 raw.append(Data("virtual raw of shot \(number)\n".utf8))
@@ -338,6 +354,7 @@ final class VirtualCamera: Sendable {
             guard let raw, property.choices?.contains(raw) ?? true else { return .invalidDevicePropValue }
             property.current = raw
             state.properties[code] = property
+            if code == 0x5009 { lens.millimetres.store(raw, ordering: .relaxed) }
             return .ok
         }
     }

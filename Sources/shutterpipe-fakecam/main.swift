@@ -36,6 +36,11 @@ Options:
   --card-fills-after N  captures after the Nth are taken, then the card runs full: a
                         StoreFull event and no file
   --no-live-view        a camera without live view (no PTP 1.1 stream operations)
+  --live-size WxH       the live-view frames' size (default 640x480)
+  --lens                a lens that focuses: FocusDistance (libgphoto2's focusdistance, 300 mm
+                        to 3300 mm in 50 mm steps) moves it; live frames and synthesised photos
+                        show a focus chart, sharp at --sharp-at MM (default 1800), blurred more
+                        each step away; the lens starts at --focus-at MM (default 800)
   --ram-capture         capture into the camera's memory as Nikon bodies do: every exposure
                         is object 0xFFFF0001 named capt0000.jpg, replacing the one before
   --empty-captures LIST these captures (2,4) make no file: CaptureComplete alone
@@ -102,6 +107,15 @@ while !arguments.isEmpty {
     case "--store-full-after": options.storeFullAfter = number(argument)
     case "--card-fills-after": options.cardFillsAfter = number(argument)
     case "--no-live-view": options.noLiveView = true
+    case "--live-size":
+        let size = value(argument).split(separator: "x").compactMap { Int($0) }
+        guard size.count == 2, size.allSatisfy({ $0 >= 8 && $0 <= 8192 }) else { fail("--live-size needs WxH, such as 1024x768") }
+        (options.liveWidth, options.liveHeight) = (size[0], size[1])
+    case "--lens": options.lens = true
+    case "--sharp-at", "--focus-at":
+        let millimetres = UInt32(number(argument))
+        guard FocusChart.positions.contains(millimetres) else { fail("\(argument) needs one of the lens's distances: 300 to 3300 in steps of 50") }
+        if argument == "--sharp-at" { options.sharpAt = millimetres } else { options.focusAt = millimetres }
     case "--ram-capture": options.ramCapture = true
     case "--empty-captures":
         let numbers = value(argument).split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }

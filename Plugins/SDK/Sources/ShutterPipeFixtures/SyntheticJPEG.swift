@@ -12,16 +12,30 @@ public enum SyntheticJPEG {
     /// `marker`, if given, draws a white square that moves one block to the right with each
     /// step (a live-view frame that visibly changes).
     public static func make(width: Int = 640, height: Int = 480, shot: Int, detail: Int = 0, marker: Int? = nil, comment: String? = nil) -> Data {
+        let columns = (width + 7) / 8, rows = (height + 7) / 8
+        let hue = Double(shot % 12) / 12.0 * 2 * Double.pi
+        return encode(width: width, height: height, seed: UInt64(shot), detail: detail, comment: comment ?? "shutterpipe synthetic shot \(shot)") { column, row in
+            let x = Double(column) / Double(max(columns - 1, 1)), y = Double(row) / Double(max(rows - 1, 1))
+            var luma = 40 + 170 * (0.6 * x + 0.4 * (1 - y))
+            if let marker, (column - marker % columns + columns) % columns < 4, abs(row - rows / 2) < 4 { luma = 250 }
+            return (luma, 128 + 60 * cos(hue + 3 * y), 128 + 60 * sin(hue + 3 * x))
+        }
+    }
+
+    /// A JPEG of `width`×`height` pixels whose every 8×8 block has one colour: `block`
+    /// gives it (Y, Cb, Cr, each 0–255) for the block at `column`, `row`. `detail` and
+    /// `seed`: the noise of ``make(width:height:shot:detail:marker:comment:)``.
+    public static func encode(width: Int, height: Int, seed: UInt64 = 0, detail: Int = 0, comment: String,
+                              block: (_ column: Int, _ row: Int) -> (Double, Double, Double)) -> Data {
         precondition(width > 0 && height > 0 && width <= 65_535 && height <= 65_535)
         let detail = min(max(detail, 0), 63)
-        var random = SeededRandom(seed: UInt64(shot) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
+        var random = SeededRandom(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ 1)
         var out = Data()
         out.reserveCapacity(1024 + width * height / 16)
         out += [0xFF, 0xD8]  // SOI
         // APP0 JFIF 1.01, 72 dpi
         segment(&out, 0xE0, [0x4A, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x01, 0x00, 0x48, 0x00, 0x48, 0x00, 0x00])
-        let text = comment ?? "shutterpipe synthetic shot \(shot)"
-        segment(&out, 0xFE, Array(text.utf8.prefix(60_000)))
+        segment(&out, 0xFE, Array(comment.utf8.prefix(60_000)))
         // DQT: table 0, all ones (DC-only content needs no quantisation)
         segment(&out, 0xDB, [0x00] + [UInt8](repeating: 1, count: 64))
         // SOF0: 8-bit, three components, no subsampling, all on table 0
@@ -35,16 +49,11 @@ public enum SyntheticJPEG {
         var bits = BitWriter()
         var predictors = [0, 0, 0]
         let columns = (width + 7) / 8, rows = (height + 7) / 8
-        let hue = Double(shot % 12) / 12.0 * 2 * Double.pi
         for row in 0..<rows {
             for column in 0..<columns {
-                let x = Double(column) / Double(max(columns - 1, 1)), y = Double(row) / Double(max(rows - 1, 1))
-                var luma = 40 + 170 * (0.6 * x + 0.4 * (1 - y))
-                if let marker, (column - marker % columns + columns) % columns < 4, abs(row - rows / 2) < 4 { luma = 250 }
-                let cb = 128 + 60 * cos(hue + 3 * y)
-                let cr = 128 + 60 * sin(hue + 3 * x)
+                let (luma, cb, cr) = block(column, row)
                 for (component, sample) in [luma, cb, cr].enumerated() {
-                    let dc = Int(((sample - 128) * 8).rounded())
+                    let dc = Int(((min(max(sample, 0), 255) - 128) * 8).rounded())
                     encodeDC(dc - predictors[component], into: &bits)
                     predictors[component] = dc
                     for _ in 0..<detail {  // symbol 0x05: run 0, size 5; then 5 bits of value
