@@ -21,6 +21,30 @@ public protocol LiveViewSource: Sendable {
     func stopLiveView() async
 }
 
+/// A backend with several cameras, each with a live view of its own (a rig). Viewers ask
+/// each camera by its name in the pipeline. (Added in ABI 7; a plugin built against an
+/// earlier 7 that does not adopt it is unchanged.)
+///
+/// ## Contract
+/// - ``liveViewCameras`` names the cameras, in the pipeline's order; the first is the one
+///   ``LiveViewSource/liveViewFrame()`` gives.
+/// - ``liveViewFrame(camera:)`` follows ``LiveViewSource/liveViewFrame()``'s contract for
+///   that camera alone: one camera's frames never wait for another's capture or frames,
+///   and one camera without live view (``LiveViewUnavailable``) says nothing of the
+///   others. A name not in the list: ``ShutterError`` with
+///   ``FailureCause/invalidConfiguration``.
+/// - ``stopLiveView(camera:)`` comes when nobody watches that camera any more.
+public protocol CameraLiveViewSource: LiveViewSource {
+    /// The cameras' names, in the pipeline's order.
+    var liveViewCameras: [String] { get }
+
+    /// The next frame of `camera`, a JPEG.
+    func liveViewFrame(camera: String) async throws -> Data
+
+    /// Nobody watches `camera` any more.
+    func stopLiveView(camera: String) async
+}
+
 /// The camera cannot give live view at all (it has none, or its driver cannot reach it):
 /// not a passing failure, so nobody should ask again this session. (Added in ABI 7.)
 public struct LiveViewUnavailable: Error, Sendable, Equatable, CustomStringConvertible {
