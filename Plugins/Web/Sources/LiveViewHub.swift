@@ -2,15 +2,25 @@ import Foundation
 import ShutterPipeKit
 import Synchronization
 
-/// Live view for every viewer of `/live.mjpg` from one stream of the camera: while anyone
-/// watches, one loop asks the backend for frames (at most 30 a second) and hands each to
-/// every viewer; a viewer that falls behind gets the newest frame, never a queue.
+/// Live view of one camera for every viewer of its stream (`/live/{camera}.mjpg`) from one
+/// stream of the camera: while anyone watches, one loop asks the backend for frames (at
+/// most 30 a second) and hands each to every viewer; a viewer that falls behind gets the
+/// newest frame, never a queue. When the last viewer leaves, the loop ends and the camera
+/// is told (``LiveViewSource/stopLiveView()``).
 final class LiveViewHub: Sendable {
+    /// One camera's frames, as the backend gives them.
+    struct Source: Sendable {
+        var frame: @Sendable () async throws -> Data
+        var stop: @Sendable () async -> Void
+    }
+
+    /// The camera's name in the pipeline.
+    let camera: String
     static let boundary = "shutterpipe-frame"
     static let fastest: Duration = .milliseconds(33)
 
     private struct State {
-        var source: (any LiveViewSource)?
+        var source: Source?
         var viewers: [ObjectIdentifier: Viewer] = [:]
         var producing = false
         var frames = 0
@@ -21,11 +31,13 @@ final class LiveViewHub: Sendable {
 
     private let state = Mutex(State())
 
-    func attach(_ source: (any LiveViewSource)?) {
+    init(camera: String, source: Source) {
+        self.camera = camera
         state.withLock { $0.source = source }
     }
 
-    var source: (any LiveViewSource)? { state.withLock { $0.source } }
+    /// How many watch now.
+    var viewerCount: Int { state.withLock { $0.viewers.count } }
 
     /// Frames handed out so far.
     var frames: Int { state.withLock { $0.frames } }
@@ -41,13 +53,13 @@ final class LiveViewHub: Sendable {
     /// so that a camera without it is refused with the reason rather than sent an empty
     /// stream. Returns the reason it cannot, or `nil`.
     func unavailableAfterProbe() -> String? {
-        let (source, probe) = state.withLock { state -> ((any LiveViewSource)?, Bool) in
+        let (source, probe) = state.withLock { state -> (Source?, Bool) in
             (state.source, state.unavailable == nil && state.frames == 0 && !state.producing)
         }
         if probe, let source {
             let done = DispatchSemaphore(value: 0)
             Task {
-                do { _ = try await source.liveViewFrame() } catch let error as LiveViewUnavailable { self.record(error) } catch {}
+                do { _ = try await source.frame() } catch let error as LiveViewUnavailable { self.record(error) } catch {}
                 done.signal()
             }
             _ = done.wait(timeout: .now() + Self.probePatience)
@@ -67,7 +79,7 @@ final class LiveViewHub: Sendable {
     /// A new viewer; the loop starts if it was the first.
     func watch() -> Viewer {
         let viewer = Viewer { [weak self] gone in self?.leave(gone) }
-        let (start, source) = state.withLock { state -> (Bool, (any LiveViewSource)?) in
+        let (start, source) = state.withLock { state -> (Bool, Source?) in
             guard !state.closed else { return (false, nil) }
             state.viewers[ObjectIdentifier(viewer)] = viewer
             defer { state.producing = true }
@@ -91,7 +103,7 @@ final class LiveViewHub: Sendable {
         _ = state.withLock { $0.viewers.removeValue(forKey: ObjectIdentifier(viewer)) }
     }
 
-    private func produce(from source: any LiveViewSource) async {
+    private func produce(from source: Source) async {
         while true {
             let viewers = state.withLock { state -> [Viewer] in
                 if state.viewers.isEmpty { state.producing = false }
@@ -100,7 +112,7 @@ final class LiveViewHub: Sendable {
             guard !viewers.isEmpty else { break }
             let started = ContinuousClock.now
             do {
-                let frame = try await source.liveViewFrame()
+                let frame = try await source.frame()
                 state.withLock { $0.frames += 1 }
                 let part = Data("--\(Self.boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(frame.count)\r\n\r\n".utf8) + frame + Data("\r\n".utf8)
                 viewers.forEach { $0.offer(part) }
@@ -114,7 +126,7 @@ final class LiveViewHub: Sendable {
             let spent = ContinuousClock.now - started
             if spent < Self.fastest { try? await Task.sleep(for: Self.fastest - spent) }
         }
-        await source.stopLiveView()
+        await source.stop()
     }
 
     /// One viewer's stream: the newest frame waits, older ones are dropped.

@@ -3,7 +3,7 @@ import Foundation
 /// Who a request comes from, by the token it carries, and what that one may do.
 ///
 /// - The **operator** (the `token`, or anybody on loopback when no token is set) may do
-///   everything: shoot, enter, exit, live view, marks, the share panel.
+///   everything: shoot, enter, exit, live view, camera settings and the lens, marks, the share panel.
 /// - The **viewer** (the `viewerToken`: the client's phone or laptop) sees the session
 ///   live: the shots, their previews, 100 % tiles, histograms. It rates, labels and picks
 ///   only when `viewersMayMark` is set; it never shoots, starts live view or changes settings.
@@ -39,8 +39,10 @@ enum WebRole: String, Sendable {
             return .error(403, "the viewer's token cannot shoot, enter or exit", fix: "the operator's token (the 'token' option) can")
         case ("POST", "/api/marks") where !options.viewersMayMark:
             return .error(403, "the viewer's token may not rate, label or pick in this session", fix: "set 'viewersMayMark: true' on the web trigger to let viewers mark shots")
-        case ("GET", "/live.mjpg"):
+        case ("GET", _) where path == "/live.mjpg" || path.hasPrefix("/live/"):
             return .error(403, "live view is the operator's: it drives the camera", fix: "the operator's token (the 'token' option) can start it")
+        case ("GET", "/api/settings"):
+            return .error(403, "the camera's settings are the operator's", fix: "the operator's token (the 'token' option) can read and change them")
         case ("GET", "/api/share.svg"), ("GET", "/api/share"):
             return .error(403, "the share panel is the operator's", fix: "ask the operator for the viewer link")
         default:

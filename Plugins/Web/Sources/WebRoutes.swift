@@ -25,6 +25,7 @@ struct WebRoutes: Sendable {
         if let refusal = role.refusal(request, trigger.options) { return refusal }
         if request.method == "POST", let crossSite = crossSite(request) { return crossSite }
         if let shots = CatalogueRoutes(trigger: trigger).answer(request) { return shots }
+        if let live = LiveRoutes(trigger: trigger).answer(request) { return live }
         let path = request.path
         switch (request.method, path) {
         case ("GET", "/api/status"):
@@ -50,21 +51,12 @@ struct WebRoutes: Sendable {
             trigger.log.debug("web: the \(role.rawValue) at \(request.client) listens to /events (\(trigger.hub.count) listening)")
             return HTTPResponse(status: 200, contentType: "text/event-stream", headers: [("Cache-Control", "no-store")],
                                 body: .stream(listener))
-        case ("GET", "/live.mjpg"):
-            guard trigger.liveView.source != nil else {
-                return .error(404, "live view: this session's backend has none", fix: "the last shot is at /api/photos/latest/preview.jpg")
-            }
-            if let reason = trigger.liveView.unavailableAfterProbe() {
-                return .error(501, "live view: \(reason)", fix: "frame with the camera's own screen or viewfinder; the last shot is at /api/photos/latest/preview.jpg")
-            }
-            return HTTPResponse(status: 200, contentType: "multipart/x-mixed-replace; boundary=\(LiveViewHub.boundary)",
-                                headers: [("Cache-Control", "no-store")], body: .stream(trigger.liveView.watch()))
         case ("GET", _) where path.hasPrefix("/api/photos/") && path.hasSuffix("/preview.jpg"):
             return preview(String(path.dropFirst("/api/photos/".count).dropLast("/preview.jpg".count)))
         case (_, "/"), (_, "/api/status"), (_, "/api/capture"), (_, "/api/enter"), (_, "/api/exit"), (_, "/api/photos"), (_, "/events"), (_, "/api/share.svg"), (_, "/api/share"):
             return .error(405, "\(request.method) is not allowed on \(path)")
         default:
-            return .error(404, "no such route: \(path)", fix: "see GET /, /api/status, /api/photos, /api/shots, /api/share, /events, /live.mjpg; POST /api/capture, /api/enter, /api/exit, /api/marks")
+            return .error(404, "no such route: \(path)", fix: "see GET /, /api/status, /api/photos, /api/shots, /api/share, /api/settings, /events, /live.mjpg, /live/{camera}.mjpg; POST /api/capture, /api/enter, /api/exit, /api/marks, /api/settings, /api/lens")
         }
     }
 
@@ -79,11 +71,16 @@ struct WebRoutes: Sendable {
 
     private func status() -> [String: Any] {
         let summary = trigger.library.summary
+        let views = trigger.liveViews
         var object: [String: Any] = ["mode": summary.inPhotoMode ? "photo" : "idle", "stored": summary.stored, "failed": summary.failed,
                                      "latest": summary.latest.map(WebJSON.photo) ?? NSNull(), "listeners": trigger.hub.count,
-                                     "liveView": trigger.liveView.source != nil && trigger.liveView.unavailable == nil,
-                                     "liveViewUnavailable": trigger.liveView.unavailable ?? (trigger.liveView.source == nil ? "this session's backend has none" : NSNull()),
-                                     "liveViewFrames": trigger.liveView.frames,
+                                     "liveView": views.hubs.contains { $0.unavailable == nil },
+                                     "liveViewUnavailable": Self.liveViewUnavailable(views),
+                                     "liveViewFrames": views.frames,
+                                     "liveViewCameras": views.hubs.map { hub -> [String: Any] in
+                                         ["name": hub.camera, "liveView": hub.unavailable == nil, "unavailable": hub.unavailable ?? NSNull(),
+                                          "frames": hub.frames, "viewers": hub.viewerCount]
+                                     },
                                      "cameras": trigger.cameraStatus().map { camera -> [String: Any] in
                                          ["name": camera.name ?? NSNull(), "battery": camera.battery ?? NSNull(),
                                           "freeCardBytes": camera.freeCardBytes ?? NSNull(), "connected": camera.connected]
@@ -94,6 +91,13 @@ struct WebRoutes: Sendable {
         }
         if object["freeBytes"] == nil { object["freeBytes"] = NSNull() }
         return object
+    }
+
+    /// Why no camera can give live view, or `NSNull` when one can.
+    private static func liveViewUnavailable(_ views: LiveViews) -> Any {
+        guard views.available else { return "this session's backend has none" }
+        let reasons = views.hubs.compactMap(\.unavailable)
+        return reasons.count == views.hubs.count ? reasons.joined(separator: "; ") : NSNull()
     }
 
     private func preview(_ id: String) -> HTTPResponse {

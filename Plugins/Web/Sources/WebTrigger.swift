@@ -29,13 +29,13 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     let log: Logger
     let library: PhotoLibrary
     let hub = EventHub()
-    let liveView = LiveViewHub()
+    let liveViews = LiveViews()
     private let cameras = Mutex<(@Sendable () async -> [CameraStatus])?>(nil)
     private let sessionCatalogue = Mutex<(any ShotCatalogue)?>(nil)
     let previews: PreviewMaker
     let fullImages: FullImageCache
     private let waiting = Mutex<(next: UInt64, byToken: [UInt64: AnswerWaiter])>((1, [:]))
-    private let channel = Mutex<EventChannel?>(nil)
+    let channel = Mutex<EventChannel?>(nil)
     private let listening = Mutex<UInt16?>(nil)
 
     /// Creates a trigger; nothing listens until ``run(delivering:)``.
@@ -64,7 +64,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
             }
         } onCancel: {
             hub.close()
-            liveView.close()
+            liveViews.close()
         }
         server.stop()
         // Requests still waiting for an answer get none: the session is ending.
@@ -82,7 +82,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     /// The session starts: its live view, its cameras' status and its catalogue are what
     /// the page shows. Previews are kept on disk beside the catalogue.
     public func begin(_ session: SessionView) async {
-        liveView.attach(session.liveView)
+        liveViews.attach(session.liveView, cameraName: "camera")
         cameras.withLock { $0 = session.cameras }
         sessionCatalogue.withLock { $0 = session.catalogue }
         // Every page hears of each shot once it has its catalogue id, and of every change of
@@ -155,6 +155,23 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         let answer = waiter.wait(timeout: timeout)
         if answer == nil { _ = waiting.withLock { $0.byToken.removeValue(forKey: token) } }
         return answer
+    }
+}
+
+extension WebTrigger {
+    /// Sends a settings request to the coordinator (it takes its turn between shots) and
+    /// waits for the answer, on the calling thread (a connection's own), at most `timeout`.
+    func settings(_ request: SettingsRequest, timeout: Duration = .seconds(60)) -> SettingsAnswer? {
+        guard let events = channel.withLock({ $0 }) else { return nil }
+        let answer = Mutex<SettingsAnswer?>(nil)
+        let arrived = DispatchSemaphore(value: 0)
+        events.send(request) { value in
+            answer.withLock { $0 = value }
+            arrived.signal()
+        }
+        let nanoseconds = Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000)
+        guard arrived.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success else { return nil }
+        return answer.withLock { $0 }
     }
 }
 
