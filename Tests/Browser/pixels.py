@@ -21,6 +21,11 @@ reads from the same files.
       {"max", "mean", "pixels"}: the largest and mean difference per value between the
       W×H region of image A at (AX, AY) and that of B at (BX, BY), both in RGB, A turned
       upright by its EXIF orientation.
+  pixels.py magnified FRAME CANVAS X0 Y0 W H ZOOM OX OY
+      {"mean", "max", "smoothMean"}: how far the W×H crop of FRAME at (X0, Y0), each
+      pixel a ZOOM×ZOOM block placed at (OX, OY) of CANVAS, is from CANVAS's pixels; and,
+      to show that the comparison tells them apart, how far a smooth (bilinear) upscale of
+      a half-size preview of the same crop is.
 """
 import hashlib, json, sys
 from PIL import Image, ImageCms, ImageOps
@@ -45,6 +50,18 @@ def main():
         differences = [abs(x - y) for x, y in zip(first, second)]
         print(json.dumps({"max": max(differences), "mean": sum(differences) / len(differences), "pixels": w * h,
                           "sizes": [len(first), len(second)]}))
+    elif command == "magnified":
+        frame, canvas = rgb(sys.argv[2]), rgb(sys.argv[3])
+        x0, y0, w, h, zoom, ox, oy = map(int, sys.argv[4:11])
+        crop = frame.crop((x0, y0, x0 + w, y0 + h))
+        shown = canvas.crop((ox, oy, ox + w * zoom, oy + h * zoom)).tobytes()
+        def distance(image):
+            differences = [abs(x - y) for x, y in zip(image.tobytes(), shown)]
+            return max(differences), sum(differences) / len(differences)
+        largest, mean = distance(crop.resize((w * zoom, h * zoom), Image.Resampling.NEAREST))
+        preview = frame.resize((frame.width // 2, frame.height // 2), Image.Resampling.BILINEAR)
+        smooth = preview.crop((x0 // 2, y0 // 2, x0 // 2 + w // 2, y0 // 2 + h // 2)).resize((w * zoom, h * zoom), Image.Resampling.BILINEAR)
+        print(json.dumps({"max": largest, "mean": mean, "smoothMean": distance(smooth)[1]}))
     elif command == "tagged":
         out, width, height, orientation = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
         image = Image.radial_gradient("L").resize((width, height)).convert("RGB")

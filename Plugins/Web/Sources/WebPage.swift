@@ -2,13 +2,16 @@ import Foundation
 
 /// The review screen at `/`: the session's shots in a grid, one large in the loupe (to
 /// 100 % and beyond, with its histogram, clipping and exposure), two to four side by side
-/// in compare, marked from the keyboard or by touch, and the shutter for the operator. It
+/// in compare, marked from the keyboard or by touch, and for the operator the shutter and
+/// every camera's live view, with framing overlays, focus aids, the lens and settings. It
 /// works on a phone and on a 4K screen, offline (no CDN, no build step), and it updates
 /// itself from `/events`. Opened as `/#token=…` (or `/?token=…`), it passes the token on.
 ///
 /// The page is plain HTML, CSS and JavaScript, in these files: the markup here, the style
 /// (``WebPageStyle``), and the script: the session and its marks (``WebPageScript``), the
-/// grid (``WebPageGrid``), the loupe and compare (``WebPageViewer``).
+/// grid (``WebPageGrid``), the loupe and compare (``WebPageViewer``), live view with its
+/// overlays and focus aids (``WebPageLive``), the camera's settings and lens
+/// (``WebPageCameraControls``).
 enum WebPage {
     /// The page's files, by path; `nil` for another path.
     static func asset(_ path: String) -> HTTPResponse? {
@@ -16,7 +19,7 @@ enum WebPage {
         switch path {
         case "/", "/index.html": (type, text) = ("text/html; charset=utf-8", html)
         case "/page.css": (type, text) = ("text/css; charset=utf-8", WebPageStyle.css)
-        case "/page.js": (type, text) = ("text/javascript; charset=utf-8", WebPageScript.js + WebPageGrid.js + WebPageViewer.js + WebPageScript.start)
+        case "/page.js": (type, text) = ("text/javascript; charset=utf-8", WebPageScript.js + WebPageGrid.js + WebPageViewer.js + WebPageLive.js + WebPageCameraControls.js + WebPageScript.start)
         default: return nil
         }
         return HTTPResponse(status: 200, contentType: type, headers: [("Cache-Control", "no-store")], body: .bytes(Data(text.utf8)))
@@ -44,6 +47,7 @@ enum WebPage {
     <button id="show-grid" title="Grid (G)">Grid</button>
     <button id="show-loupe" title="Loupe (E)">Loupe</button>
     <button id="show-compare" title="Compare (C)">Compare</button>
+    <button id="show-live" title="Live view (L)" data-operator hidden>Live</button>
   </nav>
   <button id="share" title="Share with a client" data-operator>Share</button>
   <button id="help" title="Keyboard shortcuts (?)">?</button>
@@ -67,10 +71,34 @@ enum WebPage {
         <label><input type="checkbox" id="clip-low"> shadows ≤ <input type="number" id="clip-low-at" min="0" max="254" value="5"></label>
       </div>
       <dl id="exposure"></dl>
-      <div class="zoom"><button id="zoom-fit">Fit</button><button id="zoom-100">100 %</button><button id="zoom-200">200 %</button><button id="pin" title="Pin as the reference to compare with the newest (R)">Pin</button><button id="raw" title="100 % from the RAW of a RAW+JPEG shot (W)" hidden>RAW</button></div>
+      <div class="zoom"><button id="zoom-fit">Fit</button><button id="zoom-100">100 %</button><button id="zoom-200">200 %</button><button id="pin" title="Pin as the reference to compare with the newest (R)">Pin</button><button id="raw" title="100 % from the RAW of a RAW+JPEG shot (W)" hidden>RAW</button><button id="ghost" title="Show this shot as a ghost over live view, to line up with it (O)" data-operator hidden>Ghost</button></div>
     </aside>
   </section>
   <section id="compare" aria-label="shots side by side"></section>
+  <section id="live-view" aria-label="live view">
+    <div id="live-wall"></div>
+    <aside id="live-panel">
+      <label>Camera <select id="live-camera"></select></label>
+      <fieldset><legend>Framing</legend>
+        <label>Grid <select id="overlay-grid"><option value="">none</option><option value="thirds">thirds</option><option value="quarters">quarters</option><option value="cross">centre cross</option></select></label>
+        <label>Mask <select id="overlay-mask"><option value="">none</option><option>1:1</option><option>4:5</option><option>16:9</option><option value="custom">custom</option></select>
+          <input id="overlay-mask-custom" placeholder="3:2" size="5" hidden></label>
+        <label>Ghost <input type="range" id="ghost-opacity" min="0" max="100" value="50"></label>
+        <span id="ghost-name">no ghost: choose a shot's Ghost button in the loupe</span>
+      </fieldset>
+      <fieldset><legend>Focus</legend>
+        <label>Magnifier <select id="magnify"><option value="0">off</option><option value="5">5×</option><option value="10">10×</option></select></label>
+        <small>a click on the frame chooses the point</small>
+        <label><input type="checkbox" id="peaking"> Peaking <input type="color" id="peaking-colour" value="#ff3030"></label>
+        <label>threshold <input type="number" id="peaking-threshold" min="4" max="255" value="48"></label>
+      </fieldset>
+      <details id="camera-settings" open data-operator><summary>Camera settings</summary>
+        <label>For <select id="settings-camera"></select></label>
+        <div id="settings-list"></div>
+        <p id="settings-state"></p>
+      </details>
+    </aside>
+  </section>
   <button id="new-shot" hidden>New shot ↑</button>
   <div id="empty">No shot yet</div>
 </main>
@@ -82,7 +110,6 @@ enum WebPage {
 <div id="state"></div>
 <footer data-operator>
   <button id="enter">Enter</button>
-  <button id="live" hidden>Live</button>
   <button id="shutter" aria-label="Take a photo">Shoot</button>
   <button id="exit">Exit</button>
 </footer>
@@ -96,6 +123,7 @@ enum WebPage {
     <tr><td>Z · click</td><td>100 % on the spot · again: fit</td></tr><tr><td>+ −</td><td>zoom in · out; drag to pan, pinch on a phone</td></tr>
     <tr><td>R</td><td>pin this shot as the reference against the newest</td></tr>
     <tr><td>W</td><td>RAW+JPEG: 100 % from the RAW (LibRaw's demosaic) · again: from the JPEG</td></tr>
+    <tr><td>L</td><td>live view · O: this shot as its ghost</td></tr>
     <tr><td>H · S</td><td>highlight · shadow clipping</td></tr><tr><td>?</td><td>this list</td></tr>
   </table>
   <form method="dialog"><button>Close</button></form>

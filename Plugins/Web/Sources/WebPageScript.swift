@@ -101,7 +101,6 @@ function noteChoices(shot) {
 function onPhoto(photo) {
   if (photo.state === "photoSuccess") app.stored += 1; else app.failed += 1;
   $("stored").textContent = app.stored; $("failed").textContent = app.failed;
-  if (live.on && photo.state === "photoSuccess") live.toggle();
   if (filtered() && app.catalogue) return;  // the catalogue's "shot" event tells whether it belongs
   insertOnTop(fromPhoto(photo), true);
 }
@@ -206,6 +205,8 @@ function onKey(event) {
   else if (k === "w") loupe.toggleRAW();
   else if (k === "+" || k === "=") viewers().forEach((v) => v.zoomBy(2));
   else if (k === "-") viewers().forEach((v) => v.zoomBy(0.5));
+  else if (k === "l" && $("show-live") && !$("show-live").hidden) setView("live");
+  else if (k === "o" && $("ghost") && !$("ghost").hidden) useAsGhost();
   else if (k === "h") { $("clip-high").checked = !$("clip-high").checked; loupe.draw(); }
   else if (k === "s") { $("clip-low").checked = !$("clip-low").checked; loupe.draw(); }
   else if (k === "?") $("help-dialog").showModal();
@@ -225,9 +226,16 @@ function move(by) {
 function setView(view) {
   app.view = view;
   document.body.dataset.view = view;
-  for (const name of ["grid", "loupe", "compare"]) $("show-" + name).classList.toggle("on", name === view);
+  for (const name of ["grid", "loupe", "compare", "live"]) if ($("show-" + name)) $("show-" + name).classList.toggle("on", name === view);
   if (view === "grid") grid.reveal(app.current);
+  // Live view needs photo mode: the Live button enters it.
+  if (view === "live" && app.started && $("mode").textContent !== "photo") post("enter").then(() => liveView.open()); else liveView.open();
   render();
+}
+
+function useAsGhost() {
+  liveView.useGhost(currentShot());
+  setView("live");
 }
 
 function pin() {
@@ -237,7 +245,7 @@ function pin() {
 }
 
 function render() {
-  $("empty").hidden = app.total > 0 || live.on;
+  $("empty").hidden = app.total > 0 || app.view === "live";
   $("count").textContent = app.total + " shot" + (app.total === 1 ? "" : "s");
   ensureLoaded(app.current, app.current + 2);
   if (app.view === "grid") grid.render();
@@ -297,7 +305,10 @@ async function start() {
   setMode(status.mode);
   app.stored = status.stored; app.failed = status.failed;
   $("stored").textContent = app.stored; $("failed").textContent = app.failed;
-  if ($("live")) $("live").hidden = !status.liveView;
+  liveView.setCameras(status.liveViewCameras || []);
+  if ($("show-live")) $("show-live").hidden = $("ghost").hidden = !status.liveView;
+  app.started = true;
+  if (app.view === "live") setView("live");
   if (status.freeBytes !== null) $("free").textContent = (status.freeBytes / 1e9).toFixed(1) + " GB free";
   $("battery").textContent = status.cameras.filter((c) => c.battery).map((c) => (c.name ? c.name + " " : "") + "battery " + c.battery).join(" · ");
   await reload().catch(showError);
@@ -332,11 +343,17 @@ if ($("shutter")) {
   $("shutter").onclick = () => post("capture");
   $("enter").onclick = () => post("enter");
   $("exit").onclick = () => post("exit");
-  $("live").onclick = () => live.toggle();
+  $("show-live").onclick = () => setView("live");
+  $("ghost").onclick = useAsGhost;
+  $("live-camera").onchange = () => { liveView.shown = $("live-camera").value; liveView.open(); };
+  $("settings-camera").onchange = () => cameraControls.fill();
+  $("overlay-mask").onchange = () => { $("overlay-mask-custom").hidden = $("overlay-mask").value !== "custom"; liveView.redraw(); };
+  for (const id of ["overlay-grid", "overlay-mask-custom", "ghost-opacity", "magnify"]) $(id).oninput = () => liveView.redraw();
+  $("magnify").onchange = () => liveView.redraw();
 }
 window.addEventListener("resize", () => render());
-// "#view=grid" (or loupe, compare) opens the page in that view.
-setView(["grid", "loupe", "compare"].find((v) => v === new URLSearchParams(location.hash.slice(1)).get("view")) || "loupe");
+// "#view=grid" (or loupe, compare, live) opens the page in that view.
+setView(["grid", "loupe", "compare", "live"].find((v) => v === new URLSearchParams(location.hash.slice(1)).get("view")) || "loupe");
 start();
 """#
 }

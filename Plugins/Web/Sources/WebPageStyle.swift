@@ -58,6 +58,24 @@ body[data-view="grid"] #grid { display: block; }
 body[data-view="compare"] #compare { display: flex; }
 #compare .viewport { flex: 1 1 45%; min-width: 40%; }
 #compare .viewport.reference { outline: 2px solid #d9a44a; outline-offset: -2px; }
+body[data-view="live"] #live-view { display: flex; }
+body[data-view="live"] #marks, body[data-view="live"] #filters { display: none; }
+#live-wall { flex: 1; display: grid; grid-template-columns: repeat(var(--live-columns, 1), 1fr); grid-auto-rows: 1fr; gap: 2px; background: #111; min-width: 0; }
+.live-tile { position: relative; overflow: hidden; background: #000; min-height: 0; }
+.live-tile canvas { position: absolute; inset: 0; width: 100%; height: 100%; object-fit: contain; cursor: crosshair; }
+.live-tile.magnified canvas { image-rendering: pixelated; }
+.live-tile .caption { position: absolute; left: .5em; top: .4em; font-size: 12px; background: rgba(0,0,0,.55); padding: .1em .5em; border-radius: .3em; pointer-events: none; }
+.live-tile .lens { position: absolute; left: 50%; bottom: .5em; transform: translateX(-50%); display: flex; gap: .25em; }
+.live-tile .lens[hidden], .live-tile .failed[hidden] { display: none; }
+.live-tile .lens button { background: rgba(30,30,30,.8); padding: .35em .6em; }
+.live-tile .failed { position: absolute; inset: 0; display: flex; align-items: center; justify-content: center; color: var(--bad); padding: 2em; text-align: center; background: rgba(0,0,0,.6); }
+#live-panel { width: 280px; background: var(--ui); padding: .6em; overflow-y: auto; display: flex; flex-direction: column; gap: .5em; }
+#live-panel fieldset { border: 1px solid var(--line); border-radius: .4em; display: flex; flex-direction: column; gap: .35em; }
+#live-panel small, #ghost-name { color: #999; font-size: 12px; }
+#settings-list details { margin: .3em 0; }
+#settings-list .setting { display: grid; grid-template-columns: 1fr 8em; gap: .4em; align-items: center; margin: .2em 0; font-size: 13px; }
+#settings-list .setting select, #settings-list .setting input:not([type=checkbox]) { width: 100%; }
+#settings-state.photoFailed { color: var(--bad); }
 #new-shot { position: absolute; top: .6em; left: 50%; transform: translateX(-50%); z-index: 5; background: #2d5a9a; border-color: #4a90d9; }
 #marks { display: flex; gap: .4em; padding: .35em .8em; background: var(--ui); align-items: center; flex-wrap: wrap; border-top: 1px solid #222; }
 #marks .stars button { padding: .35em .5em; color: #777; }
@@ -85,6 +103,8 @@ dialog td:first-child { padding-right: 1.2em; font-family: ui-monospace, monospa
   #exposure { font-size: 12px; flex: 1 1 100%; }
   .zoom button { padding: .3em .6em; }
   #compare .viewport { flex-basis: 100%; min-height: 45%; }
+  #live-view { flex-direction: column; }
+  #live-panel { width: auto; max-height: 35vh; }
   #marks button { padding: .5em .7em; }
 }
 @media (min-width: 2400px) { body { font-size: 17px; } :root { --cell: 260px; } #panel { width: 380px; } #histogram { height: 150px; } }

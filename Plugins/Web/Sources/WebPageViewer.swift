@@ -230,25 +230,9 @@ class Viewer {
   }
 
   changed() { for (const viewer of viewers()) if (viewer.view === this.view) { if (viewer !== this && viewer.view.zoom !== "fit") viewer.loadFull(); viewer.draw(); } }
-
-  live(on) {
-    let frame = this.element.querySelector(".live-frame");
-    if (on && !frame) { frame = new Image(); frame.className = "live-frame"; frame.style.cssText = "position:absolute;inset:0;width:100%;height:100%;object-fit:contain;background:#000"; frame.onerror = () => liveRefused(); frame.src = withToken("/live.mjpg"); this.element.appendChild(frame); }
-    if (!on && frame) { frame.src = ""; frame.remove(); }
-  }
 }
 
 const loupe = new Viewer($("loupe-view"), { zoom: "fit", cx: 0.5, cy: 0.5 }, true);
-// A camera without live view refuses the stream: the button goes, the reason shows.
-async function liveRefused() {
-  const status = await get("/api/status").catch(() => null);
-  if (!status || status.liveView) return;
-  if (live.on) live.toggle();
-  $("live").hidden = true;
-  showError({ message: "live view: " + status.liveViewUnavailable, fix: "frame with the camera's own screen or viewfinder" });
-}
-
-const live = { on: false, toggle() { this.on = !this.on; $("live").textContent = this.on ? "Last shot" : "Live"; if (this.on) setView("loupe"); loupe.live(this.on); render(); } };
 
 const compare = {
   viewers: [], view: { zoom: "fit", cx: 0.5, cy: 0.5 }, focused: null,

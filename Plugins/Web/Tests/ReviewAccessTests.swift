@@ -48,14 +48,15 @@ extension ReviewSuites {
             }
         }
 
-        @Test("the viewer's token: 403 with the reason on shoot, enter, exit, live view, marks and sharing; its page has no shutter and sees a new shot live; the operator's share panel gives the viewer link as a QR code; no token is logged")
+        @Test("the viewer's token: 403 with the reason on shoot, enter, exit, live view, camera settings, the lens, marks and sharing; its page has no shutter and sees a new shot live; the operator's share panel gives the viewer link as a QR code; no token is logged")
         func viewer() async throws {
             let folder = TemporaryDirectory("review-viewer")
             let operatorToken = "operator-7f3a9c21d4e8b6a0", viewerToken = "viewer-2b9e4f71c0d3a8e5"
             let (session, port) = try await webSession(folder, web: ", token: \(operatorToken), viewerToken: \(viewerToken)", width: 1200, height: 800, verbose: true, yielding: true)
             await shoot(session, 1)
             let asViewer = ["Authorization": "Bearer \(viewerToken)"], asOperator = ["Authorization": "Bearer \(operatorToken)"]
-            for (method, path) in [("POST", "/api/capture"), ("POST", "/api/enter"), ("POST", "/api/exit"), ("GET", "/live.mjpg"), ("GET", "/api/share.svg")] {
+            for (method, path) in [("POST", "/api/capture"), ("POST", "/api/enter"), ("POST", "/api/exit"), ("GET", "/live.mjpg"), ("GET", "/live/camera.mjpg"),
+                                 ("GET", "/api/settings"), ("POST", "/api/settings"), ("POST", "/api/lens"), ("GET", "/api/share.svg")] {
                 let reply = try await http(method, path, port: port, headers: asViewer)
                 #expect(reply.status == 403 && (reply.json?["error"] as? String)?.isEmpty == false, "\(method) \(path): \(reply.status)")
             }
