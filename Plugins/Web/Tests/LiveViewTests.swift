@@ -114,4 +114,46 @@ struct LiveViewTests {
         let outcome = await session.wait(timeout: .seconds(30))
         #expect(outcome.stderr.components(separatedBy: "live view: PTP/IP Camera has no live view").count == 2, "\(outcome.stderr.suffix(2000))")
     }
+
+    @Test("a rig: /live/{camera}.mjpg for each camera, an unknown name refused with the cameras' names; a camera's stream stops with its last viewer while another's goes on, and status counts each one's viewers")
+    func perCamera() async throws {
+        let folder = TemporaryDirectory("live-rig-routes"), home = TemporaryDirectory("live-rig-routes-home")
+        let cameras = [try await FakeCamera(home: home), try await FakeCamera(home: home)]
+        let config = try writeConfig("""
+        version: 1
+        session: rig
+        backend:
+          type: gphoto2
+          cameras:
+            - {name: A, port: "\(cameras[0].portSpec)"}
+            - {name: B, port: "\(cameras[1].portSpec)"}
+        triggers:
+          - type: stdin
+          - {type: web, listen: "127.0.0.1:0"}
+        sinks: [{type: files, directory: \(folder.file("out"))}]
+        """, in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
+        let port = try #require(await webPort(session), "\(session.stderrSoFar)")
+        session.send("enter\n")
+        #expect(await session.waitForOutput("enteredPhotoMode", on: .stdout))
+        let unknown = try await http("GET", "/live/C.mjpg", port: port)
+        #expect(unknown.status == 404 && (unknown.json?["fix"] as? String)?.contains("A, B") == true, "\(unknown.status) \(String(decoding: unknown.body, as: UTF8.self))")
+        @Sendable func camera(_ name: String) async -> [String: Any] {
+            let status = try? await http("GET", "/api/status", port: port).json
+            return (status?["liveViewCameras"] as? [[String: Any]])?.first { $0["name"] as? String == name } ?? [:]
+        }
+        let a = try await httpStreamTimed("/live/A.mjpg", port: port, for: .seconds(60)) { liveFrames($0).count >= 5 }
+        #expect(liveFrames(a).count >= 5, "camera A's stream")
+        #expect(await eventually { await camera("A")["viewers"] as? Int == 0 }, "A's viewer left")
+        let stoppedAt = await camera("A")["frames"] as? Int ?? -1
+        // While B streams, A makes no more frames: nobody watches it.
+        let b = try await httpStreamTimed("/live/B.mjpg", port: port, for: .seconds(60)) { liveFrames($0).count >= 10 }
+        #expect(liveFrames(b).count >= 10, "camera B's stream")
+        let aFrames = await camera("A")["frames"] as? Int ?? -1
+        #expect(aFrames <= stoppedAt + 1, "A made frames with nobody watching: \(stoppedAt) when its viewer left, \(aFrames) after B's stream")
+        let other = await camera("B")
+        #expect(other["liveView"] as? Bool == true && other["frames"] as? Int ?? 0 >= 10, "\(other)")
+        session.signal(SIGTERM)
+        #expect(await session.wait(timeout: .seconds(30)).status == 0)
+    }
 }
