@@ -27,6 +27,14 @@ def build_revision(revision, work, name, products):
             sh(["swift", "build", "-c", "release", "--product", product], cwd=tree, stdout=subprocess.DEVNULL)
     return binaries, commit[:10]
 
+def build_capture_loop(work):
+    """scripts/bench/capture-loop.c (the plain C loop on libgphoto2), compiled into `work`."""
+    compiler = shutil.which("clang") or shutil.which("cc")
+    binary = os.path.join(work, "capture-loop")
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libgphoto2"], capture_output=True, text=True, check=True).stdout.split()
+    sh([compiler, "-O2", "-o", binary, os.path.join(ROOT, "scripts", "bench", "capture-loop.c")] + flags)
+    return binary
+
 def fresh(path):
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path)

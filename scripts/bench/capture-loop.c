@@ -6,8 +6,11 @@
  *   capture-loop PORT SHOTS OUTDIR           prints the milliseconds per shot, wall time over
  *                                            all, opening the camera included
  *   capture-loop PORT SHOTS OUTDIR --burst   the same from the first capture on: a burst
+ *   capture-loop PORT SECONDS - --preview     live view instead: gp_camera_capture_preview
+ *                                            one frame after the other for SECONDS, and
+ *                                            prints the frames per second
  *
- * scripts/bench-rig and scripts/bench-gphoto2 compile and run it beside shutterpipe against
+ * scripts/bench-rig, scripts/bench-gphoto2 and scripts/bench-live compile and run it beside shutterpipe against
  * the same virtual camera.
  */
 #include <fcntl.h>
@@ -27,8 +30,11 @@ static double now_ms(void) {
 #define CHECK(call) do { int r = (call); if (r < GP_OK) { fprintf(stderr, "%s: %s\n", #call, gp_result_as_string(r)); return 1; } } while (0)
 
 int main(int argc, char **argv) {
-    if (argc != 4 && !(argc == 5 && strcmp(argv[4], "--burst") == 0)) { fprintf(stderr, "usage: capture-loop PORT SHOTS OUTDIR [--burst]\n"); return 2; }
-    int burst = argc == 5;
+    if (argc != 4 && !(argc == 5 && (strcmp(argv[4], "--burst") == 0 || strcmp(argv[4], "--preview") == 0))) {
+        fprintf(stderr, "usage: capture-loop PORT SHOTS OUTDIR [--burst] | capture-loop PORT SECONDS - --preview\n");
+        return 2;
+    }
+    int burst = argc == 5 && strcmp(argv[4], "--burst") == 0, preview = argc == 5 && !burst;
     const char *port = argv[1], *out = argv[3];
     int shots = atoi(argv[2]);
     GPContext *context = gp_context_new();
@@ -49,6 +55,20 @@ int main(int argc, char **argv) {
     double start = now_ms();
     CHECK(gp_camera_init(camera, context));
     if (burst) start = now_ms();
+    if (preview) {
+        int frames = 0;
+        CameraFile *file;
+        CHECK(gp_file_new(&file));
+        start = now_ms();
+        while (now_ms() - start < shots * 1000.0) {
+            CHECK(gp_camera_capture_preview(camera, file, context));
+            frames++;
+        }
+        printf("%.2f\n", frames * 1000.0 / (now_ms() - start));
+        gp_file_unref(file);
+        gp_camera_exit(camera, context);
+        return 0;
+    }
     int folder = open(out, O_RDONLY | O_DIRECTORY);
     for (int shot = 0; shot < shots; shot++) {
         CameraFilePath path;

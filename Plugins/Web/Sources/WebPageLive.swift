@@ -10,6 +10,7 @@ enum WebPageLive {
     static let js = #"""
 // MARK: live view
 window.liveState = {};     // camera → { frames, number, latencies, peaking: { ms, marked }, magnifier }
+window.peakingTimes = [];  // each frame's peaking, in ms (performance marks)
 const liveView = {
   cameras: [], shown: "", tiles: new Map(), ghost: null, point: { x: 0.5, y: 0.5 },
   options() {
@@ -65,6 +66,7 @@ class LiveTile {
     this.arrivals = [];
     this.controller = new AbortController();
     this.pending = null; this.decoding = false;
+    this.work = {};  // peaking's buffers, this tile's own: tiles decode at the same time
     this.canvas.onclick = this.overlay.onclick = (event) => this.choosePoint(event);
     cameraControls.lensButtons(this);
     this.read();
@@ -118,7 +120,9 @@ class LiveTile {
     try {
       const stamp = /live view frame (\d+) at (\d{13})/.exec(latin1(jpeg.subarray(0, 400)));
       const bitmap = await createImageBitmap(new Blob([jpeg], { type: "image/jpeg" }));
-      this.paint(bitmap, stamp ? { number: Number(stamp[1]), at: Number(stamp[2]) } : null);
+      const options = liveView.options();
+      const marks = options.peaking ? await peak(this.work, bitmap, options.threshold, options.colour) : null;
+      this.paint(bitmap, stamp ? { number: Number(stamp[1]), at: Number(stamp[2]) } : null, marks);
       bitmap.close();
     } catch (error) {
       this.fail("a frame could not be decoded: " + error.message);
@@ -128,15 +132,15 @@ class LiveTile {
     }
   }
 
-  paint(bitmap, stamp) {
+  paint(bitmap, stamp, marks) {
     const W = bitmap.width, H = bitmap.height, options = liveView.options();
     if (this.canvas.width !== W || this.canvas.height !== H) {
       this.canvas.width = this.overlay.width = W; this.canvas.height = this.overlay.height = H;
       this.state.width = W; this.state.height = H;
       this.drawOverlay();
     }
-    const marks = options.peaking ? peak(bitmap, options.threshold, options.colour) : null;
     this.state.peaking = marks && { ms: marks.ms, marked: marks.marked, number: stamp && stamp.number };
+    if (marks) { window.peakingTimes.push(marks.ms); if (window.peakingTimes.length > 3000) window.peakingTimes.splice(0, 1000); }
     const zoom = options.magnify;
     this.element.classList.toggle("magnified", zoom > 0);
     if (zoom) this.context.fillStyle = "#000", this.context.fillRect(0, 0, W, H);
@@ -228,33 +232,51 @@ function place(context, source, W, H, zoom, point) {
 }
 
 // Focus peaking: where the luma's central differences (|dx| + |dy|) reach the threshold,
-// a pixel of the colour; the rest transparent. Timed with performance marks.
-const peakWork = { canvas: null, context: null, marks: null, context2: null, luma: null, image: null };
-function peak(bitmap, threshold, colour) {
-  performance.mark("peaking-start");
+// a pixel of the colour; the rest transparent. Timed as a performance measure. `work`
+// keeps the buffers from one frame to the next.
+async function peak(work, bitmap, threshold, colour) {
+  const start = performance.now();
   const W = bitmap.width, H = bitmap.height, n = W * H;
-  if (!peakWork.canvas || peakWork.canvas.width !== W || peakWork.canvas.height !== H) {
-    peakWork.canvas = new OffscreenCanvas(W, H); peakWork.context = peakWork.canvas.getContext("2d", { willReadFrequently: true });
-    peakWork.marks = new OffscreenCanvas(W, H); peakWork.context2 = peakWork.marks.getContext("2d");
-    peakWork.luma = new Uint8Array(n); peakWork.image = new ImageData(W, H);
+  if (!work.canvas || work.canvas.width !== W || work.canvas.height !== H) {
+    work.canvas = new OffscreenCanvas(W, H); work.context = work.canvas.getContext("2d", { willReadFrequently: true });
+    work.marks = new OffscreenCanvas(W, H); work.context2 = work.marks.getContext("2d");
+    work.luma = new Uint8Array(n); work.image = new ImageData(W, H);
   }
-  peakWork.context.drawImage(bitmap, 0, 0);
-  const rgba = peakWork.context.getImageData(0, 0, W, H).data, luma = peakWork.luma;
-  for (let i = 0, j = 0; i < n; i++, j += 4) luma[i] = (rgba[j] * 77 + rgba[j + 1] * 150 + rgba[j + 2] * 29) >> 8;
-  const out = new Uint32Array(peakWork.image.data.buffer);
-  out.fill(0);
+  const pixels = await framePixels(work, bitmap), luma = work.luma;
+  for (let i = 0; i < n; i++) { const p = pixels[i]; luma[i] = ((p & 255) * 77 + ((p >>> 8) & 255) * 150 + ((p >>> 16) & 255) * 29) >> 8; }
+  const out = new Uint32Array(work.image.data.buffer);  // its border stays transparent: only the inside is written
   const r = parseInt(colour.slice(1, 3), 16), g = parseInt(colour.slice(3, 5), 16), b = parseInt(colour.slice(5, 7), 16);
   const mark = ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
   let marked = 0;
   for (let y = 1; y < H - 1; y++) {
     for (let i = y * W + 1, end = y * W + W - 1; i < end; i++) {
       const dx = luma[i + 1] - luma[i - 1], dy = luma[i + W] - luma[i - W];
-      if ((dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy) >= threshold) { out[i] = mark; marked++; }
+      if ((dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy) >= threshold) { out[i] = mark; marked++; } else out[i] = 0;
     }
   }
-  peakWork.context2.putImageData(peakWork.image, 0, 0);
-  const ms = performance.measure("peaking", "peaking-start").duration;
-  return { canvas: peakWork.marks, marked, ms };
+  work.context2.putImageData(work.image, 0, 0);
+  const ms = performance.measure("peaking", { start, end: performance.now() }).duration;
+  performance.clearMeasures("peaking");  // a session's hours of frames would pile up in the timeline
+  return { canvas: work.marks, marked, ms };
+}
+
+// The frame's RGBA pixels: copied out of a VideoFrame (WebCodecs: into one buffer, kept),
+// else read back from a canvas.
+async function framePixels(work, bitmap) {
+  const W = bitmap.width, H = bitmap.height;
+  if (typeof VideoFrame === "function" && work.copyWorks !== false) {
+    try {
+      if (!work.rgba || work.rgba.length !== W * H * 4) work.rgba = new Uint8Array(W * H * 4);
+      const frame = new VideoFrame(bitmap, { timestamp: 0 });
+      try { await frame.copyTo(work.rgba, { format: "RGBA" }); } finally { frame.close(); }
+      work.copyWorks = true;
+      return new Uint32Array(work.rgba.buffer);
+    } catch (error) {
+      work.copyWorks = false;  // this browser cannot: the canvas from now on
+    }
+  }
+  work.context.drawImage(bitmap, 0, 0);
+  return new Uint32Array(work.context.getImageData(0, 0, W, H).data.buffer);
 }
 
 function headEnd(bytes) {

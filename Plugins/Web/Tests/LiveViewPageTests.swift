@@ -99,7 +99,10 @@ extension ReviewSuites {
                 "click:lens-0-far-3", "wait:window.lensAnswers.length === 1",
                 "click:lens-0-far-3", "wait:window.lensAnswers.length === 2"] + afterFrames("camera", 4) + [
                 "eval:window.sharp = \(tile).peaking.marked",
-                "eval:JSON.stringify([window.blurred, window.sharp, \(tile).peaking.ms])",
+                // A browser without WebCodecs reads the frame back from a canvas: the same marks.
+                "eval:liveView.tiles.get('camera').work.copyWorks = false; true"] + afterFrames("camera") + [
+                "eval:window.sharpFromCanvas = \(tile).peaking.marked",
+                "eval:JSON.stringify([window.blurred, window.sharp, \(tile).peaking.ms, window.sharpFromCanvas])",
                 "click:lens-0-near-1", "wait:window.lensAnswers.length === 3",
                 "click:lens-0-far-1", "wait:window.lensAnswers.length === 4",
                 "eval:JSON.stringify(window.lensAnswers.map((a) => a.ok && a.body.applied[0].value))",
@@ -107,8 +110,9 @@ extension ReviewSuites {
                 "eval:\(canvas)",
                 "eval:JSON.stringify(\(tile).magnifier)",
             ], session: session)
-            let figures = try #require(run.json("JSON.stringify([window.blurred, window.sharp, \(tile).peaking.ms])") as? [Double], "\(run.output.suffix(1500))")
+            let figures = try #require(run.json("JSON.stringify([window.blurred, window.sharp, \(tile).peaking.ms, window.sharpFromCanvas])") as? [Double], "\(run.output.suffix(1500))")
             #expect(figures[1] > 3 * max(figures[0], 1), "peaking marked \(Int(figures[0])) pixels 20 steps away, \(Int(figures[1])) at the sharp position")
+            #expect(abs(figures[3] - figures[1]) <= 0.02 * figures[1], "the canvas's read-back marked \(Int(figures[3])), WebCodecs' copy \(Int(figures[1]))")
             let moves = run.json("JSON.stringify(window.lensAnswers.map((a) => a.ok && a.body.applied[0].value))") as? [String]
             #expect(moves == ["1300 mm", "1800 mm", "1750 mm", "1800 mm"], "\(run.output.suffix(1500))")
             for distance in [1300, 1800, 1750] {
