@@ -137,23 +137,8 @@ extension ReviewSuites {
             let folder = TemporaryDirectory("live-rig"), home = TemporaryDirectory("live-rig-home")
             let cameras = [try await FakeCamera(["--lens"], home: home), try await FakeCamera(["--iso-choices", "100,200,400"], home: home)]
             let socket = folder.file("rig.sock")
-            let config = try writeConfig("""
-            version: 1
-            session: rig
-            backend:
-              type: gphoto2
-              cameras:
-                - {name: A, port: "\(cameras[0].portSpec)"}
-                - {name: B, port: "\(cameras[1].portSpec)"}
-            triggers:
-              - type: stdin
-              - {type: socket, path: \(socket)}
-              - {type: web, listen: "127.0.0.1:0"}
-            sinks: [{type: files, directory: \(folder.file("out"))}]
-            coordinator: {captureTimeout: 20s, enterTimeout: 20s}
-            """, in: folder)
             let environment = ["HOME": home.path]
-            let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: environment)
+            let session = try liveRigSession(cameras, in: folder, home: home, triggers: ["{type: socket, path: \(socket)}"])
             let port = try #require(await webPort(session), "\(session.stderrSoFar)")
             func change(_ camera: String, _ key: String, _ value: String) -> String {
                 "eval:(() => { $('settings-camera').value = '\(camera)'; cameraControls.fill(); const c = $('setting-\(key)'); c.value = '\(value)'; c.dispatchEvent(new Event('change')); return true })()"

@@ -32,6 +32,26 @@ func liveSession(_ camera: FakeCamera, in folder: TemporaryDirectory) async thro
     return (session, port)
 }
 
+/// A session on a rig of `cameras` (named A, B, …) with stdin, web and `triggers`.
+func liveRigSession(_ cameras: [FakeCamera], in folder: TemporaryDirectory, home: TemporaryDirectory, triggers: [String] = []) throws -> RunningProcess {
+    let names = cameras.indices.map { String(UnicodeScalar(UInt8(65 + $0))) }
+    let config = try writeConfig("""
+    version: 1
+    session: rig
+    backend:
+      type: gphoto2
+      cameras:
+    \(zip(names, cameras).map { "    - {name: \($0), port: \"\($1.portSpec)\"}" }.joined(separator: "\n"))
+    triggers:
+      - type: stdin
+      - {type: web, listen: "127.0.0.1:0"}
+    \(triggers.map { "  - \($0)" }.joined(separator: "\n"))
+    sinks: [{type: files, directory: \(folder.file("out"))}]
+    coordinator: {captureTimeout: 20s, enterTimeout: 20s}
+    """, in: folder)
+    return try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
+}
+
 @Suite("web trigger: live view (real libgphoto2, the virtual camera's PTP 1.1 stream)", .timeLimit(.minutes(2)))
 struct LiveViewTests {
     @Test("gphoto2 --capture-preview reads a frame from the virtual camera: real libgphoto2 accepts its stream")
@@ -119,20 +139,7 @@ struct LiveViewTests {
     func perCamera() async throws {
         let folder = TemporaryDirectory("live-rig-routes"), home = TemporaryDirectory("live-rig-routes-home")
         let cameras = [try await FakeCamera(home: home), try await FakeCamera(home: home)]
-        let config = try writeConfig("""
-        version: 1
-        session: rig
-        backend:
-          type: gphoto2
-          cameras:
-            - {name: A, port: "\(cameras[0].portSpec)"}
-            - {name: B, port: "\(cameras[1].portSpec)"}
-        triggers:
-          - type: stdin
-          - {type: web, listen: "127.0.0.1:0"}
-        sinks: [{type: files, directory: \(folder.file("out"))}]
-        """, in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
+        let session = try liveRigSession(cameras, in: folder, home: home)
         let port = try #require(await webPort(session), "\(session.stderrSoFar)")
         session.send("enter\n")
         #expect(await session.waitForOutput("enteredPhotoMode", on: .stdout))
