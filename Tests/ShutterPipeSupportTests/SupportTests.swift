@@ -296,10 +296,14 @@ struct TestHelperTests {
         let background = folder.file("background")
         var program: RunningProcess? = try RunningProcess(program: "/bin/sh", ["-c", "sleep 60 & echo $! > \(background); wait"], in: folder.path)
         let leader = try #require(program?.pid)
-        #expect(await eventually(timeout: .seconds(30)) { FileManager.default.fileExists(atPath: background) })
+        // The shell creates the file before it writes the number: wait for the number.
+        let written: @Sendable () -> pid_t? = {
+            (try? String(contentsOfFile: background, encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        #expect(await eventually(timeout: .seconds(30)) { written() != nil })
         program = nil
         #expect(await processEnded(leader))
-        let pid = try #require(pid_t(try String(contentsOfFile: background, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let pid = try #require(written())
         #expect(await processEnded(pid))
         do {
             _ = try await runProgram(["sh", "-c", "echo progress; sleep 60"], timeout: .milliseconds(300))
