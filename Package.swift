@@ -60,7 +60,10 @@ let package = Package(
         // The gphoto2 backend (in the host: no libgphoto2), and its camera worker, the only
         // process that loads libgphoto2 (the library, then the executable around it).
         .target(name: "GPhoto2Backend", dependencies: [kit, support], path: "Plugins/GPhoto2/Sources"),
-        .target(name: "GPhoto2Camera", dependencies: [kit, support, "CGPhoto2", "GPhoto2Backend"], path: "Plugins/GPhoto2/Camera"),
+        // The worker's confinement (no_new_privs, capabilities, user, Landlock, a seccomp
+        // filter), applied before libgphoto2 loads.
+        .target(name: "CWorkerConfinement", path: "Plugins/GPhoto2/Confinement", linkerSettings: [.linkedLibrary("seccomp")]),
+        .target(name: "GPhoto2Camera", dependencies: [kit, support, "CGPhoto2", "CWorkerConfinement", "GPhoto2Backend"], path: "Plugins/GPhoto2/Camera"),
         .executableTarget(name: "shutterpipe-camera-worker", dependencies: ["GPhoto2Camera"], path: "Plugins/GPhoto2/Worker"),
         .target(name: "CommandSink", dependencies: [kit, support], path: "Plugins/Command/Sources"),
         .target(name: "FilesSink", dependencies: [kit, support, "CLinux", "CExif"], path: "Plugins/Files/Sources"),

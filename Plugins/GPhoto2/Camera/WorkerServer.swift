@@ -12,9 +12,17 @@ import Synchronization
 /// it went away.
 public enum WorkerServer {
     /// Serves until the backend closes its end, then releases the camera and returns.
-    public static func run() -> Int32 {
+    /// `confinement`: what ``WorkerSandbox`` applied (nil: the config turned it off), for
+    /// the log.
+    public static func run(confinement: WorkerSandbox.Outcome?) -> Int32 {
         let channel = MessageChannel(descriptor: WorkerProtocol.socketDescriptor)
         WorkerLog.attach(channel)
+        if let confinement {
+            WorkerLog.debug(confinement.summary)
+            confinement.warnings.forEach { WorkerLog.warning($0) }
+        } else {
+            WorkerLog.warning("runs unconfined ('confineWorkers: false'): a device that takes libgphoto2 over gets this session's privileges")
+        }
         // libgphoto2's own errors, at debug level, when asked for (they cost every download
         // a hexdump: WorkerProtocol.libraryLogVariable): most are noise of its internals,
         // and what matters reaches the answer through the call that failed.

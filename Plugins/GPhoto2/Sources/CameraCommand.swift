@@ -38,7 +38,8 @@ struct CameraCommand: ParsableCommand {
     func run(_ context: CommandContext) async throws -> Int32 {
         guard action == "settings" else { throw UsageError("unknown action '\(action)'; use: shutterpipe camera settings [KEY...]") }
         let selection = CameraSelection(name: "camera", model: model, port: port, serial: serial)
-        let worker = CameraWorker(name: "settings", settingsFolder: GPhoto2Backend.defaultSettingsFolder, log: .discarding)
+        let worker = CameraWorker(name: "settings", settingsFolder: GPhoto2Backend.defaultSettingsFolder, log: .discarding,
+                                  confinement: WorkerConfinement(tcpPorts: WorkerConfinement.tcpPorts(of: port)))
         let identity: CameraIdentity
         let settings: [CameraSetting]
         do {

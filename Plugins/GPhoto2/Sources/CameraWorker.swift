@@ -39,15 +39,22 @@ final class CameraWorker: Sendable {
     private let state = Mutex<(running: Running?, generation: Int, stopping: Bool, killedBecause: String?)>((nil, 0, false, nil))
     private let starting = NSLock()
     private let forwardsLibraryLog: Bool
+    private let confinement: WorkerConfinement
+    private let userName: String?
 
     /// A worker for the camera `name`, whose settings folder is `settingsFolder/name`.
     /// Nothing starts until the first request. `forwardingLibraryLog`: libgphoto2's own
     /// error messages go into the log, at debug level (``GPhoto2Backend/Options/libgphoto2Log``).
-    init(name: String, settingsFolder: String, log: Logger, forwardingLibraryLog: Bool = false) {
+    /// `confinement`: what the worker is confined to (its TCP ports, on or off);
+    /// `user`: the user it switches to when the session is root (nil: ``WorkerUser/defaultName``).
+    init(name: String, settingsFolder: String, log: Logger, forwardingLibraryLog: Bool = false,
+         confinement: WorkerConfinement = WorkerConfinement(), user: String? = nil) {
         self.name = name
         self.log = log
         self.forwardsLibraryLog = forwardingLibraryLog
         self.home = "\(settingsFolder)/\(name)"
+        self.confinement = confinement
+        self.userName = user
     }
 
     /// - Parameters:
@@ -146,7 +153,9 @@ final class CameraWorker: Sendable {
 
     private func spawn(_ generation: Int) throws(ShutterError) -> Running {
         let executable = try Self.executable()
-        try prepareHome()
+        var confinement = self.confinement
+        if confinement.enabled { confinement.user = try WorkerUser.resolve(userName) }
+        try prepareHome(owner: confinement.user)
         do {
             let (ours, theirs) = try MessageChannel.pair()
             var environment = ProcessInfo.processInfo.environment
@@ -155,6 +164,7 @@ final class CameraWorker: Sendable {
             // Swift runtime's backtrace first (which also catches a SIGSEGV sent by kill).
             environment["SWIFT_BACKTRACE"] = "enable=no"
             environment[WorkerProtocol.libraryLogVariable] = forwardsLibraryLog ? "1" : nil
+            environment[WorkerConfinement.variable] = confinement.encoded
             let child = try ChildProcess([executable], environment: environment, input: .null, output: .null, error: .pipe,
                                          passing: [theirs.descriptor])
             if let errors = child.errorOutput {
@@ -215,6 +225,7 @@ final class CameraWorker: Sendable {
         let status = waitingForItsEnd ? running.child.waitUntilExit(timeout: .seconds(2)) : running.child.status
         let what: String
         switch status {
+        case .signalled(SIGSYS)?: what = "was killed by its sandbox (SIGSYS: a system call libgphoto2 never needs, as a device that took it over would make)"
         case .signalled(let signal)?: what = "crashed with \(ChildProcess.ExitStatus.name(ofSignal: signal))"
         case .exited(let code)?: what = "exited with \(code)"
         case nil: what = "stopped answering"
@@ -283,13 +294,20 @@ final class CameraWorker: Sendable {
     /// The camera's own settings folder, as the worker's HOME; the first time, it starts
     /// from the user's `~/.gphoto/settings`, so a PTP/IP camera paired with this computer
     /// sees the same GUID.
-    private func prepareHome() throws(ShutterError) {
+    /// A worker that switches to `owner` gets its folder (and nothing above it) as its own.
+    private func prepareHome(owner: WorkerConfinement.User?) throws(ShutterError) {
         let settings = "\(home)/.gphoto"
         do {
             try FileManager.default.createDirectory(atPath: settings, withIntermediateDirectories: true)
             let user = PluginOptions.expandingTilde("~/.gphoto/settings")
             if !FileManager.default.fileExists(atPath: "\(settings)/settings"), FileManager.default.fileExists(atPath: user) {
                 try FileManager.default.copyItem(atPath: user, toPath: "\(settings)/settings")
+            }
+            if let owner {
+                let entries = (FileManager.default.enumerator(atPath: home)?.allObjects as? [String]) ?? []
+                for path in [home] + entries.map({ "\(home)/\($0)" }) where lchown(path, owner.uid, owner.gid) != 0 {
+                    throw SystemError("give \(path) to \(owner.name)")
+                }
             }
         } catch {
             throw ShutterError(.storageUnavailable, "cannot make the camera settings folder '\(home)': \(error.localizedDescription)",

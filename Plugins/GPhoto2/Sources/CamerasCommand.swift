@@ -18,7 +18,8 @@ struct CamerasCommand: ParsableCommand {
     var port: [String] = []
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let worker = CameraWorker(name: "list", settingsFolder: GPhoto2Backend.defaultSettingsFolder, log: .discarding)
+        let worker = CameraWorker(name: "list", settingsFolder: GPhoto2Backend.defaultSettingsFolder, log: .discarding,
+                                  confinement: WorkerConfinement(tcpPorts: Array(Set(port.flatMap(WorkerConfinement.tcpPorts(of:)))).sorted()))
         let reply: WorkerReply
         do {
             reply = try await worker.request(.list(ports: port))

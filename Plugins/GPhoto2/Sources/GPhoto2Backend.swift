@@ -53,7 +53,11 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
         self.log = log
         selections = options.selections
         let folder = options.settingsFolder ?? Self.defaultSettingsFolder
-        workers = selections.map { CameraWorker(name: $0.name, settingsFolder: folder, log: log, forwardingLibraryLog: options.libgphoto2Log) }
+        workers = selections.map {
+            CameraWorker(name: $0.name, settingsFolder: folder, log: log, forwardingLibraryLog: options.libgphoto2Log,
+                         confinement: WorkerConfinement(enabled: options.confineWorkers, tcpPorts: WorkerConfinement.tcpPorts(of: $0.port)),
+                         user: options.workerUser)
+        }
         // Now that self exists, the workers report to it.
         for (index, selection) in selections.enumerated() {
             workers[index].connect(onEvent: { [weak self] event, descriptors in self?.handle(event, descriptors, from: selection.name) ?? descriptors.forEach { _ = close($0) } },

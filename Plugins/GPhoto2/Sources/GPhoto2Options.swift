@@ -33,6 +33,12 @@ extension GPhoto2Backend {
         /// diagnosing a camera. Off by default: libgphoto2 then formats a hexdump of every
         /// transfer, which makes downloads 3 to 4 times slower.
         public var libgphoto2Log = false
+        /// Confine each camera worker (``WorkerConfinement``). Off only to diagnose a
+        /// camera the filter stops (with a warning in the log) and for the benchmark.
+        public var confineWorkers = true
+        /// The user a worker switches to when the session runs as root; nil:
+        /// `shutterpipe-camera`, made when missing; `root`: stays root (confined otherwise).
+        public var workerUser: String?
 
         /// The defaults.
         public init() {}
@@ -63,6 +69,11 @@ extension GPhoto2Backend.Options {
         openTimeout = try options.duration("openTimeout", default: openTimeout)
         settingsFolder = try options.path("settingsFolder")
         libgphoto2Log = try options.bool("libgphoto2Log", default: libgphoto2Log)
+        confineWorkers = try options.bool("confineWorkers", default: confineWorkers)
+        workerUser = try options.string("workerUser")
+        if let user = workerUser, user.isEmpty || user.contains(where: { $0.isWhitespace || $0 == ":" || $0 == "/" }) {
+            throw options.error("'workerUser' must be a user name, such as shutterpipe-camera; got '\(user)'", key: "workerUser")
+        }
         guard let list = try options.node("cameras") else { return }
         guard model == nil && port == nil && serial == nil && settings.isEmpty else {
             throw options.error("give either 'cameras' (a list) or the single-camera keys 'model', 'port', 'serial' and 'settings', not both", key: "cameras")

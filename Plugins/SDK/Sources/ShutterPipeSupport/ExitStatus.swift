@@ -43,7 +43,7 @@ extension ChildProcess {
         private static let signalNames: [Int32: String] = [
             SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGABRT: "SIGABRT", SIGBUS: "SIGBUS",
             SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV", SIGPIPE: "SIGPIPE", SIGALRM: "SIGALRM", SIGTERM: "SIGTERM",
-            SIGUSR1: "SIGUSR1", SIGUSR2: "SIGUSR2",
+            SIGUSR1: "SIGUSR1", SIGUSR2: "SIGUSR2", SIGSYS: "SIGSYS",
         ]
     }
 }
