@@ -106,7 +106,8 @@ public final class LogOutput: Sendable {
         case .warning: level = "warning: "
         case .error: level = "error: "
         }
-        return "\(Self.clock(record.time)) [\(record.source)] \(level)\(record.message)"
+        // One record, one line: what came from outside cannot forge another or drive the terminal.
+        return "\(Self.clock(record.time)) [\(LogText.escaped(record.source))] \(level)\(LogText.escaped(record.message))"
     }
 
     static func json(_ record: LogRecord) -> String {

@@ -76,9 +76,7 @@ final class FullImageCache: Sendable {
     }
 
     static func decode(_ path: String) throws(ShutterError) -> RGBImage {
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            throw ShutterError(.storageUnavailable, "cannot read '\(path)'", fix: "the photo was moved or removed since it was stored")
-        }
+        try PhotoFile.check(path)
         switch PhotoFormat(path) {
         case .heif: return try HEIFDecoder.decode(path)
         case .tiff: return try TIFFDecoder.decode(path)
@@ -88,9 +86,7 @@ final class FullImageCache: Sendable {
             case .pixels(let image): return image
             }
         case .jpeg, nil:
-            guard let jpeg = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
-                throw ShutterError(.storageUnavailable, "cannot read '\(path)'", fix: "the photo was moved or removed since it was stored")
-            }
+            let jpeg = try PhotoFile.map(path)
             let metadata = JPEGMetadata(jpeg)
             var image = try decodeAccurately(jpeg)
             image.iccProfile = metadata.iccProfile

@@ -12,11 +12,10 @@ enum FullSizeImage {
     static let quality: Int32 = 92
 
     static func make(_ path: String) throws(ShutterError) -> Data {
+        try PhotoFile.check(path)
         switch PhotoFormat(path) {
         case .jpeg, nil:
-            guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
-                throw ShutterError(.storageUnavailable, "cannot read '\(path)'", fix: "the photo was moved or removed since it was stored")
-            }
+            let data = try PhotoFile.map(path)
             return data
         case .heif:
             return try HEIFDecoder.decode(path).jpeg(quality: quality)

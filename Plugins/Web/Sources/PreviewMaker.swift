@@ -194,9 +194,7 @@ final class PreviewMaker: Sendable {
 
     /// The preview of the photo at `path`, whatever its format.
     static func make(_ path: String, longEdge: Int) throws(ShutterError) -> (Data, Source) {
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            throw ShutterError(.storageUnavailable, "cannot read '\(path)'", fix: "the photo was moved or removed since it was stored")
-        }
+        try PhotoFile.check(path)
         switch PhotoFormat(path) {
         case .raw:
             // An embedded JPEG at least as large as the preview, or half the sensor's size
@@ -218,9 +216,7 @@ final class PreviewMaker: Sendable {
             return (try TIFFDecoder.decode(path).downscaled(toLongEdge: longEdge).jpeg(), .tiff)
         case .jpeg, nil:
             // Mapped: a photo's embedded preview is read without reading the rest.
-            guard let source = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
-                throw ShutterError(.storageUnavailable, "cannot read '\(path)'", fix: "the photo was moved or removed since it was stored")
-            }
+            let source = try PhotoFile.map(path)
             // Upright, and in the photo's own colours: libjpeg-turbo gives pixels only.
             let metadata = JPEGMetadata(source)
             var (image, embedded) = try decodeScaled(source, longEdge: longEdge)

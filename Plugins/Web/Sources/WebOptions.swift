@@ -24,6 +24,10 @@ public struct WebOptions: Sendable, Equatable {
     /// The most the previews kept on disk beside the catalogue may take, in MiB; 0 keeps
     /// none there.
     public var previewCacheMB = 1024
+    /// Names of this machine that requests may carry in `Host` (`studio.local`), besides
+    /// the listening address and `localhost`. Anything else is refused: a page of another
+    /// site whose name resolves to this machine (DNS rebinding) gets nothing.
+    public var hosts: [String] = []
 
     /// Whether `host` is a loopback address: only this machine can connect.
     public var isLoopback: Bool {
@@ -61,10 +65,37 @@ public struct WebOptions: Sendable, Equatable {
         previewSize = try options.int("previewSize", default: previewSize, in: 64...8192)
         recent = try options.int("recent", default: recent, in: 1...10_000)
         previewCacheMB = try options.int("previewCacheMB", default: previewCacheMB, in: 0...1_048_576)
+        hosts = try options.stringList("hosts")
+        if let bad = hosts.first(where: { $0.isEmpty || $0.contains(where: { $0 == "/" || $0 == ":" || $0.isWhitespace }) }) {
+            throw options.error("'hosts': '\(bad)' is not a host name (give names such as studio.local, without port or scheme)", key: "hosts")
+        }
         if !isLoopback && token == nil {
             throw options.error("'listen: \(listen)' lets other machines in, so a 'token' is required",
                                 key: "listen")
         }
+    }
+
+    /// Whether a request's `Host` header names this server: the listening address (any
+    /// address literal when listening on all of them: a literal cannot be rebound),
+    /// `localhost`, or one of ``hosts``. The port is not compared.
+    public func accepts(host header: String?) -> Bool {
+        guard var name = header?.lowercased(), !name.isEmpty else { return false }
+        if name.hasPrefix("[") {
+            guard let close = name.firstIndex(of: "]") else { return false }
+            name = String(name[name.index(after: name.startIndex)..<close])
+        } else if let colon = name.lastIndex(of: ":") {
+            name = String(name[..<colon])
+        }
+        if name.hasSuffix(".") { name.removeLast() }
+        if name == "localhost" || name == host.lowercased() || hosts.contains(where: { $0.lowercased() == name }) { return true }
+        let literal = Self.isAddressLiteral(name)
+        if literal && (host == "0.0.0.0" || host == "::") { return true }
+        return literal && isLoopback && (name == "::1" || name.hasPrefix("127."))
+    }
+
+    static func isAddressLiteral(_ name: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
     }
 
     /// `HOST:PORT`, `[V6]:PORT` or `localhost:PORT`.

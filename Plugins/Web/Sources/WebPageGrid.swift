@@ -89,7 +89,7 @@ const grid = {
       const image = new Image();
       image.alt = "shot " + (shot.id || shot.number);
       image.decoding = "async";
-      image.src = withToken(source);
+      image.src = source;
       cell.querySelector(".picture").replaceChildren(image);
     }
     // For tests and bench-screen: when the first screen of thumbnails was complete, from the page's start.

@@ -47,7 +47,7 @@ const liveView = {
     const image = new Image();
     image.onload = () => { this.ghost = { shot, image }; $("ghost-name").textContent = "ghost: " + ["#" + (shot.number || shot.id), ...(shot.files || []).slice(0, 1).map((f) => f.name)].join(" "); this.redraw(); };
     image.onerror = () => showError(new Error("the ghost's preview could not be loaded"));
-    image.src = withToken(shot.preview);
+    image.src = shot.preview;
   },
 };
 

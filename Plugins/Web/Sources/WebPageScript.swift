@@ -5,10 +5,15 @@
 enum WebPageScript {
     static let js = #"""
 "use strict";
-// The token: after "#" (never sent in a request line), else ?token=, else this tab's.
-const token = new URLSearchParams(location.hash.slice(1)).get("token") || new URLSearchParams(location.search).get("token") || sessionStorage.getItem("shutterpipe-token");
-if (token) { sessionStorage.setItem("shutterpipe-token", token); if (location.search.includes("token=")) history.replaceState(null, "", "/#token=" + encodeURIComponent(token)); }
-const withToken = (url) => token ? url + (url.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token) : url;
+// The token: after "#" (never sent in a request line), else ?token=. It goes once to
+// /api/session, which sets it as a cookie (HttpOnly, SameSite=Strict): no URL the page
+// loads carries it, and it leaves the address bar.
+const token = new URLSearchParams(location.hash.slice(1)).get("token") || new URLSearchParams(location.search).get("token");
+if (token) {
+  const rest = new URLSearchParams(location.hash.slice(1)); rest.delete("token");
+  history.replaceState(null, "", "/" + (rest.toString() ? "#" + rest.toString() : ""));
+}
+const signedIn = token ? fetch("/api/session", { method: "POST", headers: { "Authorization": "Bearer " + token } }) : Promise.resolve();
 const headers = token ? { "Authorization": "Bearer " + token } : {};
 const $ = (id) => document.getElementById(id);
 const LABELS = ["Red", "Yellow", "Green", "Blue", "Purple"];
@@ -292,11 +297,12 @@ async function share() {
   $("share-note").textContent = link.note || "";
   $("share-marks").textContent = app.viewersMayMark ? " and may rate, label and pick" : "";
   $("share-code").hidden = !link.link;
-  if (link.link) $("share-code").src = withToken("/api/share.svg");
+  if (link.link) $("share-code").src = "/api/share.svg";
   $("share-dialog").showModal();
 }
 
 async function start() {
+  await signedIn.catch(() => {});
   let status;
   try { status = await get("/api/status"); } catch (error) { showError(error); return; }
   app.role = status.role; app.mayMark = status.mayMark; app.viewersMayMark = status.viewersMayMark;
@@ -312,7 +318,7 @@ async function start() {
   if (status.freeBytes !== null) $("free").textContent = (status.freeBytes / 1e9).toFixed(1) + " GB free";
   $("battery").textContent = status.cameras.filter((c) => c.battery).map((c) => (c.name ? c.name + " " : "") + "battery " + c.battery).join(" · ");
   await reload().catch(showError);
-  const events = new EventSource(withToken("/events"));
+  const events = new EventSource("/events");
   events.addEventListener("photo", (m) => onPhoto(JSON.parse(m.data)));
   events.addEventListener("answer", (m) => showState(JSON.parse(m.data)));
   events.addEventListener("shot", (m) => onRecorded(JSON.parse(m.data)));

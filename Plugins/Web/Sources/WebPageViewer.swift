@@ -43,7 +43,7 @@ class Viewer {
     }
     this.preview.hidden = false;
     this.caption.textContent = "shot " + (shot.id || shot.number) + " · loading";
-    this.preview.src = withToken(shot.preview);
+    this.preview.src = shot.preview;
     // The full size is decoded once the shot is looked at (a burst passing by costs nothing), or at once for a zoom.
     if (this.view.zoom !== "fit") this.loadFull(); else this.dwell = setTimeout(() => this.loadFull(), 1000);
   }
@@ -137,7 +137,7 @@ class Viewer {
       tile.style.left = c * size + "px"; tile.style.top = r * size + "px";
       tile.style.width = Math.min(size, W - c * size) + "px"; tile.style.height = Math.min(size, H - r * size) + "px";
       tile.onload = () => { if (shot === this.shot) { window.tilePaints.push({ shot: shot.id, tile: key, at: performance.timeOrigin + performance.now() }); if (this.main) document.body.dataset.tilesShown = this.tiles.querySelectorAll("img").length; } };
-      tile.src = withToken("/api/shots/" + shot.id + "/tiles/" + key + ".png" + this.source());
+      tile.src = "/api/shots/" + shot.id + "/tiles/" + key + ".png" + this.source();
       this.tiles.appendChild(tile);
       this.tileImages.set(key, tile);
     }

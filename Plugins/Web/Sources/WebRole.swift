@@ -8,8 +8,10 @@ import Foundation
 ///   live: the shots, their previews, 100 % tiles, histograms. It rates, labels and picks
 ///   only when `viewersMayMark` is set; it never shoots, starts live view or changes settings.
 ///
-/// A token is read from `Authorization: Bearer`, else from `?token=` (images, the event
-/// stream). It is compared in constant time and never logged.
+/// A token is read from `Authorization: Bearer`, else from the cookie the page gets from
+/// `POST /api/session` (``cookieName``: images, tiles and the event stream carry it, no
+/// URL does), else from `?token=` (scripts, a first link). It is compared in constant
+/// time and never logged.
 enum WebRole: String, Sendable {
     case `operator`, viewer
 
@@ -17,10 +19,28 @@ enum WebRole: String, Sendable {
     static func of(_ request: HTTPRequest, _ options: WebOptions) -> WebRole? {
         guard let token = options.token else { return .operator }
         let bearer = request.headers["authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-        guard let given = bearer ?? request.query["token"] else { return nil }
+        guard let given = bearer ?? cookie(request) ?? request.query["token"] else { return nil }
         if same(given, token) { return .operator }
         if let viewer = options.viewerToken, same(given, viewer) { return .viewer }
         return nil
+    }
+
+    /// The cookie that carries the token for the page: `HttpOnly` (no script reads it),
+    /// `SameSite=Strict` (no other site's page sends it).
+    static let cookieName = "shutterpipe-token"
+
+    static func cookie(_ request: HTTPRequest) -> String? {
+        guard let header = request.headers["cookie"] else { return nil }
+        for part in header.split(separator: ";") {
+            let pair = part.trimmingCharacters(in: .whitespaces)
+            if pair.hasPrefix(cookieName + "=") { return String(pair.dropFirst(cookieName.count + 1)) }
+        }
+        return nil
+    }
+
+    /// `Set-Cookie` for a token.
+    static func setCookie(_ token: String) -> (String, String) {
+        ("Set-Cookie", "\(cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict")
     }
 
     /// The 401 of a request without a token.
@@ -46,7 +66,7 @@ enum WebRole: String, Sendable {
         case ("GET", "/api/share.svg"), ("GET", "/api/share"):
             return .error(403, "the share panel is the operator's", fix: "ask the operator for the viewer link")
         default:
-            return request.method == "GET" || (request.method == "POST" && path == "/api/marks") ? nil
+            return request.method == "GET" || (request.method == "POST" && (path == "/api/marks" || path == "/api/session")) ? nil
                 : .error(403, "the viewer's token cannot \(request.method) \(path)", fix: "the operator's token (the 'token' option) can")
         }
     }

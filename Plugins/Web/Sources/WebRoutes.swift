@@ -11,16 +11,27 @@ struct WebRoutes: Sendable {
     func answer(_ request: HTTPRequest) -> HTTPResponse {
         var response = route(request)
         // A page's links and images never tell another site where they came from (a token
-        // in a URL stays here); a JSON or image body is never taken for a script.
-        response.headers += [("Referrer-Policy", "no-referrer"), ("X-Content-Type-Options", "nosniff")]
+        // in a URL stays here). (HTTPServer adds `nosniff` to every response.)
+        response.headers += [("Referrer-Policy", "no-referrer")]
         return response
     }
 
     private func route(_ request: HTTPRequest) -> HTTPResponse {
+        // Before anything, GETs and streams included: a page of another site whose name
+        // resolves here (DNS rebinding) sends its own name.
+        guard trigger.options.accepts(host: request.headers["host"]) else {
+            trigger.log.warning("web: refused a request from \(request.client) for Host '\(request.headers["host"] ?? "")', not a name of this server")
+            return .error(403, "Host '\(request.headers["host"] ?? "")' is not a name of this server",
+                          fix: "open the page by its address (http://\(trigger.options.host):\(trigger.port ?? trigger.options.port)/), or add the name to the web trigger's 'hosts'")
+        }
         if request.bodyTooLarge { return .error(413, "the request body is too large") }
         // The page itself holds no data: it loads without a token (it carries it after
         // `#`, which no request sends) and asks for the data with it.
-        if request.method == "GET", let asset = WebPage.asset(request.path) { return asset }
+        if request.method == "GET", var asset = WebPage.asset(request.path) {
+            // Opened as /?token=…: from now on the cookie carries it.
+            if let token = request.query["token"], WebRole.of(request, trigger.options) != nil { asset.headers.append(WebRole.setCookie(token)) }
+            return asset
+        }
         guard let role = WebRole.of(request, trigger.options) else { return WebRole.unauthorized }
         if let refusal = role.refusal(request, trigger.options) { return refusal }
         if request.method == "POST", let crossSite = crossSite(request) { return crossSite }
@@ -34,6 +45,12 @@ struct WebRoutes: Sendable {
             object["mayMark"] = role == .operator || trigger.options.viewersMayMark
             object["viewersMayMark"] = trigger.options.viewersMayMark
             return .json(object)
+        case ("POST", "/api/session"):
+            // The page trades the token of its link for the cookie.
+            let token = request.headers["authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil } ?? WebRole.cookie(request)
+            var response = HTTPResponse.json(["role": role.rawValue])
+            if let token, trigger.options.token != nil { response.headers.append(WebRole.setCookie(token)) }
+            return response
         case ("GET", "/api/share.svg"):
             return ShareLink(options: trigger.options, host: request.headers["host"]).svg()
         case ("GET", "/api/share"):
@@ -53,7 +70,7 @@ struct WebRoutes: Sendable {
                                 body: .stream(listener))
         case ("GET", _) where path.hasPrefix("/api/photos/") && path.hasSuffix("/preview.jpg"):
             return preview(String(path.dropFirst("/api/photos/".count).dropLast("/preview.jpg".count)))
-        case (_, "/"), (_, "/api/status"), (_, "/api/capture"), (_, "/api/enter"), (_, "/api/exit"), (_, "/api/photos"), (_, "/events"), (_, "/api/share.svg"), (_, "/api/share"):
+        case (_, "/"), (_, "/api/status"), (_, "/api/capture"), (_, "/api/enter"), (_, "/api/exit"), (_, "/api/photos"), (_, "/events"), (_, "/api/share.svg"), (_, "/api/share"), (_, "/api/session"):
             return .error(405, "\(request.method) is not allowed on \(path)")
         default:
             return .error(404, "no such route: \(path)", fix: "see GET /, /api/status, /api/photos, /api/shots, /api/share, /api/settings, /events, /live.mjpg, /live/{camera}.mjpg; POST /api/capture, /api/enter, /api/exit, /api/marks, /api/settings, /api/lens")

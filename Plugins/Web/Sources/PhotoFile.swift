@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+
+/// A stored photo, opened for a preview, a tile or a look at 100 %: a regular file, never
+/// through a symbolic link. Whoever can put a link into the capture folder (a hook, a
+/// synced folder, another user of a shared one) must not make the page serve what it
+/// points at (`/etc/shadow`, another session's photos).
+enum PhotoFile {
+    /// Refuses a path that is missing, unreadable, a symbolic link or not a regular file.
+    static func check(_ path: String) throws(ShutterError) {
+        var info = stat()
+        guard lstat(path, &info) == 0, access(path, R_OK) == 0 else {
+            throw ShutterError(.storageUnavailable, "cannot read '\(path)'", fix: "the photo was moved or removed since it was stored")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw ShutterError(.storageUnavailable, "'\(path)' is not a regular file (a symbolic link, say): not served",
+                               fix: "previews come only from the files the session stored; replace the link with the photo itself")
+        }
+    }
+
+    /// The file's bytes, mapped, opened without following a link (the check above is not
+    /// enough: the file could be swapped for a link between the two).
+    static func map(_ path: String) throws(ShutterError) -> Data {
+        try check(path)
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw ShutterError(.storageUnavailable, "cannot read '\(path)': \(String(cString: strerror(errno)))",
+                               fix: "the photo was moved, removed or replaced by a link since it was stored")
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw ShutterError(.storageUnavailable, "'\(path)' is not a regular file: not served")
+        }
+        let size = Int(info.st_size)
+        guard size > 0 else { return Data() }
+        // Mapped: a photo's embedded preview is read without reading the rest.
+        guard let bytes = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), bytes != MAP_FAILED else {
+            throw ShutterError(.storageUnavailable, "cannot read '\(path)': \(String(cString: strerror(errno)))")
+        }
+        return Data(bytesNoCopy: bytes, count: size, deallocator: .custom { pointer, count in munmap(pointer, count) })
+    }
+}
