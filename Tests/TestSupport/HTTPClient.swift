@@ -51,7 +51,9 @@ public func httpStream(_ path: String, port: UInt16, headers: [String: String] =
 }
 
 private func requestText(_ method: String, _ path: String, headers: [String: String], body: Data) -> String {
-    var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
+    // `Host: 127.0.0.1` unless the test sends its own (a DNS-rebinding page's name, say).
+    let host = headers.keys.contains { $0.lowercased() == "host" } ? "" : "Host: 127.0.0.1\r\n"
+    var text = "\(method) \(path) HTTP/1.1\r\n\(host)Connection: close\r\nContent-Length: \(body.count)\r\n"
     for (name, value) in headers { text += "\(name): \(value)\r\n" }
     return text + "\r\n"
 }
