@@ -3,13 +3,32 @@ import ShutterPipeSupport
 import Synchronization
 
 /// Server-sent events to every page and script listening on `/events`. Each listener has
-/// a bounded queue read by its own connection thread: one that stops reading is dropped
-/// once 256 events wait, and slows nobody.
+/// a bounded queue read by its own connection thread (``Listener``): one that stops
+/// reading is dropped once it is 256 events or 10 s behind, and slows nobody. A watch
+/// once a second drops those behind even when no event comes to notice it.
 final class EventHub: Sendable {
-    static let queueLimit = 256
-    static let keepAlive: Duration = .seconds(15)
-
     private let state = Mutex<(listeners: [ObjectIdentifier: Listener], closed: Bool, onClose: [@Sendable () -> Void])>(([:], false, []))
+    /// A dispatch source is safe to cancel from any thread.
+    private struct Watch: @unchecked Sendable { let timer: DispatchSourceTimer }
+    private let watch: Watch
+
+    init() {
+        let watch = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "shutterpipe events watch"))
+        self.watch = Watch(timer: watch)
+        watch.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(100))
+        watch.setEventHandler { [weak self] in self?.dropStale() }
+        watch.resume()
+    }
+
+    deinit { watch.timer.cancel() }
+
+    /// Ends the listeners that are too far behind or whose client has left.
+    private func dropStale() {
+        let listeners = state.withLock { Array($0.listeners.values) }
+        for listener in listeners where !listener.check() {
+            _ = state.withLock { $0.listeners.removeValue(forKey: ObjectIdentifier(listener)) }
+        }
+    }
 
     /// A new listener; it gets every event published from now on.
     func listen() -> Listener {
@@ -37,6 +56,7 @@ final class EventHub: Sendable {
 
     /// Ends every stream (the server is stopping) and tells whoever waits.
     func close() {
+        watch.timer.cancel()
         let (listeners, waiting) = state.withLock { state -> ([Listener], [@Sendable () -> Void]) in
             if state.closed { return ([], []) }
             state.closed = true
@@ -55,64 +75,5 @@ final class EventHub: Sendable {
             return false
         }
         if now { body() }
-    }
-
-    /// One listener's stream.
-    final class Listener: HTTPStream, @unchecked Sendable {  // `frames`, `pending` and `ended` under `lock`
-        private let lock = NSCondition()
-        private var frames: [Data] = [Data("retry: 2000\n: shutterpipe events\n\n".utf8)]
-        private var pending = Data()
-        private var ended = false
-        private let onClosed: @Sendable (Listener) -> Void
-
-        init(onClosed: @escaping @Sendable (Listener) -> Void) {
-            self.onClosed = onClosed
-        }
-
-        func closed() {
-            end()
-            onClosed(self)
-        }
-
-        /// Queues a frame; false when the listener is too far behind (it is then ended).
-        func offer(_ frame: Data) -> Bool {
-            lock.lock()
-            defer { lock.unlock() }
-            guard !ended else { return false }
-            guard frames.count < EventHub.queueLimit else {
-                ended = true
-                lock.broadcast()
-                return false
-            }
-            frames.append(frame)
-            lock.signal()
-            return true
-        }
-
-        func end() {
-            lock.lock()
-            ended = true
-            lock.broadcast()
-            lock.unlock()
-        }
-
-        func next(maximum: Int) -> Data? {
-            lock.lock()
-            defer { lock.unlock() }
-            while pending.isEmpty {
-                if let frame = frames.first {
-                    frames.removeFirst()
-                    pending = frame
-                    break
-                }
-                if ended { return nil }
-                if !lock.wait(until: Date(timeIntervalSinceNow: 15)) && frames.isEmpty && !ended {
-                    pending = Data(": keep-alive\n\n".utf8)  // a quiet stream stays open through proxies and timeouts
-                }
-            }
-            let chunk = pending.prefix(maximum)
-            pending = Data(pending.dropFirst(chunk.count))
-            return Data(chunk)
-        }
     }
 }

@@ -51,9 +51,16 @@ struct HTTPResponse: Sendable {
 /// A response body written as it is produced. ``next(_:)`` blocks on the connection's own
 /// thread until there are bytes, and returns nil when the stream is over.
 protocol HTTPStream: AnyObject, Sendable {
+    /// The connection's socket, before the first ``next(maximum:)``: a stream may size its
+    /// send buffer, see what the client has not yet acknowledged, or notice it has gone.
+    func attached(to descriptor: Int32)
     func next(maximum: Int) -> Data?
     /// The connection is gone (the client left, or the stream ended).
     func closed()
+}
+
+extension HTTPStream {
+    func attached(to descriptor: Int32) {}
 }
 
 /// An HTTP server on libmicrohttpd: one thread per connection (its own, never the
@@ -61,8 +68,15 @@ protocol HTTPStream: AnyObject, Sendable {
 /// hostile client cannot stall the session.
 final class HTTPServer: Sendable {
     struct Limits: Sendable {
-        var connections: UInt32 = 64
+        /// Connections at once, and from one client address: eight addresses that take all
+        /// of theirs (slow clients, say) leave half for everyone else.
+        var connections: UInt32 = 128
+        var perClient: UInt32 = 16
+        /// A connection without traffic for this long is closed.
         var idleSeconds: UInt32 = 30
+        /// A request (headers and body) that has not arrived whole this long after its
+        /// connection opened, or its previous request ended, is closed however it trickles.
+        var requestSeconds: UInt32 = 10
         var bodyBytes = 65_536
     }
 
@@ -77,7 +91,8 @@ final class HTTPServer: Sendable {
     init(host: String, port: UInt16, limits: Limits = Limits(), handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(ShutterError) {
         var message = [CChar](repeating: 0, count: 256)
         let context = Unmanaged.passRetained(HandlerBox(handler)).toOpaque()
-        guard let started = sp_web_start(host, port, limits.connections, limits.idleSeconds, limits.bodyBytes, Self.entry, context,
+        guard let started = sp_web_start(host, port, limits.connections, limits.perClient, limits.idleSeconds, limits.requestSeconds,
+                                         limits.bodyBytes, Self.entry, context,
                                           &message, message.count) else {
             Unmanaged<HandlerBox>.fromOpaque(context).release()
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -138,6 +153,7 @@ final class HTTPServer: Sendable {
                 MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), MHD_ResponseMemoryMode(rawValue: 2)!)  // MHD_RESPMEM_MUST_COPY
             }
         case .stream(let stream):
+            stream.attached(to: sp_web_connection_fd(connection))
             let context = Unmanaged.passRetained(StreamBox(stream)).toOpaque()
             response = MHD_create_response_from_callback(UInt64.max, 16_384, { context, _, buffer, maximum in
                 guard let context, let buffer else { return -1 }

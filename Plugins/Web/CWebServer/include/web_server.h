@@ -17,11 +17,25 @@ typedef enum MHD_Result (*sp_web_handler)(void *cls, struct MHD_Connection *conn
 struct sp_web;
 
 /// Starts a server on `host` (an IPv4 or IPv6 address) and `port` (0: any free one), one
-/// thread per connection, at most `connection_limit` connections (and a quarter of them
-/// per client address), each closed after `timeout_seconds` without traffic; bodies are
+/// thread per connection, at most `connection_limit` connections and `per_client_limit`
+/// per client address. A connection is closed after `timeout_seconds` without traffic,
+/// and when a request (headers and body) has not arrived whole `request_seconds` after
+/// the connection opened or its previous request ended, however it trickles. Bodies are
 /// cut at `body_limit` bytes. NULL on failure, with `error` filled in.
-struct sp_web *sp_web_start(const char *host, uint16_t port, unsigned connection_limit, unsigned timeout_seconds,
-                                size_t body_limit, sp_web_handler handler, void *cls, char *error, size_t error_size);
+struct sp_web *sp_web_start(const char *host, uint16_t port, unsigned connection_limit, unsigned per_client_limit, unsigned timeout_seconds,
+                            unsigned request_seconds, size_t body_limit, sp_web_handler handler, void *cls, char *error, size_t error_size);
+
+/// How many connections were closed so far for sending their request too slowly.
+unsigned long sp_web_closed_slow(struct sp_web *web);
+
+/// The connection's socket.
+int sp_web_connection_fd(struct MHD_Connection *connection);
+
+/// Bytes written to the socket that the peer has not acknowledged (SIOCOUTQ), or -1.
+int sp_web_unsent_bytes(int fd);
+
+/// Whether the peer has closed or reset the connection (without reading from it).
+int sp_web_peer_gone(int fd);
 
 /// The port the server listens on.
 uint16_t sp_web_port(struct sp_web *web);
