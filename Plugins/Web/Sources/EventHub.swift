@@ -31,8 +31,10 @@ final class EventHub: Sendable {
     }
 
     /// A new listener; it gets every event published from now on.
-    func listen() -> Listener {
-        let listener = Listener { [weak self] gone in _ = self?.state.withLock { $0.listeners.removeValue(forKey: ObjectIdentifier(gone)) } }
+    /// `onDropped` hears why, if it is dropped for being too far behind.
+    func listen(onDropped: @escaping @Sendable (String) -> Void = { _ in }) -> Listener {
+        let listener = Listener(onClosed: { [weak self] gone in _ = self?.state.withLock { $0.listeners.removeValue(forKey: ObjectIdentifier(gone)) } },
+                                onDropped: onDropped)
         let closed = state.withLock { state -> Bool in
             if !state.closed { state.listeners[ObjectIdentifier(listener)] = listener }
             return state.closed

@@ -34,9 +34,12 @@ extension EventHub {
         private var descriptor: Int32 = -1
         private var ended = false
         private let onClosed: @Sendable (Listener) -> Void
+        /// Told why, once, when the listener is dropped for being behind.
+        private let onDropped: @Sendable (String) -> Void
 
-        init(onClosed: @escaping @Sendable (Listener) -> Void) {
+        init(onClosed: @escaping @Sendable (Listener) -> Void, onDropped: @escaping @Sendable (String) -> Void) {
             self.onClosed = onClosed
+            self.onDropped = onDropped
         }
 
         deinit { if descriptor >= 0 { Glibc.close(descriptor) } }
@@ -110,9 +113,13 @@ extension EventHub {
             let acknowledged = unsent >= 0 ? written - unsent : Int.max
             while let first = inFlight.first, first.end <= acknowledged { inFlight.removeFirst() }
             let oldest = [inFlight.first?.at, frames.first?.at].compactMap { $0 }.min()
-            let behind = inFlight.count + frames.count >= Self.eventLimit || oldest.map { ContinuousClock.now - $0 >= Self.lagLimit } == true
-            if behind { finish() }
-            return behind
+            let waiting = inFlight.count + frames.count
+            let lag = oldest.map { ContinuousClock.now - $0 } ?? .zero
+            guard waiting >= Self.eventLimit || lag >= Self.lagLimit else { return false }
+            finish()
+            onDropped(waiting >= Self.eventLimit ? "\(waiting) events behind (\(frames.count) queued, \(inFlight.count) in the kernel)"
+                      : "\(Int(lag / .seconds(1))) s behind")
+            return true
         }
 
         /// Under `lock`: ends the listener when its client has closed the connection.

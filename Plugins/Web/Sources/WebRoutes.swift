@@ -64,7 +64,10 @@ struct WebRoutes: Sendable {
         case ("GET", "/api/photos"):
             return .json(["photos": trigger.library.entries.map(WebJSON.photo)])
         case ("GET", "/events"):
-            let listener = trigger.hub.listen()
+            let (log, client) = (trigger.log, request.client)
+            let listener = trigger.hub.listen { reason in
+                log.warning("web: dropped the \(role.rawValue) at \(client) from /events, \(reason): it does not read (its page reconnects when it can)")
+            }
             trigger.log.debug("web: the \(role.rawValue) at \(request.client) listens to /events (\(trigger.hub.count) listening)")
             return HTTPResponse(status: 200, contentType: "text/event-stream", headers: [("Cache-Control", "no-store")],
                                 body: .stream(listener))
