@@ -32,6 +32,10 @@ final class MQTTClient: @unchecked Sendable {  // `handle`: libmosquitto is thre
         var retain: Bool
     }
 
+    /// The largest packet the broker may send this client (a command is at most 4 KB, an
+    /// answer a few hundred bytes): larger ones are dropped by the broker, never buffered here.
+    static let maximumPacketBytes = 8192
+
     let broker: BrokerAddress
     private let handle: OpaquePointer
     private let box: Unmanaged<HandlerBox>
@@ -49,7 +53,17 @@ final class MQTTClient: @unchecked Sendable {  // `handle`: libmosquitto is thre
         self.handle = handle
         self.box = box
         keepaliveSeconds = Int32(keepalive)
-        mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
+        // MQTT 5: the CONNECT can say how large a packet this client takes, and the broker
+        // drops what is larger instead of sending it (MQTT 3.1.1 has no such limit: a 64 MB
+        // publish was read whole into memory before its size could be checked).
+        mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V5))
+        var properties: OpaquePointer?
+        mosquitto_property_add_int32(&properties, 39 /* MQTT_PROP_MAXIMUM_PACKET_SIZE (mqtt_protocol.h) */, UInt32(Self.maximumPacketBytes))
+        // libmosquitto keeps CONNECT properties for the async connect and every reconnect,
+        // but only its blocking connect takes them: given an invalid port, that call stores
+        // them and returns before it connects anywhere.
+        _ = mosquitto_connect_bind_v5(handle, "", -1, 0, nil, properties)
+        mosquitto_property_free_all(&properties)
         // Small messages go out at once: with Nagle's algorithm an answer can wait for the
         // peer's delayed ACK (40 ms on Linux).
         mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
@@ -150,9 +164,10 @@ final class MQTTClient: @unchecked Sendable {  // `handle`: libmosquitto is thre
 
     /// A CONNACK refusal, with what to do about it.
     static func refusal(_ rc: Int32) -> String {
-        let reason = String(cString: mosquitto_connack_string(rc))
+        // MQTT 3.1.1 return codes are below 128; MQTT 5 reason codes from 128.
+        let reason = String(cString: rc >= 128 ? mosquitto_reason_string(rc) : mosquitto_connack_string(rc))
         switch rc {
-        case 4, 5: return "\(reason): check 'username' and 'password' (the broker's password file or its ACL)"
+        case 4, 5, 134, 135: return "\(reason): check 'username' and 'password' (the broker's password file or its ACL)"
         default: return reason
         }
     }

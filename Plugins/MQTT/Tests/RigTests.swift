@@ -48,9 +48,16 @@ struct RigTests {
         #expect(await eventually(timeout: .seconds(60)) { nodes.allSatisfy { $0.session.stderrSoFar.contains("command 'twice-1' arrived again") } })
         #expect(nodes.allSatisfy { $0.photos.count == 3 })
 
-        // Bad inputs, one at a time: each node answers each with an error.
+        // Larger than a node takes (8 KB, said at connect): the broker never delivers it.
+        // The nodes take no photo (counted below) and answer what follows.
+        let huge = here.file("huge.json")
+        try Data(#"{"id": "huge", "event": "capture", "pad": ""#.utf8 + Data(repeating: 0x61, count: 1_000_000) + Data(#""}"#.utf8))
+            .write(to: URL(fileURLWithPath: huge))
+        try await publish(file: huge, to: command, broker: broker)
+        // Bad inputs, one at a time: each node answers each with an error (a command over
+        // 4 KB, and under the 8 KB packet limit, is read and refused).
         let big = here.file("big.json")
-        try Data(#"{"id": "big", "event": "capture", "pad": ""#.utf8 + Data(repeating: 0x61, count: 1_000_000) + Data(#""}"#.utf8))
+        try Data(#"{"id": "big", "event": "capture", "pad": ""#.utf8 + Data(repeating: 0x61, count: 6000) + Data(#""}"#.utf8))
             .write(to: URL(fileURLWithPath: big))
         for (payload, file, says) in [("{not json", nil, "malformed command"), (#"{"id": "j1", "event": "jump"}"#, nil, "unknown event 'jump'"),
                                       (nil, big, "too large"), (#"{"event": "capture"}"#, nil, "'id' is missing"),
