@@ -72,7 +72,7 @@ let package = Package(
         .target(name: "CWebServer", path: "Plugins/Web/CWebServer", linkerSettings: [.linkedLibrary("microhttpd")]),
         .target(name: "WebTrigger", dependencies: [kit, support, "CWebServer", "CTurboJPEG", "CLibRaw", "CHeif", "CTIFF", "CZlib"], path: "Plugins/Web/Sources"),
         // The mqtt trigger (a node of a rig) and the rig command, on libmosquitto.
-        .target(name: "MQTTTrigger", dependencies: [kit, support, "CMosquitto"], path: "Plugins/MQTT/Sources"),
+        .target(name: "MQTTTrigger", dependencies: [kit, support, "CMosquitto", "CCrypto"], path: "Plugins/MQTT/Sources"),
 
         // Host
         // The session catalogue (SQLite), ratings in sidecars, and the recorder that fills it.

@@ -7,10 +7,17 @@ import Synchronization
 /// and announces itself online (retained, with a retained last will of `false`).
 ///
 /// - Commands are de-duplicated by `id`: a redelivered command takes no second photo.
-/// - A capture with `at` goes to the coordinator at once, with its moment: the backend
-///   waits for it on the thread that fires (``CaptureBackend/capture(at:)``). One that
-///   arrives after `at` plus `lateAfter`, or after `expires`, takes no photo and is
-///   answered `photoFailed` (`timeout`): a photo at the wrong moment is worse than none.
+/// - Each command taken is acknowledged on the node's `ack` topic with the SHA-256 of a
+///   secret that its answer reveals as `proof` (``RigProtocol``): `rig capture` counts no
+///   answer another client wrote on this node's topics.
+/// - A command the broker delivers as retained (kept from before this node connected) is
+///   answered `stale` and takes no photo: a command fires when it is sent, or never.
+/// - A capture with `at` waits here, and goes to the coordinator half a second before its
+///   moment: the backend waits the rest on the thread that fires
+///   (``CaptureBackend/capture(at:)``), and the node's other triggers are served
+///   meanwhile. One that arrives after `at` plus `lateAfter`, or after `expires`, takes
+///   no photo and is answered `photoFailed` (`timeout`): a photo at the wrong moment is
+///   worse than none.
 /// - A command it cannot take (malformed, too large, an unknown event) is answered with
 ///   an `error`, and the session goes on.
 /// - A lost broker is retried with backoff by libmosquitto's thread; the outage and the
@@ -29,13 +36,17 @@ public final class MQTTTrigger: TriggerSource {
 
     /// Ids remembered for de-duplication.
     static let rememberedIDs = 4096
-    /// The furthest ahead an `at` may be, in seconds: the node takes no other event while
-    /// it waits for one.
+    /// The furthest ahead an `at` may be, in seconds.
     static let longestLead = 60.0
+    /// How long before its `at` a capture goes to the coordinator (which then holds the
+    /// camera for it): shorter than this, other triggers never wait.
+    static let handOverLead = 0.5
 
     private struct Pending: Sendable {
         var id: String
         var event: String
+        /// Revealed in the answer; its SHA-256 went out in the acknowledgement.
+        var secret: String
     }
 
     private struct State: Sendable {
@@ -69,7 +80,7 @@ public final class MQTTTrigger: TriggerSource {
         var handlers = MQTTClient.Handlers()
         handlers.onConnect = { [weak self] refused in self?.connected(refused: refused) }
         handlers.onDisconnect = { [weak self] unexpected, reason in self?.disconnected(unexpected: unexpected, reason: reason) }
-        handlers.onMessage = { [weak self] topic, payload, _ in self?.received(topic: topic, payload: payload) }
+        handlers.onMessage = { [weak self] topic, payload, retained in self?.received(topic: topic, payload: payload, retained: retained) }
         let credentials = options.username.map { (user: $0, password: options.password) }
         let address = try options.address()
         state.withLock { $0.address = address }
@@ -102,7 +113,7 @@ public final class MQTTTrigger: TriggerSource {
     public func sync(_ answer: ShutterAnswer) async {
         guard let command = state.withLock({ $0.pending.removeValue(forKey: answer.request.token) }) else { return }
         var object: [String: Any] = ["id": command.id, "node": options.node, "event": command.event, "state": answer.state.rawValue,
-                                     "paths": answer.stored.map(\.location)]
+                                     "paths": answer.stored.map(\.location), "proof": command.secret]
         if let failure = answer.failure {
             object["cause"] = failure.cause.rawValue
             object["message"] = failure.message
@@ -143,7 +154,7 @@ public final class MQTTTrigger: TriggerSource {
         if let client = state.withLock({ $0.client }), let problem = client.lastProblem { log.debug("libmosquitto: \(problem)") }
     }
 
-    private func received(topic: String, payload: Data) {
+    private func received(topic: String, payload: Data, retained: Bool) {
         guard topic == commandTopic else { return }
         let command: RigCommandMessage
         do {
@@ -167,9 +178,18 @@ public final class MQTTTrigger: TriggerSource {
             log.info("command '\(command.id)' arrived again (redelivered or sent twice); it was already taken, so it takes no second photo")
             return
         }
+        let secret = RigProtocol.newSecret()
+        acknowledge(command.id, secret: secret)
+        if retained {
+            log.warning("command '\(command.id)' (\(command.event)) was retained by the broker, from before this node connected: answered stale, no photo")
+            publishState(["id": command.id, "node": options.node, "event": command.event, "state": "stale", "paths": [String](), "proof": secret,
+                          "message": "a retained command is old news: it would fire at every start of every node",
+                          "fix": "publish commands without the retain flag (rig capture does); clear this one with mosquitto_pub -r -n -t \(commandTopic)"])
+            return
+        }
         guard let event = options.map.event(for: command.event) else {
             let known = options.map.events.keys.sorted().joined(separator: ", ")
-            refuse(command.id, "unknown event '\(command.event)'; this node takes \(known)")
+            refuse(command.id, "unknown event '\(command.event)'; this node takes \(known)", proof: secret)
             return
         }
         let now = RigProtocol.unixMilliseconds()
@@ -181,33 +201,55 @@ public final class MQTTTrigger: TriggerSource {
             late = "it came \(String(format: "%.0f", now - at)) ms after its time (at most \(String(format: "%.0f", tolerance)) ms late is fired, 'lateAfter')"
         }
         if let at = command.at, at > now + Self.longestLead * 1000 {
-            refuse(command.id, "'at' is \(String(format: "%.0f", (at - now) / 1000)) s ahead; at most \(Int(Self.longestLead)) s: the node would wait that long before anything else (check the sender's clock)")
+            refuse(command.id, "'at' is \(String(format: "%.0f", (at - now) / 1000)) s ahead; at most \(Int(Self.longestLead)) s (check the sender's clock)", proof: secret)
             return
         }
         if let late {
             log.warning("command '\(command.id)' (\(command.event)) took no photo: \(late)")
             var object: [String: Any] = ["id": command.id, "node": options.node, "event": command.event, "paths": [String](),
-                                         "cause": FailureCause.timeout.rawValue,
+                                         "cause": FailureCause.timeout.rawValue, "proof": secret,
                                          "message": "the command came late: \(late); a photo at the wrong moment is worse than none",
                                          "fix": "send commands earlier (a later 'at'), or check this node's clock and network (docs/rigs.md)"]
             object["state"] = event == .capture ? ShutterState.photoFailed.rawValue : ShutterState.exitedOrUnableToEnter.rawValue
             publishState(object)
             return
         }
-        // At once, with its moment: the backend waits for it on the thread that fires.
-        let (events, token) = state.withLock { state -> (EventChannel?, UInt64) in
+        let token = state.withLock { state -> UInt64 in
             let token = state.nextToken
             state.nextToken += 1
-            state.pending[token] = Pending(id: command.id, event: command.event)
-            return (state.events, token)
+            state.pending[token] = Pending(id: command.id, event: command.event, secret: secret)
+            return token
         }
-        let fireAt = command.at.flatMap { $0 > now ? Date(timeIntervalSince1970: $0 / 1000) : nil }
-        events?.send(TriggerEvent(event, origin: "mqtt \(command.id)", token: token, fireAt: event == .capture ? fireAt : nil))
+        let fireAt = event == .capture ? command.at.flatMap { $0 > now ? Date(timeIntervalSince1970: $0 / 1000) : nil } : nil
+        let trigger = TriggerEvent(event, origin: "mqtt \(command.id)", token: token, fireAt: fireAt)
+        // Half a second before its moment, with it: the backend waits the rest on the
+        // thread that fires. Until then the coordinator serves the other triggers.
+        let wait = (fireAt?.timeIntervalSinceNow ?? 0) - Self.handOverLead
+        guard wait > 0 else { return handOver(trigger) }
+        log.debug("command '\(command.id)' waits for its moment; it goes to the camera \(Self.handOverLead) s before")
+        Task { [weak self] in
+            try? await Task.sleep(for: .seconds(wait))
+            self?.handOver(trigger)
+        }
     }
 
-    private func refuse(_ id: String?, _ message: String) {
+    /// Gives an event to the coordinator, unless the trigger has stopped meanwhile.
+    private func handOver(_ event: TriggerEvent) {
+        state.withLock { $0.events }?.send(event)
+    }
+
+    private func acknowledge(_ id: String, secret: String) {
+        guard let client = state.withLock({ $0.client }) else { return }
+        let topic = RigProtocol.ackTopic(rig: options.rig, node: options.node)
+        let object: [String: Any] = ["id": id, "node": options.node, "commit": RigProtocol.commitment(to: secret)]
+        if let problem = client.publish(topic, RigProtocol.encode(object)) { log.warning("could not publish to \(topic): \(problem)") }
+    }
+
+    private func refuse(_ id: String?, _ message: String, proof: String? = nil) {
         log.warning("\(commandTopic): \(message)")
-        publishState(["id": id.map { $0 as Any } ?? NSNull(), "node": options.node, "error": message])
+        var object: [String: Any] = ["id": id.map { $0 as Any } ?? NSNull(), "node": options.node, "error": message]
+        if let proof { object["proof"] = proof }
+        publishState(object)
     }
 
     private func publishState(_ object: [String: Any]) {

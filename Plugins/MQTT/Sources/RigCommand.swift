@@ -9,7 +9,9 @@ struct RigCommand: ParsableCommand {
         commandName: "rig", abstract: "fire every node of a rig through its MQTT broker (capture, enter, exit), or list its nodes (status)",
         discussion: """
         capture, enter and exit publish one command on shutterpipe/RIG/command and collect
-        the answer of every node known from the presence topics, online or not. The table
+        the answer of every node known from the presence topics, online or not; an answer
+        counts only from the node it names, proven by the node's acknowledgement, and two
+        different answers from one node are a conflict (exit 1). The table
         gives each node's state, its capture time's offset from the earliest node, and its
         paths; the last line is the spread. Exits 0 only when every known node answered
         with success; a node that is offline or does not answer in time is named, and the
@@ -75,11 +77,15 @@ struct RigCommand: ParsableCommand {
                 defer { session.close() }
                 try session.connect(within: min(timeout, .seconds(10)))
                 let nodes = try session.knownNodes()
-                if action == "status" { return RigReport(action: action, rig: rig, nodes: nodes, answers: [:]) }
-                let at = delay.map { RigProtocol.unixMilliseconds() + Double($0 / .milliseconds(1)) }
-                let command = RigCommandMessage(id: UUID().uuidString.lowercased(), event: action, at: at)
-                let answers = try session.send(command, awaiting: nodes, timeout: timeout + (delay ?? .zero))
-                return RigReport(action: action, rig: rig, nodes: nodes, answers: answers)
+                if action == "status" { return RigReport(action: action, rig: rig, nodes: nodes) }
+                let now = RigProtocol.unixMilliseconds()
+                let at = delay.map { now + Double($0 / .milliseconds(1)) }
+                // Always an expiry: a command queued by a broker or a reconnect never fires
+                // after this command has stopped waiting for it.
+                let expires = (at ?? now) + Double(timeout / .milliseconds(1))
+                let command = RigCommandMessage(id: UUID().uuidString.lowercased(), event: action, at: at, expires: expires)
+                let collected = try session.send(command, awaiting: nodes, timeout: timeout + (delay ?? .zero))
+                return RigReport(action: action, rig: rig, nodes: nodes, collected: collected)
             }
         }
         switch outcome {

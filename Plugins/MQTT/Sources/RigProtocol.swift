@@ -1,3 +1,4 @@
+import CCrypto
 import Foundation
 import ShutterPipeKit
 
@@ -7,8 +8,14 @@ import ShutterPipeKit
 /// | topic | retained | payload |
 /// |---|---|---|
 /// | `shutterpipe/RIG/command` | no | `{"id", "event", "at"?, "expires"?}` |
-/// | `shutterpipe/RIG/node/NODE/state` | yes | the answer: `{"id", "node", "event", "state", "cause"?, "message"?, "paths", "capturedAt"?}`, or `{"id", "node", "error"}` for a command it could not take |
+/// | `shutterpipe/RIG/node/NODE/ack` | no | `{"id", "node", "commit"}`: the node took the command; `commit` is the SHA-256 of a secret its answer reveals |
+/// | `shutterpipe/RIG/node/NODE/state` | yes | the answer: `{"id", "node", "event", "state", "cause"?, "message"?, "paths", "capturedAt"?, "proof"}`, or `{"id", "node", "error", "proof"?}` for a command it could not take |
 /// | `shutterpipe/RIG/node/NODE/online` | yes | `true`, or `false` (also the node's last will) |
+///
+/// An answer counts only on the topic of the node it names, for a command that node
+/// acknowledged, with the proof whose SHA-256 its acknowledgement committed to: another
+/// client that can write a node's topics (a broker without the ACL of docs/rigs.md) can
+/// make `rig capture` see a conflict, never a success that did not happen.
 enum RigProtocol {
     /// The largest command a node reads; anything longer is answered as too large.
     static let maximumCommandBytes = 4096
@@ -16,6 +23,22 @@ enum RigProtocol {
     static func commandTopic(rig: String) -> String { "shutterpipe/\(rig)/command" }
     static func stateTopic(rig: String, node: String) -> String { "shutterpipe/\(rig)/node/\(node)/state" }
     static func onlineTopic(rig: String, node: String) -> String { "shutterpipe/\(rig)/node/\(node)/online" }
+    static func ackTopic(rig: String, node: String) -> String { "shutterpipe/\(rig)/node/\(node)/ack" }
+
+    /// A fresh secret for one command's answer (32 hex digits).
+    static func newSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+
+    /// The SHA-256 of `secret`, in hex: what an acknowledgement commits to.
+    static func commitment(to secret: String) -> String {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let bytes = Array(secret.utf8)
+        _ = EVP_Digest(bytes, bytes.count, &digest, &length, EVP_sha256(), nil)
+        return digest.prefix(Int(length)).map { String(format: "%02x", $0) }.joined()
+    }
 
     /// The node a `.../node/NODE/<leaf>` topic names, for that leaf.
     static func node(in topic: String, rig: String, leaf: String) -> String? {

@@ -1,11 +1,28 @@
 import Foundation
+import ShutterPipeSupport
 
 /// What `shutterpipe rig` prints: a table or JSON, and the problems that make it fail.
+/// What the nodes wrote (names, paths, messages) is printed with its control characters
+/// escaped: an answer cannot move the cursor, clear the screen or forge a line.
 struct RigReport: Sendable {
     var action: String
     var rig: String
     var nodes: [RigSession.Node]
+    /// The proven answers of the known nodes.
     var answers: [String: RigAnswer]
+    /// Nodes that gave two different answers to the command.
+    var conflicts: [String: [RigAnswer]] = [:]
+    /// Answers not counted, and why.
+    var ignored: [String] = []
+
+    init(action: String, rig: String, nodes: [RigSession.Node], collected: RigSession.Collected = RigSession.Collected()) {
+        self.action = action
+        self.rig = rig
+        self.nodes = nodes
+        answers = collected.answers
+        conflicts = collected.conflicts
+        ignored = collected.ignored
+    }
 
     /// The state that means success for the action.
     private var success: String {
@@ -16,8 +33,9 @@ struct RigReport: Sendable {
         }
     }
 
-    /// Every node known or answering, sorted.
-    private var names: [String] { Set(nodes.map(\.name)).union(answers.keys).sorted() }
+    /// Every known node (announced on the presence or state topics), sorted. A node that
+    /// only answers is never counted.
+    private var names: [String] { Set(nodes.map(\.name)).sorted() }
 
     private func isOnline(_ name: String) -> Bool { nodes.first { $0.name == name }?.online ?? true }
 
@@ -32,14 +50,14 @@ struct RigReport: Sendable {
 
     var succeeded: Bool {
         guard action != "status" else { return !nodes.isEmpty }
-        return !names.isEmpty && names.allSatisfy { name in
+        return !names.isEmpty && conflicts.isEmpty && names.allSatisfy { name in
             guard let answer = answers[name] else { return false }
             return answer.state == success && (action != "exit" || answer.cause == nil)
         }
     }
 
     var problems: [String] {
-        if nodes.isEmpty && answers.isEmpty {
+        if nodes.isEmpty {
             return ["no node of rig '\(rig)' has announced itself on this broker; start nodes with an mqtt trigger whose rig is '\(rig)'"]
         }
         guard action != "status" else { return [] }
@@ -51,7 +69,12 @@ struct RigReport: Sendable {
             guard let answer = answers[name], answer.state != success || (action == "exit" && answer.cause != nil) else { continue }
             found.append("node '\(name)': \(answer.error ?? [answer.state, answer.cause, answer.message].compactMap { $0 }.joined(separator: ": "))")
         }
-        return found
+        for (name, different) in conflicts.sorted(by: { $0.key < $1.key }) {
+            let said = different.map(describe).joined(separator: "; ")
+            found.append("node '\(name)' gave different answers to this command (\(said)): another client writes its topics; "
+                         + "give each node its own broker user under the ACL of docs/rigs.md")
+        }
+        return (found + ignored).map(LogText.escaped)
     }
 
     private func describe(_ answer: RigAnswer?) -> String {
@@ -78,6 +101,7 @@ struct RigReport: Sendable {
                 rows.append([name, state, offset, answer?.paths.joined(separator: " ") ?? ""])
             }
         }
+        rows = rows.map { $0.map(LogText.escaped) }
         let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
         var lines = rows.map { row in
             zip(row, widths).map { $0.0.padding(toLength: $0.1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
@@ -94,6 +118,7 @@ struct RigReport: Sendable {
         var list: [[String: Any]] = []
         for name in names {
             var entry: [String: Any] = ["node": name, "online": isOnline(name)]
+            if let different = conflicts[name] { entry["conflict"] = different.map(Self.object) }
             if action == "status" {
                 let last = nodes.first { $0.name == name }?.last
                 entry["last"] = last.map(Self.object) ?? NSNull()
@@ -107,7 +132,10 @@ struct RigReport: Sendable {
             list.append(entry)
         }
         var object: [String: Any] = ["rig": rig, "action": action, "nodes": list]
-        if action != "status" { object["spread"] = spread ?? NSNull() }
+        if action != "status" {
+            object["spread"] = spread ?? NSNull()
+            object["ignored"] = ignored
+        }
         return String(decoding: RigProtocol.encode(object), as: UTF8.self)
     }
 

@@ -13,11 +13,24 @@ struct RigAnswer: Sendable, Equatable {
     var message: String?
     var paths: [String]
     var capturedAt: Double?
+    /// The secret whose SHA-256 the node's acknowledgement committed to.
+    var proof: String?
+    /// The node the payload names (the topic's, unless another client wrote it).
+    var named: String?
+
+    /// What the answer says, without its proof: two answers that say the same do not conflict.
+    var substance: RigAnswer {
+        var copy = self
+        copy.proof = nil
+        return copy
+    }
 
     init?(_ payload: Data, node: String) {
         guard let object = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any] else { return nil }
         id = object["id"] as? String
         self.node = node
+        named = object["node"] as? String
+        proof = object["proof"] as? String
         event = object["event"] as? String
         state = object["state"] as? String
         error = object["error"] as? String
@@ -45,6 +58,23 @@ final class RigSession: Sendable {
         var last: [String: RigAnswer] = [:]
         var synced = false
         var subscribed: Set<Int32> = []
+        /// The command in flight, its acknowledgements' commitments and its answers, by node.
+        var command: String?
+        var commits: [String: Set<String>] = [:]
+        var answers: [String: [RigAnswer]] = [:]
+        /// Answers on a node's topic that name another node.
+        var mislabelled: [String] = []
+    }
+
+    /// What the nodes said to one command, checked (``RigProtocol``).
+    struct Collected: Sendable {
+        /// The answer of each known node that acknowledged the command and proved the answer its own.
+        var answers: [String: RigAnswer] = [:]
+        /// Nodes with two different answers (or acknowledgements) to the command: another
+        /// client writes their topics.
+        var conflicts: [String: [RigAnswer]] = [:]
+        /// What was not counted, and why.
+        var ignored: [String] = []
     }
 
     let rig: String
@@ -90,8 +120,9 @@ final class RigSession: Sendable {
     func knownNodes() throws(ShutterError) -> [Node] {
         let presence = mqtt.subscribe("shutterpipe/\(rig)/node/+/online")
         let states = mqtt.subscribe("shutterpipe/\(rig)/node/+/state")
+        let acks = mqtt.subscribe("shutterpipe/\(rig)/node/+/ack")
         let sync = mqtt.subscribe(syncTopic)
-        guard wait(.seconds(5), until: { [presence, states, sync].allSatisfy($0.subscribed.contains) }) else {
+        guard wait(.seconds(5), until: { [presence, states, acks, sync].allSatisfy($0.subscribed.contains) }) else {
             throw ShutterError(.timeout, "the broker \(mqtt.broker) did not confirm the subscriptions")
         }
         mqtt.publish(syncTopic, Data("sync".utf8))
@@ -103,15 +134,38 @@ final class RigSession: Sendable {
         }
     }
 
-    /// Publishes `command` and waits until every online node of `nodes` (and any other
-    /// that answers) has answered it, or `timeout`. The answers by node.
-    func send(_ command: RigCommandMessage, awaiting nodes: [Node], timeout: Duration) throws(ShutterError) -> [String: RigAnswer] {
+    /// Publishes `command` and waits until every online node of `nodes` has answered it
+    /// with a proven answer, or `timeout`. Answers of other nodes are never counted.
+    func send(_ command: RigCommandMessage, awaiting nodes: [Node], timeout: Duration) throws(ShutterError) -> Collected {
+        update { $0.command = command.id }
         if let problem = mqtt.publish(RigProtocol.commandTopic(rig: rig), command.payload) {
             throw ShutterError(.unexpected, "could not publish the command: \(problem)")
         }
-        let online = nodes.filter(\.online).map(\.name)
-        _ = wait(timeout) { state in online.allSatisfy { state.last[$0]?.id == command.id } }
-        return state.withLock { state in state.last.filter { $0.value.id == command.id } }
+        let known = Set(nodes.map(\.name)), online = nodes.filter(\.online).map(\.name)
+        _ = wait(timeout) { state in online.allSatisfy { Self.collect(state, known: known).answers[$0] != nil } }
+        return state.withLock { Self.collect($0, known: known) }
+    }
+
+    /// Checks what came for the command in flight.
+    private static func collect(_ state: State, known: Set<String>) -> Collected {
+        var collected = Collected()
+        collected.ignored = state.mislabelled
+        for node in Set(state.answers.keys).union(state.commits.keys).sorted() {
+            guard known.contains(node) else {
+                collected.ignored.append("node '\(node)' answered but never announced itself on this rig: not counted")
+                continue
+            }
+            let answers = state.answers[node] ?? [], commits = state.commits[node] ?? []
+            var distinct: [RigAnswer] = []
+            for answer in answers where !distinct.contains(where: { $0.substance == answer.substance }) { distinct.append(answer) }
+            if distinct.count > 1 || commits.count > 1 { collected.conflicts[node] = distinct }
+            let proven = answers.first { answer in answer.proof.map { commits.contains(RigProtocol.commitment(to: $0)) } == true }
+            if let proven { collected.answers[node] = proven }
+            for answer in answers where answer.proof.map({ commits.contains(RigProtocol.commitment(to: $0)) }) != true && commits.count <= 1 {
+                collected.ignored.append("an answer on node '\(node)'\'s topic without the proof its acknowledgement committed to (\(answer.state ?? answer.error ?? "?")): not counted")
+            }
+        }
+        return collected
     }
 
     private func received(_ topic: String, _ payload: Data) {
@@ -120,7 +174,19 @@ final class RigSession: Sendable {
             let text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespaces)
             update { $0.online[node] = text == "true" }
         } else if let node = RigProtocol.node(in: topic, rig: rig, leaf: "state"), let answer = RigAnswer(payload, node: node) {
-            update { $0.last[node] = answer }
+            update { state in
+                // Only the node named by the topic answers for it.
+                guard answer.named == node else {
+                    state.mislabelled.append("an answer on node '\(node)'\'s topic names node '\(answer.named ?? "")': not counted")
+                    return
+                }
+                state.last[node] = answer
+                if let command = state.command, answer.id == command { state.answers[node, default: []].append(answer) }
+            }
+        } else if let node = RigProtocol.node(in: topic, rig: rig, leaf: "ack"),
+                  let object = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any],
+                  object["node"] as? String == node, let id = object["id"] as? String, let commit = object["commit"] as? String {
+            update { state in if id == state.command { state.commits[node, default: []].insert(commit) } }
         }
     }
 
