@@ -12,7 +12,7 @@ import Testing
 struct RigTests {
     @Test("three nodes answer rig captures and store their photos; a command sent twice takes one photo; bad and late commands are answered and take none, and the nodes go on")
     func threeNodes() async throws {
-        let broker = try await Broker("three")
+        let broker = try await Broker("three", rigNodes: ["a", "b", "c"])
         let here = TemporaryDirectory("rig-three")
         let nodes = try ["a", "b", "c"].map { try RigNode($0, broker: broker) }
         #expect(await eventually(timeout: .seconds(60)) { nodes.allSatisfy(\.isOnline) }, "\(nodes.map { $0.session.stderrSoFar })")
@@ -97,7 +97,7 @@ struct RigTests {
 
     @Test("after a broker restart the nodes are back on their own; a node killed with kill -9 goes offline through its last will, and rig capture names it")
     func outages() async throws {
-        let broker = try await Broker("outage")
+        let broker = try await Broker("outage", rigNodes: ["a", "b"])
         let here = TemporaryDirectory("rig-outage")
         let a = try RigNode("a", broker: broker), b = try RigNode("b", broker: broker)
         #expect(await eventually(timeout: .seconds(60)) { a.isOnline && b.isOnline })
@@ -124,7 +124,7 @@ struct RigTests {
 
     @Test("a node that is online but answers after --timeout is named, and the exit is 1; its answer comes later all the same")
     func slowNode() async throws {
-        let broker = try await Broker("slow")
+        let broker = try await Broker("slow", rigNodes: ["quick", "slow"])
         let here = TemporaryDirectory("rig-slow")
         // The slow node's shot is held at a gate until the rig command has given up on it;
         // the quick one has the whole --timeout to answer, however loaded the machine.
@@ -174,7 +174,7 @@ struct RigTests {
 struct FireAtTests {
     @Test("a capture with 'at' fires then, not when it arrives: on file-stub, and on real libgphoto2 whose camera thread waits for the moment")
     func fireAt() async throws {
-        let broker = try await Broker("fire-at")
+        let broker = try await Broker("fire-at", rigNodes: ["stub", "tethered"])
         let here = TemporaryDirectory("rig-fire-at")
         let camera = try await FakeCamera()
         let stub = try RigNode("stub", broker: broker)

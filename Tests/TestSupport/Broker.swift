@@ -3,26 +3,36 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
-import TestSupport
 import Testing
 
 /// A real mosquitto on loopback, started by the test on a free port: anonymous, or with a
-/// password file, and with TLS from a CA the test makes. Killed when dropped.
-final class Broker: Sendable {
-    let port: UInt16
-    let folder: TemporaryDirectory
-    let tls: Bool
+/// password file, and with TLS from a CA the test makes; or a rig's broker under the ACL
+/// that docs/rig-acl.conf ships, where each node, the rig command ('rig') and an
+/// 'intruder' have users of their own. Killed when dropped.
+public final class Broker: Sendable {
+    public let port: UInt16
+    public let folder: TemporaryDirectory
+    public let tls: Bool
     private let config: String
     private let process = Mutex<RunningProcess?>(nil)
+    /// Under docs/rig-acl.conf: clients connect as a user (``password(for:)``).
+    public let rigACL: Bool
+
+    /// The password of a user of a rig broker.
+    public static func password(for user: String) -> String { "pw-\(user)" }
 
     /// The CA certificate clients trust, when `tls`.
-    var caFile: String { folder.file("ca.crt") }
-    var url: String { tls ? "mqtts://localhost:\(port)" : "mqtt://127.0.0.1:\(port)" }
+    public var caFile: String { folder.file("ca.crt") }
+    public var url: String { tls ? "mqtts://localhost:\(port)" : "mqtt://127.0.0.1:\(port)" }
 
-    init(_ label: String, users: [String: String] = [:], tls: Bool = false) async throws {
+    /// `rigNodes`: under the rig ACL, with a user for each of these nodes, 'rig' and 'intruder'.
+    public init(_ label: String, users: [String: String] = [:], tls: Bool = false, rigNodes: [String]? = nil) async throws {
         folder = TemporaryDirectory("broker-\(label)")
         port = try freePort()
         self.tls = tls
+        rigACL = rigNodes != nil
+        var users = users
+        for user in (rigNodes ?? []) + (rigNodes == nil ? [] : ["rig", "intruder"]) { users[user] = Self.password(for: user) }
         var lines = ["user root", "listener \(port) 127.0.0.1", "allow_anonymous \(users.isEmpty)", "log_dest stderr",
                      "log_type error", "log_type warning", "log_type notice"]
         if !users.isEmpty {
@@ -32,6 +42,7 @@ final class Broker: Sendable {
             chmod(file, 0o600)
             lines.append("password_file \(file)")
         }
+        if rigACL { lines.append("acl_file \(repositoryRoot)/docs/rig-acl.conf") }
         if tls {
             try await Self.makeCertificates(in: folder)
             lines += ["cafile \(folder.file("ca.crt"))", "certfile \(folder.file("server.crt"))", "keyfile \(folder.file("server.key"))"]
@@ -46,7 +57,7 @@ final class Broker: Sendable {
     }
 
     /// Starts the broker and waits until it accepts connections.
-    func start() async throws {
+    public func start() async throws {
         let started = try RunningProcess(program: try Self.mosquitto(), ["-c", config], in: folder.path)
         process.withLock { $0 = started }
         let port = self.port
@@ -56,13 +67,13 @@ final class Broker: Sendable {
     }
 
     /// Stops it (SIGTERM) and waits for the end.
-    func stop() async {
+    public func stop() async {
         guard let running = process.withLock({ state -> RunningProcess? in defer { state = nil }; return state }) else { return }
         running.signal(SIGTERM)
         _ = await running.wait(timeout: .seconds(60))
     }
 
-    var log: String { process.withLock { $0?.stderrSoFar ?? "" } }
+    public var log: String { process.withLock { $0?.stderrSoFar ?? "" } }
 
     private static func mosquitto() throws -> String {
         for candidate in ["/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto", "/usr/bin/mosquitto"] where FileManager.default.isExecutableFile(atPath: candidate) {
@@ -84,7 +95,7 @@ final class Broker: Sendable {
     }
 
     @discardableResult
-    static func run(_ arguments: [String]) async throws -> String {
+    public static func run(_ arguments: [String]) async throws -> String {
         let output = try await runProgram(arguments)
         guard output.status == 0 else { throw TestSupportError("\(arguments.joined(separator: " ")) failed: \(output.text)") }
         return output.text
@@ -103,7 +114,7 @@ final class Broker: Sendable {
 }
 
 /// A TCP port nothing listens on now.
-func freePort() throws -> UInt16 {
+public func freePort() throws -> UInt16 {
     let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(socket) }
     var address = sockaddr_in()
@@ -118,22 +129,23 @@ func freePort() throws -> UInt16 {
 }
 
 /// A `shutterpipe run` node of a rig: file-stub, an mqtt trigger, files. Stopped when dropped.
-final class RigNode: Sendable {
-    let name: String
-    let folder: TemporaryDirectory
-    let session: RunningProcess
+public final class RigNode: Sendable {
+    public let name: String
+    public let folder: TemporaryDirectory
+    public let session: RunningProcess
 
-    init(_ name: String, broker: Broker, rig: String = "test", extra: String = "", backend: String = "{type: file-stub, width: 320, height: 240}",
+    public init(_ name: String, broker: Broker, rig: String = "test", extra: String = "", backend: String = "{type: file-stub, width: 320, height: 240}",
          environment: [String: String] = [:]) throws {
         self.name = name
         folder = TemporaryDirectory("rig-node-\(name)")
         let ca = broker.tls ? ", ca: \(broker.caFile)" : ""
+        let user = broker.rigACL ? ", username: \(name), password: \(Broker.password(for: name))" : ""
         let config = try writeConfig("""
         version: 1
         session: \(name)
         backend: \(backend)
         triggers:
-          - {type: mqtt, broker: "\(broker.url)", rig: \(rig), node: \(name), keepalive: 5s\(ca)\(extra)}
+          - {type: mqtt, broker: "\(broker.url)", rig: \(rig), node: \(name), keepalive: 5s\(ca)\(user)\(extra)}
         sinks: [{type: files, directory: \(folder.file("out"))}]
         """, in: folder)
         session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path, environment: environment)
@@ -144,43 +156,53 @@ final class RigNode: Sendable {
     }
 
     /// The photos it stored.
-    var photos: [String] { folder.names("out").filter { $0.hasSuffix(".jpg") } }
+    public var photos: [String] { folder.names("out").filter { $0.hasSuffix(".jpg") } }
 
-    var isOnline: Bool { session.stderrSoFar.contains("of rig") && session.stderrSoFar.contains("online") }
+    public var isOnline: Bool { session.stderrSoFar.contains("of rig") && session.stderrSoFar.contains("online") }
 }
 
 /// `shutterpipe rig …` against `broker`.
-func rig(_ arguments: [String], broker: Broker, rig: String = "test", in folder: TemporaryDirectory, timeout: Duration = .seconds(30)) async throws -> Outcome {
+public func rig(_ arguments: [String], broker: Broker, rig: String = "test", in folder: TemporaryDirectory, timeout: Duration = .seconds(30)) async throws -> Outcome {
     var all = ["rig"] + arguments + ["--broker", broker.url, "--rig", rig]
     if broker.tls && !arguments.contains("--ca") { all += ["--ca", broker.caFile] }
     // A loaded CI machine can take seconds to open a camera or start a node's answer.
     if !arguments.contains("--timeout") { all += ["--timeout", "30s"] }
-    return try await shutterpipe(all, in: folder.path, timeout: timeout)
+    var environment: [String: String] = [:]
+    if broker.rigACL && !arguments.contains("--username") {
+        all += ["--username", "rig"]
+        environment["SHUTTERPIPE_MQTT_PASSWORD"] = Broker.password(for: "rig")
+    }
+    return try await shutterpipe(all, in: folder.path, environment: environment, timeout: timeout)
 }
 
 /// `rig status --json`, parsed: node name to its entry.
-func rigStatus(_ broker: Broker, in folder: TemporaryDirectory, extra: [String] = []) async throws -> [String: [String: Any]] {
+public func rigStatus(_ broker: Broker, in folder: TemporaryDirectory, extra: [String] = []) async throws -> [String: [String: Any]] {
     let outcome = try await rig(["status", "--json"] + extra, broker: broker, in: folder)
     guard let object = try? JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any],
           let nodes = object["nodes"] as? [[String: Any]] else { return [:] }
     return Dictionary(uniqueKeysWithValues: nodes.compactMap { entry in (entry["node"] as? String).map { ($0, entry) } })
 }
 
-/// Publishes one raw message with mosquitto_pub, as any MQTT client would.
-func publish(_ payload: String? = nil, file: String? = nil, to topic: String, broker: Broker) async throws {
+/// Publishes one raw message with mosquitto_pub, as any MQTT client would: on a rig
+/// broker as `user` ('rig' unless told), `retained` with the retain flag.
+public func publish(_ payload: String? = nil, file: String? = nil, to topic: String, broker: Broker, as user: String = "rig",
+                    retained: Bool = false) async throws {
     var arguments = ["mosquitto_pub", "-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-t", topic]
+    if broker.rigACL { arguments += ["-u", user, "-P", Broker.password(for: user)] }
+    if retained { arguments.append("-r") }
     if let file { arguments += ["-f", file] } else { arguments += ["-m", payload ?? ""] }
     try await Broker.run(arguments)
 }
 
 /// A mosquitto_sub on the rig's state and presence topics, for the whole test: checking
 /// what the nodes said costs a read of its output, not a process per poll.
-final class StateWatcher: Sendable {
+public final class StateWatcher: Sendable {
     private let process: RunningProcess
 
-    init(_ broker: Broker, rig: String = "test", in folder: TemporaryDirectory) throws {
+    public init(_ broker: Broker, rig: String = "test", in folder: TemporaryDirectory) throws {
         process = try RunningProcess(program: "/usr/bin/mosquitto_sub",
-                                     ["-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-v",
+                                     ["-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-v"]
+                                        + (broker.rigACL ? ["-u", "rig", "-P", Broker.password(for: "rig")] : []) + [
                                       "-t", "shutterpipe/\(rig)/node/+/state", "-t", "shutterpipe/\(rig)/node/+/online"], in: folder.path)
     }
 
@@ -199,7 +221,7 @@ final class StateWatcher: Sendable {
     }
 
     /// Each node's last answer, parsed.
-    var states: [String: [String: Any]] {
+    public var states: [String: [String: Any]] {
         var found: [String: [String: Any]] = [:]
         for message in messages where message.leaf == "state" {
             found[message.node] = (try? JSONSerialization.jsonObject(with: Data(message.payload.utf8))) as? [String: Any]
@@ -208,7 +230,7 @@ final class StateWatcher: Sendable {
     }
 
     /// Each node's presence, as last said.
-    var online: [String: Bool] {
+    public var online: [String: Bool] {
         var found: [String: Bool] = [:]
         for message in messages where message.leaf == "online" { found[message.node] = message.payload == "true" }
         return found
