@@ -134,8 +134,9 @@ public final class RigNode: Sendable {
     public let folder: TemporaryDirectory
     public let session: RunningProcess
 
+    /// `extra`: more options of its mqtt trigger; `triggers`: more triggers, as YAML flow maps.
     public init(_ name: String, broker: Broker, rig: String = "test", extra: String = "", backend: String = "{type: file-stub, width: 320, height: 240}",
-         environment: [String: String] = [:]) throws {
+                triggers: [String] = [], verbose: Bool = false, environment: [String: String] = [:]) throws {
         self.name = name
         folder = TemporaryDirectory("rig-node-\(name)")
         let ca = broker.tls ? ", ca: \(broker.caFile)" : ""
@@ -146,9 +147,10 @@ public final class RigNode: Sendable {
         backend: \(backend)
         triggers:
           - {type: mqtt, broker: "\(broker.url)", rig: \(rig), node: \(name), keepalive: 5s\(ca)\(user)\(extra)}
+        \(triggers.map { "  - \($0)" }.joined(separator: "\n"))
         sinks: [{type: files, directory: \(folder.file("out"))}]
         """, in: folder)
-        session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path, environment: environment)
+        session = try RunningProcess(["run", "--config", config, "--no-status"] + (verbose ? ["--verbose"] : []), in: folder.path, environment: environment)
     }
 
     deinit {

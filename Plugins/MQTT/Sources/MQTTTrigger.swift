@@ -226,7 +226,7 @@ public final class MQTTTrigger: TriggerSource {
         // thread that fires. Until then the coordinator serves the other triggers.
         let wait = (fireAt?.timeIntervalSinceNow ?? 0) - Self.handOverLead
         guard wait > 0 else { return handOver(trigger) }
-        log.debug("command '\(command.id)' waits for its moment; it goes to the camera \(Self.handOverLead) s before")
+        log.info("command '\(command.id)' (\(command.event)) fires in \(String(format: "%.1f", wait + Self.handOverLead)) s; it goes to the camera \(Self.handOverLead) s before, other triggers go on meanwhile")
         Task { [weak self] in
             try? await Task.sleep(for: .seconds(wait))
             self?.handOver(trigger)

@@ -62,7 +62,7 @@ struct RigReport: Sendable {
         }
         guard action != "status" else { return [] }
         var found: [String] = []
-        for name in names where answers[name] == nil {
+        for name in names where answers[name] == nil && conflicts[name] == nil {
             found.append(isOnline(name) ? "node '\(name)' did not answer in time" : "node '\(name)' is offline")
         }
         for name in names {
@@ -97,7 +97,7 @@ struct RigReport: Sendable {
             for name in names {
                 let answer = answers[name]
                 let offset = answer?.capturedAt.flatMap { time in earliest.map { String(format: "+%.2f ms", time - $0) } } ?? ""
-                let state = answer == nil ? (isOnline(name) ? "no answer" : "offline") : describe(answer)
+                let state = conflicts[name] != nil ? "conflict" : answer == nil ? (isOnline(name) ? "no answer" : "offline") : describe(answer)
                 rows.append([name, state, offset, answer?.paths.joined(separator: " ") ?? ""])
             }
         }
@@ -127,7 +127,7 @@ struct RigReport: Sendable {
                 if let time = answer.capturedAt, let earliest { entry["offset"] = time - earliest }
             } else {
                 entry["state"] = NSNull()
-                entry["problem"] = isOnline(name) ? "no answer" : "offline"
+                entry["problem"] = conflicts[name] != nil ? "conflict" : isOnline(name) ? "no answer" : "offline"
             }
             list.append(entry)
         }

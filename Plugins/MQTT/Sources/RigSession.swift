@@ -77,6 +77,10 @@ final class RigSession: Sendable {
         var ignored: [String] = []
     }
 
+    /// How long `rig capture` still listens once every node has answered, for a node's
+    /// acknowledgement that a forger's came before.
+    static let settle: Duration = .milliseconds(200)
+
     let rig: String
     private let syncTopic: String
     private let state = Mutex(State())
@@ -142,7 +146,14 @@ final class RigSession: Sendable {
             throw ShutterError(.unexpected, "could not publish the command: \(problem)")
         }
         let known = Set(nodes.map(\.name)), online = nodes.filter(\.online).map(\.name)
-        _ = wait(timeout) { state in online.allSatisfy { Self.collect(state, known: known).answers[$0] != nil } }
+        let answered = wait(timeout) { state in
+            let collected = Self.collect(state, known: known)
+            return online.allSatisfy { collected.answers[$0] != nil || collected.conflicts[$0] != nil }
+        }
+        // A client that forges a node's acknowledgement and answer may be quicker than the
+        // node, but the node acknowledges the moment the command arrives: a moment more
+        // lets its acknowledgement come, and the two make a conflict.
+        if answered { _ = wait(Self.settle) { _ in false } }
         return state.withLock { Self.collect($0, known: known) }
     }
 
@@ -158,10 +169,13 @@ final class RigSession: Sendable {
             let answers = state.answers[node] ?? [], commits = state.commits[node] ?? []
             var distinct: [RigAnswer] = []
             for answer in answers where !distinct.contains(where: { $0.substance == answer.substance }) { distinct.append(answer) }
-            if distinct.count > 1 || commits.count > 1 { collected.conflicts[node] = distinct }
+            if distinct.count > 1 || commits.count > 1 {
+                collected.conflicts[node] = distinct
+                continue
+            }
             let proven = answers.first { answer in answer.proof.map { commits.contains(RigProtocol.commitment(to: $0)) } == true }
             if let proven { collected.answers[node] = proven }
-            for answer in answers where answer.proof.map({ commits.contains(RigProtocol.commitment(to: $0)) }) != true && commits.count <= 1 {
+            for answer in answers where answer.proof.map({ commits.contains(RigProtocol.commitment(to: $0)) }) != true {
                 collected.ignored.append("an answer on node '\(node)'\'s topic without the proof its acknowledgement committed to (\(answer.state ?? answer.error ?? "?")): not counted")
             }
         }
