@@ -18,9 +18,13 @@ struct InstallTests {
         let root = folder.file("root")
         #expect(try await runProgram(["dpkg", "-x", deb, root]).status == 0)
         let depends = try await runProgram(["dpkg-deb", "-f", deb, "Depends"]).text
-        for library in ["libgphoto2-6", "libexif12", "libyaml-0-2", "libdbus-1-3", "libmicrohttpd12", "libturbojpeg0", "libmosquitto1"] {
+        for library in ["libgphoto2-6", "libexif12", "libyaml-0-2", "libdbus-1-3", "libmicrohttpd12", "libturbojpeg0", "libmosquitto1", "libseccomp2"] {
             #expect(depends.contains(library), "\(depends)")
         }
+        // The camera workers' user is made at install (shutterpipe makes it too, when missing).
+        let postinst = try await runProgram(["dpkg-deb", "-I", deb, "postinst"]).text
+        #expect(postinst.contains("useradd --system") && postinst.contains("shutterpipe-camera"), "\(postinst)")
+        #expect(try await runProgram(["sh", "-n", "-c", postinst]).status == 0)
         let unit = try String(contentsOfFile: "\(root)/usr/lib/systemd/user/shutterpipe@.service", encoding: .utf8)
         #expect(unit.contains("ExecStart=/usr/bin/shutterpipe run --no-status --config %h/.config/shutterpipe/%i.yaml"))
         #expect(FileManager.default.fileExists(atPath: "\(root)/usr/share/shutterpipe/default.yaml")

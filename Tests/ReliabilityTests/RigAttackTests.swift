@@ -158,7 +158,9 @@ struct RigAttackTests {
         #expect(await eventually(timeout: .seconds(60)) { node.isOnline })
         let forged = "09:00:00.000 [coordinator] ok"
         try await publish(#"{"id": "x\n\#(forged)", "event": "jump\n\#(forged)\u001b[2J"}"#, to: "shutterpipe/test/command", broker: broker)
-        await node.session.waitForOutput("unknown event")
+        // The node's answer (an error: no such event) is on its state topic before the forged one.
+        let watcher = try StateWatcher(broker, in: here)
+        #expect(await eventually(timeout: .seconds(60)) { (watcher.states["node"]?["error"] as? String)?.contains("unknown event") == true })
         // Another client's retained answer full of escape sequences, on a broker without the ACL.
         try await publish(#"{"id": "old", "node": "node", "state": "photoSuccess\u001b]0;pwned\u0007", "paths": ["\u001b[2J/x.jpg"], "message": "a\nb"}"#,
                           to: "shutterpipe/test/node/node/state", broker: broker, retained: true)

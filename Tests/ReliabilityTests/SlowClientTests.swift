@@ -54,7 +54,10 @@ struct SlowClientTests {
         let folder = TemporaryDirectory("chaos-slowloris")
         let web = try await WebSession.start(folder)
         let port = web.port
+        // The attack lasts at least this long (past the 10 s deadline of its first wave), and
+        // until the fifth address has made its requests.
         let attack: Duration = .seconds(Chaos.count(ci: 24, full: 60))
+        let requestCount = Chaos.count(ci: 20, full: 60)
         let connected = Atomic<Int>(0), stop = Atomic<Bool>(false)
         // The slow clients: one thread, each connection opened again as soon as it is closed.
         async let lifetimes: [Double] = onThread {
@@ -63,7 +66,7 @@ struct SlowClientTests {
             var lifetimes: [Double] = []
             let started = ContinuousClock.now
             var lastByte = ContinuousClock.now, refusedAt = ContinuousClock.now - .seconds(1)
-            while ContinuousClock.now - started < attack {
+            while ContinuousClock.now - started < attack || !stop.load(ordering: .sequentiallyConsistent) {
                 // Refused (its address's slots not yet free): a tenth of a second before the next try.
                 while open.count < 64 && ContinuousClock.now - refusedAt > .milliseconds(100) {
                     let source = sources[open.count % 4]
@@ -93,25 +96,27 @@ struct SlowClientTests {
                 }
                 open = kept
             }
-            stop.store(true, ordering: .sequentiallyConsistent)
             // Still open at the end: they lived the whole attack.
             for connection in open { lifetimes.append((ContinuousClock.now - connection.opened) / .seconds(1)); close(connection.descriptor) }
             return lifetimes
         }
         #expect(await eventually(timeout: .seconds(60)) { connected.load(ordering: .sequentiallyConsistent) >= 64 }, "64 slow connections open")
-        // The fifth address, twice a second, across the 10 s deadline of the first wave.
+        // The fifth address, spread over the attack, across the 10 s deadline of its first
+        // wave. (A generous timeout: on a loaded runner a request can take seconds; before
+        // the fix none was answered at all.)
         var times: [Double] = []
         var failures: [String] = []
-        while !stop.load(ordering: .sequentiallyConsistent) && times.count + failures.count < 40 {
+        while times.count + failures.count < requestCount {
             let started = ContinuousClock.now
             do {
-                let reply = try await http("GET", "/api/status", port: port, timeout: .seconds(5))
+                let reply = try await http("GET", "/api/status", port: port, timeout: .seconds(10))
                 if reply.status == 200 { times.append((ContinuousClock.now - started) / .seconds(1)) } else { failures.append("\(reply.status)") }
             } catch {
                 failures.append("\(error)")
             }
-            try await Task.sleep(for: .milliseconds(500))  // pacing only: the outcome is each request's own time
+            try await Task.sleep(for: attack / requestCount)  // pacing only: the outcome is each request's own time
         }
+        stop.store(true, ordering: .sequentiallyConsistent)
         let lived = await lifetimes
         let outcome = await web.stop()
         #expect(outcome.status == 0)
@@ -120,7 +125,6 @@ struct SlowClientTests {
         Chaos.record("web slowloris", ["requests": requests, "answered": times.count, "answeredWithin1s": withinOne,
                                        "medianMs": Int((times.sorted().dropFirst(times.count / 2).first ?? 0) * 1000),
                                        "slowConnections": lived.count, "longestSlowConnectionS": lived.max() ?? 0])
-        #expect(requests >= 10)
         #expect(Double(times.count) >= 0.95 * Double(requests), "answered \(times.count) of \(requests): \(failures.prefix(3))")
         // Timing on a busy 2-core runner: within 1 s asserted at full scale, recorded always.
         if Chaos.full { #expect(Double(withinOne) >= 0.95 * Double(requests), "within 1 s: \(withinOne) of \(requests)") }
