@@ -196,6 +196,7 @@ struct SlowClientTests {
         await web.process.waitForOutput(on: .stdout, "answer \(last)") { $0.split(separator: "\n").count >= last }
         let outcome = await web.stop()
         #expect(outcome.status == 0)
-        Chaos.record("web events stalled reader", ["shotsBeforeDrop": shots, "eventsBeforeDrop": shots * 3, "dropped": String(dropped ?? "")])
+        let reason = dropped.flatMap { line in line.range(of: "/events, ").map { String(line[$0.upperBound...].prefix { $0 != ":" }) } } ?? ""
+        Chaos.record("web events stalled reader", ["shotsBeforeDrop": shots, "eventsBeforeDrop": shots * 3, "dropped": reason])
     }
 }
