@@ -32,7 +32,8 @@ enum WorkerUser {
             made.withLock { $0[wanted] = user }
             return user
         }
-        guard name == nil else {
+        // The default user is made when missing, named in the config or not; another must exist.
+        guard name == nil || name == defaultName else {
             throw ShutterError(.cameraFailure, "the camera worker's user '\(wanted)' does not exist",
                                fix: "create it (useradd --system --groups plugdev \(wanted)), or remove 'workerUser' to use \(defaultName)")
         }
