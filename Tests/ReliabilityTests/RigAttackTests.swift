@@ -103,7 +103,7 @@ struct RigAttackTests {
         Chaos.record("rig retained command", ["photos": photos, "starts": 3])
     }
 
-    @Test("a capture 8 s ahead ('at') does not hold the node: its socket trigger is answered at once meanwhile, and the rig capture fires on time")
+    @Test("a capture 8 s ahead ('at') does not hold the node: its socket trigger is answered at once meanwhile, and the rig capture (sent with an expiry) fires on time")
     func atDoesNotBlock() async throws {
         let broker = try await Broker("at-block", rigNodes: ["node"])
         let here = TemporaryDirectory("chaos-rig-at")
@@ -111,6 +111,11 @@ struct RigAttackTests {
         let node = try RigNode("node", broker: broker, backend: "{type: file-stub, width: 64, height: 48}", triggers: ["{type: socket, path: \(socket)}"],
                                verbose: true)
         #expect(await eventually(timeout: .seconds(60)) { node.isOnline })
+        // What rig capture sends, as a node's user reads it.
+        let listener = try RunningProcess(program: "/usr/bin/stdbuf",
+                                          ["-oL", "mosquitto_sub", "-d", "-h", "127.0.0.1", "-p", String(broker.port), "-u", "node", "-P",
+                                           Broker.password(for: "node"), "-q", "1", "-t", "shutterpipe/test/command", "-C", "1", "-F", "%p"], in: here.path)
+        await listener.waitForOutput("Subscribed", on: .stdout)
         async let fired = rig(["capture", "--at", "+8s"], broker: broker, in: here)
         // The node has the command: waiting for its moment, or (before the fix) already in
         // the coordinator, which then held every trigger until that moment.
@@ -125,6 +130,11 @@ struct RigAttackTests {
         #expect(waited < 3, "the socket capture waited \(waited) s behind a rig capture's 'at'")
         let outcome = try await fired
         #expect(outcome.status == 0, "\(outcome.stdout) \(outcome.stderr)")
+        // Always an expiry: the moment plus rig's --timeout (30 s here).
+        let sent = await listener.wait(timeout: .seconds(30)).stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
+        let command = (try? JSONSerialization.jsonObject(with: Data(sent.utf8))) as? [String: Any]
+        let at = (command?["at"] as? NSNumber)?.doubleValue ?? 0, expires = (command?["expires"] as? NSNumber)?.doubleValue ?? 0
+        #expect(at > 0 && abs(expires - at - 30_000) < 1, "\(sent)")
         Chaos.record("rig at does not block", ["socketAnswerS": waited, "rigExit": Int(outcome.status)])
     }
 
