@@ -48,7 +48,7 @@ extension ReviewSuites {
             }
         }
 
-        @Test("the viewer's token: 403 with the reason on shoot, enter, exit, live view, camera settings, the lens, marks and sharing; its page has no shutter and sees a new shot live; the operator's share panel gives the viewer link as a QR code; no token is logged")
+        @Test("the viewer's token: 403 with the reason on shoot, enter, exit, live view, camera settings, the lens, marks and sharing; its page has no shutter and sees a new shot live; the operator's share panel gives the viewer link as a QR code; no URL the page loads carries the token, and no token is logged")
         func viewer() async throws {
             let folder = TemporaryDirectory("review-viewer")
             let operatorToken = "operator-7f3a9c21d4e8b6a0", viewerToken = "viewer-2b9e4f71c0d3a8e5"
@@ -72,10 +72,12 @@ extension ReviewSuites {
             // The viewer's page: once its event stream is open (the session logs it), a shot from stdin reaches it.
             let capture = "fetch('/api/capture', { method: 'POST', headers }).then((r) => r.status)"
             let controls = "JSON.stringify({ role: document.body.dataset.role, shutter: Boolean(document.getElementById('shutter')), share: Boolean(document.getElementById('share')) })"
+            // Every URL the page loaded (images, the event stream, scripts), and its own address.
+            let urls = "JSON.stringify([location.href].concat(performance.getEntriesByType('resource').map((e) => e.name)))"
             // (The shot may land before the page's first look: at least one shot, not exactly one.)
             async let page = browse(port, "/#token=\(viewerToken)", [
                 "wait:document.body.dataset.ready == 'yes' && app.total >= 1", "eval:\(controls)", "eval:\(capture)",
-                "wait:app.total == 2 && window.paints.some((p) => p.shot.endsWith('#2'))",
+                "wait:app.total == 2 && window.paints.some((p) => p.shot.endsWith('#2'))", "eval:\(urls)",
             ], session: session)
             // Its log line is the gate. (The browser may wait for another test's to finish: one runs at a time.)
             await session.waitForOutput("the viewer at 127.0.0.1 listens to /events", timeout: .seconds(240))
@@ -84,6 +86,10 @@ extension ReviewSuites {
             let shown = run.json(controls) as? [String: Any]
             #expect(shown?["role"] as? String == "viewer" && shown?["shutter"] as? Bool == false && shown?["share"] as? Bool == false, "\(run.output)")
             #expect(run.value(capture) as? Int == 403, "the viewer's page cannot shoot either")
+            // The token went once to /api/session; no URL carries it, the address bar included.
+            let loaded = run.json(urls) as? [String] ?? []
+            #expect(loaded.count > 3 && loaded.contains { $0.contains("/api/photos/") || $0.contains("/api/shots/") } && !loaded.contains { $0.contains(viewerToken) },
+                    "\(loaded)")
 
             let svg = try await http("GET", "/api/share.svg", port: port, headers: asOperator)
             try #require(svg.status == 200 && svg.headers["content-type"] == "image/svg+xml")
