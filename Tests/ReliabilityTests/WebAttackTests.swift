@@ -11,7 +11,8 @@ struct WebSession {
     let process: RunningProcess
     let port: UInt16
 
-    static func start(_ folder: TemporaryDirectory, web: String = "", backend: String = "{type: file-stub, width: 640, height: 480}") async throws -> WebSession {
+    static func start(_ folder: TemporaryDirectory, web: String = "", backend: String = "{type: file-stub, width: 640, height: 480}",
+                      filename: String = "{session}-{seq:04}.{ext}") async throws -> WebSession {
         let config = try writeConfig("""
         version: 1
         session: attack
@@ -19,7 +20,7 @@ struct WebSession {
         triggers:
           - type: stdin
           - {type: web, listen: "127.0.0.1:0"\(web)}
-        sinks: [{type: files, directory: \(folder.file("out"))}]
+        sinks: [{type: files, directory: \(folder.file("out")), filename: "\(filename)"}]
         """, in: folder, name: "attack.yaml")
         let process = try RunningProcess(["run", "--config", config, "--verbose", "--no-status"], in: folder.path)
         let portOf: @Sendable () -> UInt16? = {
@@ -100,6 +101,26 @@ struct WebAttackTests {
         let outcome = await web.stop()
         #expect(outcome.status == 0)
         Chaos.record("web symlinked photo", ["served": 0])
+    }
+
+    @Test("a folder of the capture folder swapped for a symbolic link to another folder holding a file of the photo's name: that file is never served")
+    func symlinkedFolder() async throws {
+        let folder = TemporaryDirectory("chaos-symlink-folder")
+        let web = try await WebSession.start(folder, backend: "{type: file-stub, width: 320, height: 200}", filename: "{camera}/{seq:04}.{ext}")
+        await web.shoot(1)
+        let camera = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.file("out")).first { !$0.hasPrefix(".") })
+        #expect(try await http("GET", "/api/shots/1/full.jpg", port: web.port).status == 200, "before the swap")
+        // The same name, other bytes, in a folder outside the capture folder.
+        try FileManager.default.moveItem(atPath: folder.file("out/\(camera)"), toPath: folder.file("elsewhere"))
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.file("elsewhere")).first { $0.hasSuffix(".jpg") })
+        let secret = try Data(contentsOf: URL(fileURLWithPath: folder.file("elsewhere/\(name)"))) + Data(repeating: 1, count: 2048)
+        try secret.write(to: URL(fileURLWithPath: folder.file("elsewhere/\(name)")))
+        try FileManager.default.createSymbolicLink(atPath: folder.file("out/\(camera)"), withDestinationPath: folder.file("elsewhere"))
+        for path in ["/api/photos/1/preview.jpg", "/api/shots/1/full.jpg", "/api/shots/1/thumbnail.jpg"] {
+            let reply = try await http("GET", path, port: web.port)
+            #expect(reply.status != 200 && (reply.json?["error"] as? String)?.contains("symbolic link") == true, "\(path): \(reply.status)")
+        }
+        #expect(await web.stop().status == 0)
     }
 
     @Test("forged log lines: a newline, ESC sequences and C1 controls in a socket event name or a web Host stay on one escaped line")

@@ -9,7 +9,8 @@ import ShutterPipeKit
 /// synced folder, another user of a shared one) must not make the page serve what it
 /// points at (`/etc/shadow`, another session's photos).
 enum PhotoFile {
-    /// Refuses a path that is missing, unreadable, a symbolic link or not a regular file.
+    /// Refuses a path that is missing, unreadable, a symbolic link or not a regular file,
+    /// or that goes through a linked folder inside the capture folder.
     static func check(_ path: String) throws(ShutterError) {
         var info = stat()
         guard lstat(path, &info) == 0, access(path, R_OK) == 0 else {
@@ -18,6 +19,29 @@ enum PhotoFile {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw ShutterError(.storageUnavailable, "'\(path)' is not a regular file (a symbolic link, say): not served",
                                fix: "previews come only from the files the session stored; replace the link with the photo itself")
+        }
+        if let link = linkedFolder(above: path) {
+            throw ShutterError(.storageUnavailable, "'\(path)' lies in '\(link)', a symbolic link inside the capture folder: not served",
+                               fix: "the session makes its folders itself; replace the link with the folder it points to")
+        }
+    }
+
+    /// The first folder between the photo and its capture folder (the one holding the
+    /// catalogue, `.shutterpipe`) that is a symbolic link. Links above the capture folder
+    /// are the machine's own layout (`/home` elsewhere) and fine; without a catalogue, no
+    /// folder is known to be the capture folder's, and none is checked.
+    static func linkedFolder(above path: String) -> String? {
+        var folders: [String] = []
+        var folder = (path as NSString).deletingLastPathComponent
+        while !folder.isEmpty && folder != "/" {
+            if access(folder + "/.shutterpipe", F_OK) == 0 { break }
+            folders.append(folder)
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+        guard !folder.isEmpty && folder != "/" else { return nil }
+        return folders.first { folder in
+            var info = stat()
+            return lstat(folder, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
         }
     }
 
