@@ -116,6 +116,7 @@ final class CameraSession: @unchecked Sendable {
             reconnection.connected()
             lastReconnectFailure = nil
             drop(opened.dropped)
+            if selection.syncsClock { WorkerLog.info(CameraClock.sync(opened.camera)) }
             return .opened(known)
         } catch {
             if keepTrying {

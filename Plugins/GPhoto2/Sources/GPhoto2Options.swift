@@ -39,6 +39,9 @@ extension GPhoto2Backend {
         /// The user a worker switches to when the session runs as root; nil:
         /// `shutterpipe-camera`, made when missing; `root`: stays root (confined otherwise).
         public var workerUser: String?
+        /// Sets each camera's clock from the host's at every open (connect and reconnect),
+        /// logging how far off it was.
+        public var syncClock = false
 
         /// The defaults.
         public init() {}
@@ -49,6 +52,7 @@ extension GPhoto2Backend {
             return chosen.map { selection in
                 var selection = selection
                 selection.keepsShotsOnCard = keepOnCamera
+                selection.syncsClock = syncClock
                 return selection
             }
         }
@@ -71,6 +75,7 @@ extension GPhoto2Backend.Options {
         libgphoto2Log = try options.bool("libgphoto2Log", default: libgphoto2Log)
         confineWorkers = try options.bool("confineWorkers", default: confineWorkers)
         workerUser = try options.string("workerUser")
+        syncClock = try options.bool("syncClock", default: syncClock)
         if let user = workerUser, user.isEmpty || user.contains(where: { $0.isWhitespace || $0 == ":" || $0 == "/" }) {
             throw options.error("'workerUser' must be a user name, such as shutterpipe-camera; got '\(user)'", key: "workerUser")
         }

@@ -72,6 +72,8 @@ public struct CameraSelection: Codable, Sendable, Equatable {
     public var replay: [SettingChange] = []
     /// `keepOnCamera`: no stored shot is deleted, so the worker never waits for a delete.
     public var keepsShotsOnCard = false
+    /// `syncClock`: the camera's clock is set from the host's at every open.
+    public var syncsClock = false
 
     public init(name: String, model: String? = nil, port: String? = nil, serial: String? = nil, settings: [String: String] = [:]) {
         self.name = name

@@ -65,9 +65,6 @@ struct CameraSettingsTests {
         // Actions (libgphoto2's `actions` section, a clock) are marked: sent once, never kept.
         #expect(listed.lines.contains { $0.hasPrefix("  opcode ") && $0.contains(" text, action ") }, "\(listed.stdout)")
         #expect(listed.lines.contains { $0.hasPrefix("  datetime ") && $0.contains(" date, action ") }, "\(listed.stdout)")
-        // Actions (libgphoto2's `actions` section, a clock) are marked: sent once, never kept.
-        #expect(listed.lines.contains { $0.hasPrefix("  opcode ") && $0.contains(" text, action ") }, "\(listed.stdout)")
-        #expect(listed.lines.contains { $0.hasPrefix("  datetime ") && $0.contains(" date, action ") }, "\(listed.stdout)")
         #expect(listed.lines.contains("capturesettings") && listed.lines.contains("imgsettings"))
 
         // The same values and choices as the gphoto2 CLI reads through libgphoto2.
