@@ -140,6 +140,7 @@ public final class FilesSink: PhotoSink {
         var values = TemplateValues(session: context.session, sequence: 0, shot: context.shotNumber,
                                     captureTime: context.captureTime, camera: context.camera,
                                     name: first.stem, fileExtension: first.fileExtension, trigger: context.trigger)
+        if options.filename.uses("capturetime") || options.directory.uses("capturetime") { values.cameraTime = CameraCaptureTime.of(photo.files) }
         let directory = PluginOptions.expandingTilde(options.directory.render(values))
         try DurableWriter.createDirectory(directory)
         var counter = try counter(for: directory)

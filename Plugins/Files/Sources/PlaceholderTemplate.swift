@@ -12,7 +12,7 @@ import ShutterPipeKit
 /// path component is cut to 240 bytes, keeping its extension.
 public struct PlaceholderTemplate: Sendable, Equatable {
     /// The placeholders a template may use.
-    public static let placeholders = ["session", "seq", "shot", "date", "time", "camera", "name", "ext", "trigger", "uuid"]
+    public static let placeholders = ["session", "seq", "shot", "date", "time", "capturetime", "camera", "name", "ext", "trigger", "uuid"]
 
     enum Part: Sendable, Equatable {
         case literal(String)
@@ -64,8 +64,11 @@ public struct PlaceholderTemplate: Sendable, Equatable {
     }
 
     /// Whether `{seq}` appears.
-    public var usesSequence: Bool {
-        parts.contains { if case .placeholder("seq", _) = $0 { return true } else { return false } }
+    public var usesSequence: Bool { uses("seq") }
+
+    /// Whether the template has the placeholder `name`.
+    public func uses(_ name: String) -> Bool {
+        parts.contains { if case .placeholder(name, _) = $0 { return true } else { return false } }
     }
 
     /// Checks that the template names a path inside its folder: relative, no `..`, no
@@ -184,6 +187,9 @@ public struct TemplateValues: Sendable {
     public var fileExtension: String
     /// The trigger name.
     public var trigger: String
+    /// When the camera says it took the photo (`YYYYMMDD-hhmmss`, ``CameraCaptureTime``);
+    /// nil: `{capturetime}` is the session's capture time instead.
+    public var cameraTime: String?
     /// 32 hex digits, new for every photo.
     public var uuid: String = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
 
@@ -194,6 +200,7 @@ public struct TemplateValues: Sendable {
         case "shot": return String(shot)
         case "date": return Self.format(captureTime, "yyyy-MM-dd")
         case "time": return Self.format(captureTime, "HHmmss")
+        case "capturetime": return cameraTime ?? Self.format(captureTime, "yyyyMMdd-HHmmss")
         case "camera": return camera
         case "name": return name
         case "ext": return fileExtension
