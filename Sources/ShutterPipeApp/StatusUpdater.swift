@@ -54,9 +54,17 @@ final class StatusUpdater: Sendable {
         refreshers.withLock { $0.forEach { $0.cancel() } }
     }
 
+    /// Held from reading the state to writing the line: redraws come from the tracker's,
+    /// the coordinator's and the timer's threads, and one that read the state before
+    /// another must not write after it (a shot's "downloading 100 %" drawn over its
+    /// "storing").
+    private let drawing = Mutex(())
+
     private func redraw() {
-        let (status, free, cameras) = latest.withLock { ($0.status, $0.free, $0.cameras) }
-        output.setStatus(StatusLine.text(status, freeBytes: free, cameras: cameras, inFlight: tracker.shots))
+        drawing.withLock { _ in
+            let (status, free, cameras) = latest.withLock { ($0.status, $0.free, $0.cameras) }
+            output.setStatus(StatusLine.text(status, freeBytes: free, cameras: cameras, inFlight: tracker.shots))
+        }
     }
 
     private func refreshFreeSpace() async {
