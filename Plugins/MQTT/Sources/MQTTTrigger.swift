@@ -178,6 +178,11 @@ public final class MQTTTrigger: TriggerSource {
             log.info("command '\(command.id)' arrived again (redelivered or sent twice); it was already taken, so it takes no second photo")
             return
         }
+        if command.event == RigProtocol.clockEvent {
+            // `rig status` reading this node's clock: answered at once, on the ack topic.
+            tellClock(command.id)
+            return
+        }
         let secret = RigProtocol.newSecret()
         acknowledge(command.id, secret: secret)
         if retained {
@@ -242,6 +247,13 @@ public final class MQTTTrigger: TriggerSource {
         guard let client = state.withLock({ $0.client }) else { return }
         let topic = RigProtocol.ackTopic(rig: options.rig, node: options.node)
         let object: [String: Any] = ["id": id, "node": options.node, "commit": RigProtocol.commitment(to: secret)]
+        if let problem = client.publish(topic, RigProtocol.encode(object)) { log.warning("could not publish to \(topic): \(problem)") }
+    }
+
+    private func tellClock(_ id: String) {
+        guard let client = state.withLock({ $0.client }) else { return }
+        let topic = RigProtocol.ackTopic(rig: options.rig, node: options.node)
+        let object: [String: Any] = ["id": id, "node": options.node, "clock": RigProtocol.unixMilliseconds()]
         if let problem = client.publish(topic, RigProtocol.encode(object)) { log.warning("could not publish to \(topic): \(problem)") }
     }
 

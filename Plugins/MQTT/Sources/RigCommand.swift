@@ -15,7 +15,8 @@ struct RigCommand: ParsableCommand {
         gives each node's state, its capture time's offset from the earliest node, and its
         paths; the last line is the spread. Exits 0 only when every known node answered
         with success; a node that is offline or does not answer in time is named, and the
-        exit is 1. status lists the nodes, online or offline, with their last answers.
+        exit is 1. status lists the nodes, online or offline, with their last answers and
+        how far each online node's clock is from this host's.
         With --at, every node fires at that moment by its own clock (keep the clocks
         together with chrony or NTP: docs/rigs.md).
         """)
@@ -77,7 +78,11 @@ struct RigCommand: ParsableCommand {
                 defer { session.close() }
                 try session.connect(within: min(timeout, .seconds(10)))
                 let nodes = try session.knownNodes()
-                if action == "status" { return RigReport(action: action, rig: rig, nodes: nodes) }
+                if action == "status" {
+                    var report = RigReport(action: action, rig: rig, nodes: nodes)
+                    report.clocks = session.readClocks(of: nodes, timeout: min(timeout, .seconds(2)))
+                    return report
+                }
                 let now = RigProtocol.unixMilliseconds()
                 let at = delay.map { now + Double($0 / .milliseconds(1)) }
                 // Always an expiry: a command queued by a broker or a reconnect never fires

@@ -25,6 +25,10 @@ enum RigProtocol {
     static func onlineTopic(rig: String, node: String) -> String { "shutterpipe/\(rig)/node/\(node)/online" }
     static func ackTopic(rig: String, node: String) -> String { "shutterpipe/\(rig)/node/\(node)/ack" }
 
+    /// The command `rig status` sends to read every node's clock: each answers at once on
+    /// its ack topic with `{"id", "node", "clock"}` (its Unix time in ms), takes nothing.
+    static let clockEvent = "clock"
+
     /// A fresh secret for one command's answer (32 hex digits).
     static func newSecret() -> String {
         var generator = SystemRandomNumberGenerator()

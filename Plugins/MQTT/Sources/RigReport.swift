@@ -14,6 +14,8 @@ struct RigReport: Sendable {
     var conflicts: [String: [RigAnswer]] = [:]
     /// Answers not counted, and why.
     var ignored: [String] = []
+    /// `status`: each online node's clock against this host's.
+    var clocks: [String: RigSession.ClockReading] = [:]
 
     init(action: String, rig: String, nodes: [RigSession.Node], collected: RigSession.Collected = RigSession.Collected()) {
         self.action = action
@@ -86,9 +88,9 @@ struct RigReport: Sendable {
     var table: [String] {
         var rows: [[String]]
         if action == "status" {
-            rows = [["NODE", "PRESENCE", "LAST", "PATHS"]]
+            rows = [["NODE", "PRESENCE", "CLOCK", "LAST", "PATHS"]]
             for node in nodes {
-                rows.append([node.name, node.online ? "online" : "offline",
+                rows.append([node.name, node.online ? "online" : "offline", clocks[node.name].map(Self.clockText) ?? "—",
                              node.last.map { [$0.event, describe($0)].compactMap { $0 }.joined(separator: " → ") } ?? "—",
                              node.last?.paths.joined(separator: " ") ?? ""])
             }
@@ -102,7 +104,7 @@ struct RigReport: Sendable {
             }
         }
         rows = rows.map { $0.map(LogText.escaped) }
-        let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         var lines = rows.map { row in
             zip(row, widths).map { $0.0.padding(toLength: $0.1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
                 .trimmingCharacters(in: .whitespaces)
@@ -122,6 +124,10 @@ struct RigReport: Sendable {
             if action == "status" {
                 let last = nodes.first { $0.name == name }?.last
                 entry["last"] = last.map(Self.object) ?? NSNull()
+                if let clock = clocks[name] {
+                    entry["clockOffset"] = clock.offset
+                    entry["clockUncertainty"] = clock.uncertainty
+                }
             } else if let answer = answers[name] {
                 entry.merge(Self.object(answer)) { new, _ in new }
                 if let time = answer.capturedAt, let earliest { entry["offset"] = time - earliest }
@@ -137,6 +143,11 @@ struct RigReport: Sendable {
             object["ignored"] = ignored
         }
         return String(decoding: RigProtocol.encode(object), as: UTF8.self)
+    }
+
+    /// `+3.2 ms ±0.4 ms`: the node's clock against this host's.
+    static func clockText(_ clock: RigSession.ClockReading) -> String {
+        String(format: "%+.1f ms ±%.1f ms", clock.offset, clock.uncertainty)
     }
 
     private static func object(_ answer: RigAnswer) -> [String: Any] {

@@ -64,6 +64,25 @@ final class RigSession: Sendable {
         var answers: [String: [RigAnswer]] = [:]
         /// Answers on a node's topic that name another node.
         var mislabelled: [String] = []
+        /// The clock reading in flight: its id, when it was sent (this host's Unix ms), and
+        /// each node's clock with when its answer came.
+        var clockCommand: String?
+        var clockSent = 0.0
+        var clocks: [String: (clock: Double, received: Double)] = [:]
+    }
+
+    /// A node's clock against this host's, read as NTP does: its time when it answered,
+    /// against the middle of the round trip; off by at most half the round trip.
+    struct ClockReading: Sendable, Equatable {
+        /// Milliseconds the node's clock is ahead of this host's (behind: negative).
+        var offset: Double
+        /// Half the round trip, in milliseconds: the reading is within this.
+        var uncertainty: Double
+
+        init(nodeClock: Double, sent: Double, received: Double) {
+            offset = nodeClock - (sent + received) / 2
+            uncertainty = (received - sent) / 2
+        }
     }
 
     /// What the nodes said to one command, checked (``RigProtocol``).
@@ -157,6 +176,24 @@ final class RigSession: Sendable {
         return state.withLock { Self.collect($0, known: known) }
     }
 
+    /// Reads the clock of every online node of `nodes` (the `clock` command), waiting
+    /// until each has answered or `timeout`.
+    func readClocks(of nodes: [Node], timeout: Duration) -> [String: ClockReading] {
+        let online = nodes.filter(\.online).map(\.name)
+        guard !online.isEmpty else { return [:] }
+        let id = UUID().uuidString.lowercased(), sent = RigProtocol.unixMilliseconds()
+        update { state in
+            state.clockCommand = id
+            state.clockSent = sent
+        }
+        let command = RigCommandMessage(id: id, event: RigProtocol.clockEvent, expires: sent + Double(timeout / .milliseconds(1)))
+        guard mqtt.publish(RigProtocol.commandTopic(rig: rig), command.payload) == nil else { return [:] }
+        _ = wait(timeout) { state in online.allSatisfy { state.clocks[$0] != nil } }
+        return state.withLock { state in
+            state.clocks.filter { online.contains($0.key) }.mapValues { ClockReading(nodeClock: $0.clock, sent: state.clockSent, received: $0.received) }
+        }
+    }
+
     /// Checks what came for the command in flight.
     private static func collect(_ state: State, known: Set<String>) -> Collected {
         var collected = Collected()
@@ -199,8 +236,13 @@ final class RigSession: Sendable {
             }
         } else if let node = RigProtocol.node(in: topic, rig: rig, leaf: "ack"),
                   let object = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any],
-                  object["node"] as? String == node, let id = object["id"] as? String, let commit = object["commit"] as? String {
-            update { state in if id == state.command { state.commits[node, default: []].insert(commit) } }
+                  object["node"] as? String == node, let id = object["id"] as? String {
+            let received = RigProtocol.unixMilliseconds()
+            if let commit = object["commit"] as? String {
+                update { state in if id == state.command { state.commits[node, default: []].insert(commit) } }
+            } else if let clock = (object["clock"] as? NSNumber)?.doubleValue {
+                update { state in if id == state.clockCommand, state.clocks[node] == nil { state.clocks[node] = (clock, received) } }
+            }
         }
     }
 

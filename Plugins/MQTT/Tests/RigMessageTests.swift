@@ -25,6 +25,15 @@ struct RigMessageTests {
         #expect(throws: RigCommandMessage.Problem.tooLarge(5000)) { try RigCommandMessage(parsing: Data(repeating: 0x20, count: 5000)) }
     }
 
+    @Test("a node's clock reading: its time against the middle of the round trip, within half of it; shown signed")
+    func clockReading() {
+        // Sent at 1000, answered at 1010 by a node whose clock said 1305: 300 ms ahead, ±5.
+        let ahead = RigSession.ClockReading(nodeClock: 1305, sent: 1000, received: 1010)
+        #expect(ahead == RigSession.ClockReading(nodeClock: 1305, sent: 1000, received: 1010) && ahead.offset == 300 && ahead.uncertainty == 5)
+        #expect(RigReport.clockText(ahead) == "+300.0 ms ±5.0 ms")
+        #expect(RigReport.clockText(RigSession.ClockReading(nodeClock: 998.5, sent: 1000, received: 1001)) == "-2.0 ms ±0.5 ms")
+    }
+
     @Test("broker addresses: mqtt:// and mqtts:// with their default ports, IPv6 in brackets; others are refused")
     func addresses() throws {
         #expect(try BrokerAddress(parsing: "mqtt://rig.local") == BrokerAddress(host: "rig.local", port: 1883, tls: false))

@@ -19,7 +19,15 @@ struct RigTests {
         let watcher = try StateWatcher(broker, in: here)
         #expect(await eventually(timeout: .seconds(60)) { watcher.online.filter(\.value).count == 3 })
         let status = try await rig(["status"], broker: broker, in: here)
-        #expect(status.status == 0 && ["a", "b", "c"].allSatisfy { name in status.lines.contains { $0.hasPrefix(name) && $0.contains("online") } }, "\(status.stdout) \(status.stderr) \(nodes[0].session.stderrSoFar)")
+        #expect(status.status == 0 && ["a", "b", "c"].allSatisfy { name in status.lines.contains { $0.hasPrefix(name) && $0.contains("online") && $0.contains(" ms ±") } },
+                "\(status.stdout) \(status.stderr) \(nodes[0].session.stderrSoFar)")
+        // Every node's clock, read through the broker: here all share this host's, so each
+        // offset is within its half round trip (and a little for the scheduler).
+        let clocks = try await rigStatus(broker, in: here)
+        for name in ["a", "b", "c"] {
+            let offset = (clocks[name]?["clockOffset"] as? Double) ?? .infinity, uncertainty = (clocks[name]?["clockUncertainty"] as? Double) ?? .infinity
+            #expect(uncertainty >= 0 && uncertainty < 5_000 && abs(offset) <= uncertainty + 50, "\(name): \(clocks[name] ?? [:])")
+        }
 
         // A capture: every node answers, with its path; --json gives every field.
         let fired = try await rig(["capture", "--json"], broker: broker, in: here)
