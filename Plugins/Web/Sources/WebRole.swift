@@ -33,14 +33,18 @@ enum WebRole: String, Sendable {
         guard let header = request.headers["cookie"] else { return nil }
         for part in header.split(separator: ";") {
             let pair = part.trimmingCharacters(in: .whitespaces)
-            if pair.hasPrefix(cookieName + "=") { return String(pair.dropFirst(cookieName.count + 1)) }
+            if pair.hasPrefix(cookieName + "=") { return String(pair.dropFirst(cookieName.count + 1)).removingPercentEncoding }
         }
         return nil
     }
 
-    /// `Set-Cookie` for a token.
+    /// `Set-Cookie` for a token, percent-encoded: a token may hold what a cookie cannot
+    /// (`;`, `,`, spaces).
     static func setCookie(_ token: String) -> (String, String) {
-        ("Set-Cookie", "\(cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict")
+        var plain = CharacterSet.alphanumerics
+        plain.insert(charactersIn: "-._~")
+        let value = token.addingPercentEncoding(withAllowedCharacters: plain) ?? ""
+        return ("Set-Cookie", "\(cookieName)=\(value); Path=/; HttpOnly; SameSite=Strict")
     }
 
     /// The 401 of a request without a token.

@@ -1,0 +1,26 @@
+import Foundation
+import TestSupport
+import Testing
+
+@Suite("web: the page's cookie")
+struct SessionCookieTests {
+    @Test("POST /api/session trades a token (one holding ';', ',' and spaces) for an HttpOnly, SameSite=Strict cookie that then opens every route; a wrong cookie is 401; the viewer gets the viewer's role")
+    func cookie() async throws {
+        let folder = TemporaryDirectory("web-cookie")
+        let token = "studio; token, with spaces 42", viewer = "viewer-token-0123456789"
+        let (session, port) = try await webSession(folder, web: ", token: \"\(token)\", viewerToken: \(viewer)", width: 64, height: 48)
+        let traded = try await http("POST", "/api/session", port: port, headers: ["Authorization": "Bearer \(token)"])
+        let setCookie = try #require(traded.headers["set-cookie"], "\(traded.headers)")
+        #expect(traded.status == 200 && traded.json?["role"] as? String == "operator")
+        #expect(setCookie.hasSuffix("; Path=/; HttpOnly; SameSite=Strict") && !setCookie.contains(" token") && !setCookie.contains(","), "\(setCookie)")
+        let cookie = String(setCookie.prefix { $0 != ";" })
+        let status = try await http("GET", "/api/status", port: port, headers: ["Cookie": "other=1; \(cookie)"])
+        #expect(status.status == 200 && status.json?["role"] as? String == "operator")
+        #expect(try await http("GET", "/api/status", port: port, headers: ["Cookie": "shutterpipe-token=guess"]).status == 401)
+        let asViewer = try await http("POST", "/api/session", port: port, headers: ["Authorization": "Bearer \(viewer)"])
+        #expect(asViewer.status == 200 && asViewer.json?["role"] as? String == "viewer")
+        #expect(try await http("POST", "/api/session", port: port).status == 401)
+        session.signal(SIGTERM)
+        #expect(await session.wait(timeout: .seconds(30)).status == 0)
+    }
+}
