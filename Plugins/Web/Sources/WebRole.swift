@@ -17,9 +17,15 @@ enum WebRole: String, Sendable {
 
     /// The role of `request`; `nil` when it carries neither token where one is set.
     static func of(_ request: HTTPRequest, _ options: WebOptions) -> WebRole? {
-        guard let token = options.token else { return .operator }
+        guard options.token != nil else { return .operator }
         let bearer = request.headers["authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         guard let given = bearer ?? cookie(request) ?? request.query["token"] else { return nil }
+        return of(token: given, options)
+    }
+
+    /// The role `given` is the token of, if any.
+    static func of(token given: String, _ options: WebOptions) -> WebRole? {
+        guard let token = options.token else { return .operator }
         if same(given, token) { return .operator }
         if let viewer = options.viewerToken, same(given, viewer) { return .viewer }
         return nil

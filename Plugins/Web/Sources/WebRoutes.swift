@@ -29,7 +29,9 @@ struct WebRoutes: Sendable {
         // `#`, which no request sends) and asks for the data with it.
         if request.method == "GET", var asset = WebPage.asset(request.path) {
             // Opened as /?token=…: from now on the cookie carries it.
-            if let token = request.query["token"], WebRole.of(request, trigger.options) != nil { asset.headers.append(WebRole.setCookie(token)) }
+            if trigger.options.token != nil, let token = request.query["token"], WebRole.of(token: token, trigger.options) != nil {
+                asset.headers.append(WebRole.setCookie(token))
+            }
             return asset
         }
         guard let role = WebRole.of(request, trigger.options) else { return WebRole.unauthorized }

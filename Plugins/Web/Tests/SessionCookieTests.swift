@@ -4,7 +4,7 @@ import Testing
 
 @Suite("web: the page's cookie")
 struct SessionCookieTests {
-    @Test("POST /api/session trades a token (one holding ';', ',' and spaces) for an HttpOnly, SameSite=Strict cookie that then opens every route; a wrong cookie is 401; the viewer gets the viewer's role")
+    @Test("POST /api/session trades a token (one holding ';', ',' and spaces) for an HttpOnly, SameSite=Strict cookie that then opens every route; a wrong cookie is 401; the viewer gets the viewer's role; a /?token= link sets it, a wrong one never replaces it")
     func cookie() async throws {
         let folder = TemporaryDirectory("web-cookie")
         let token = "studio; token, with spaces 42", viewer = "viewer-token-0123456789"
@@ -20,6 +20,11 @@ struct SessionCookieTests {
         let asViewer = try await http("POST", "/api/session", port: port, headers: ["Authorization": "Bearer \(viewer)"])
         #expect(asViewer.status == 200 && asViewer.json?["role"] as? String == "viewer")
         #expect(try await http("POST", "/api/session", port: port).status == 401)
+        // A link /?token=… sets the cookie; a wrong one never replaces a good cookie.
+        let viewerLink = try await http("GET", "/?token=\(viewer)", port: port)
+        #expect(viewerLink.status == 200 && viewerLink.headers["set-cookie"]?.hasPrefix("shutterpipe-token=\(viewer);") == true)
+        let wrongLink = try await http("GET", "/?token=wrong-token-0123456789", port: port, headers: ["Cookie": cookie])
+        #expect(wrongLink.status == 200 && wrongLink.headers["set-cookie"] == nil, "\(wrongLink.headers)")
         session.signal(SIGTERM)
         #expect(await session.wait(timeout: .seconds(30)).status == 0)
     }
