@@ -60,6 +60,8 @@ public final class FilesSink: PhotoSink {
 
     private struct State {
         var counters: [String: SequenceCounter] = [:]
+        /// `{cameraseq}`: by folder, then camera.
+        var cameraCounters: [String: [String: SequenceCounter]] = [:]
         var lastDirectory: String?
         var suffixes = CollisionSuffixes()
     }
@@ -147,6 +149,11 @@ public final class FilesSink: PhotoSink {
         // Whatever happens below, numbers reserved stay reserved: never hand one out twice.
         defer { state.withLock { [counter] in $0.counters[directory] = counter; $0.lastDirectory = directory } }
         if options.filename.usesSequence { values.sequence = try counter.reserve() }
+        if options.filename.uses("cameraseq") {
+            var own = try cameraCounter(for: directory, camera: context.camera)
+            defer { state.withLock { [own] in $0.cameraCounters[directory, default: [:]][context.camera] = own } }
+            values.cameraSequence = try own.reserve()
+        }
 
         var stored: [StoredFile] = []
         var warnings: [String] = []
@@ -223,6 +230,11 @@ public final class FilesSink: PhotoSink {
             if try DurableWriter.writeNew(packet, to: candidate) { return candidate }
         }
         throw ShutterError(.storageUnavailable, "no free sidecar name next to '\(path)'")
+    }
+
+    private func cameraCounter(for directory: String, camera: String) throws(ShutterError) -> SequenceCounter {
+        if let counter = state.withLock({ $0.cameraCounters[directory]?[camera] }) { return counter }
+        return try SequenceCounter(directory: directory, filename: options.filename, camera: camera)
     }
 
     private func counter(for directory: String) throws(ShutterError) -> SequenceCounter {

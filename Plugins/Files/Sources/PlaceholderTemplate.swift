@@ -12,7 +12,7 @@ import ShutterPipeKit
 /// path component is cut to 240 bytes, keeping its extension.
 public struct PlaceholderTemplate: Sendable, Equatable {
     /// The placeholders a template may use.
-    public static let placeholders = ["session", "seq", "shot", "date", "time", "capturetime", "camera", "name", "ext", "trigger", "uuid"]
+    public static let placeholders = ["session", "seq", "cameraseq", "shot", "date", "time", "capturetime", "camera", "name", "ext", "trigger", "uuid"]
 
     enum Part: Sendable, Equatable {
         case literal(String)
@@ -49,8 +49,8 @@ public struct PlaceholderTemplate: Sendable, Equatable {
             }
             var width = 0
             if pieces.count == 2 {
-                guard name == "seq" || name == "shot", let value = Int(pieces[1]), (1...12).contains(value) else {
-                    throw TemplateError("'{\(body)}': only {seq} and {shot} take a width, written like {seq:04} (1 to 12 digits)")
+                guard ["seq", "cameraseq", "shot"].contains(name), let value = Int(pieces[1]), (1...12).contains(value) else {
+                    throw TemplateError("'{\(body)}': only {seq}, {cameraseq} and {shot} take a width, written like {seq:04} (1 to 12 digits)")
                 }
                 width = value
             }
@@ -119,13 +119,17 @@ public struct PlaceholderTemplate: Sendable, Equatable {
         rendered(values) { $0.replacingOccurrences(of: "\0", with: "") }
     }
 
-    /// A matcher for names this template renders, that reads back the `{seq}` value.
-    func sequencePattern() -> SequencePattern? {
+    /// A matcher for names this template renders, that reads back the value of the
+    /// counter `counter` (`seq`, or `cameraseq` with `camera` the camera's name: only that
+    /// camera's names match).
+    func sequencePattern(_ counter: String = "seq", camera: String? = nil) -> SequencePattern? {
         var pattern = "^"
         for part in parts {
             switch part {
             case .literal(let text): pattern += NSRegularExpression.escapedPattern(for: text)
-            case .placeholder("seq", _): pattern += "([0-9]+)"
+            case .placeholder(counter, _): pattern += "([0-9]+)"
+            case .placeholder("camera", _) where camera != nil:
+                pattern += NSRegularExpression.escapedPattern(for: Self.safeComponent(camera ?? ""))
             case .placeholder: pattern += "[^/]*?"
             }
         }
@@ -175,6 +179,8 @@ public struct TemplateValues: Sendable {
     public var session: String
     /// The sink's persistent sequence number.
     public var sequence: Int
+    /// The camera's own persistent sequence number in this folder (`{cameraseq}`).
+    public var cameraSequence = 0
     /// The shot number in this run.
     public var shot: Int
     /// When the photo was taken.
@@ -197,6 +203,7 @@ public struct TemplateValues: Sendable {
         switch placeholder {
         case "session": return session
         case "seq": return String(sequence)
+        case "cameraseq": return String(cameraSequence)
         case "shot": return String(shot)
         case "date": return Self.format(captureTime, "yyyy-MM-dd")
         case "time": return Self.format(captureTime, "HHmmss")
