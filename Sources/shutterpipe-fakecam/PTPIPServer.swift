@@ -18,6 +18,9 @@ final class PTPIPServer: Sendable {
     private let corruptor: Corruptor?
     let shortTransfersLeft: Mutex<Int>
     private let gate: CaptureGate?
+    /// SIGUSR2: the cable pulled (every connection ends, new ones are refused; the button
+    /// still takes shots, which nobody hears of), and plugged in again.
+    let unplugged = Atomic<Bool>(false)
 
     init(camera: VirtualCamera, log: @escaping @Sendable (String) -> Void) throws {
         self.camera = camera
@@ -55,6 +58,18 @@ final class PTPIPServer: Sendable {
         }
     }
 
+    /// Pulls the cable, or plugs it in again.
+    func toggleCable() {
+        let pulled = !unplugged.load(ordering: .sequentiallyConsistent)
+        unplugged.store(pulled, ordering: .sequentiallyConsistent)
+        if pulled {
+            // The host's reads and writes fail from now on, as on a pulled USB cable.
+            commandSockets.withLock { $0.forEach { _ = shutdown($0, Int32(SHUT_RDWR)) } }
+            eventSocket.withLock { socket in socket.map { _ = shutdown($0, Int32(SHUT_RDWR)) } }
+        }
+        log(pulled ? "cable pulled" : "cable plugged in")
+    }
+
     /// The camera's own shutter button: a new shot announced on the event channel.
     func pressButton() {
         let handles = camera.pressButton()
@@ -79,7 +94,7 @@ final class PTPIPServer: Sendable {
         guard let (type, payload) = readPacket(client) else { return }
         switch PTP.Packet(rawValue: type) {
         case .initCommandRequest:
-            if camera.options.refuse {
+            if camera.options.refuse || unplugged.load(ordering: .sequentiallyConsistent) {
                 log("refusing the connection")
                 var w = PTPWriter(); w.u32(1)
                 sendPacket(client, .initFail, w.data)

@@ -63,7 +63,9 @@ Options:
                         (lying lengths, cut payloads, unknown types, flipped bytes, garbage)
   --seed N              the seed of --malformed's choices (default 1), to replay a run
 
-Signals: SIGUSR1 presses the camera's own shutter button; SIGTERM and SIGINT exit.
+Signals: SIGUSR1 presses the camera's own shutter button (also while unplugged: the shot
+is on the card, announced to nobody); SIGUSR2 pulls the cable (every connection ends, new
+ones are refused) and, sent again, plugs it in; SIGTERM and SIGINT exit.
 """
 
 func fail(_ message: String) -> Never {
@@ -162,6 +164,10 @@ signal(SIGPIPE, SIG_IGN)
 let button = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
 button.setEventHandler { @Sendable in server.pressButton() }
 button.resume()
+signal(SIGUSR2, SIG_IGN)
+let cable = DispatchSource.makeSignalSource(signal: SIGUSR2, queue: .global())
+cable.setEventHandler { @Sendable in server.toggleCable() }
+cable.resume()
 if let readyFile = options.readyFile {
     let temporary = readyFile + ".tmp"
     try? Data("\(server.port)\n".utf8).write(to: URL(fileURLWithPath: temporary))

@@ -11,4 +11,10 @@ import ShutterPipeApp
 // own, given back when it is freed (docs/benchmarks.md, "A burst's memory").
 _ = sp_fix_mmap_threshold(1 << 20)
 
-exit(await ShutterPipeCLI.main(Array(CommandLine.arguments.dropFirst())))
+let status = await ShutterPipeCLI.main(Array(CommandLine.arguments.dropFirst()))
+// Everything is stored, closed and said by now. exit() would run the C and C++ libraries'
+// destructors (LibRaw's, libheif's) while threads of theirs may still be winding down, and
+// a run crashed there once ("double free or corruption" after "pipeline stopped"): flush
+// what is buffered and leave without them.
+fflush(nil)
+_exit(status)

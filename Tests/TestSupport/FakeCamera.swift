@@ -48,8 +48,19 @@ public final class FakeCamera: Sendable {
         await process.waitForOutput(text, on: .stderr, timeout: timeout, sourceLocation: sourceLocation)
     }
 
+    /// Waits until the camera's log satisfies `condition` (described by `what`).
+    @discardableResult
+    public func waitForLog(_ what: String, timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation,
+                           _ condition: @escaping @Sendable (String) -> Bool) async -> Bool {
+        await process.waitForOutput(on: .stderr, what, timeout: timeout, sourceLocation: sourceLocation, condition)
+    }
+
     /// Presses the camera's own shutter button.
     public func pressButton() { process.signal(SIGUSR1) }
+
+    /// Pulls the cable (the host loses the camera; shots taken meanwhile stay on the card),
+    /// or plugs it in again: the log says "cable pulled" / "cable plugged in".
+    public func toggleCable() { process.signal(SIGUSR2) }
 
     /// Stops the camera (like pulling the cable) and waits until it is gone.
     public func stop() {

@@ -43,6 +43,10 @@ final class CameraSession: @unchecked Sendable {
     /// Whether this worker has had the camera open: a fresh one (started again after a
     /// crash) may find the camera still closing the dead worker's connection.
     var hadCamera = false
+    /// What this body delivered (``DeliveredLedger``), once read.
+    var delivered: DeliveredLedger?
+    /// A catch-up of the card is due at the next pause (set at every open).
+    var catchUpDue = false
     let started = ContinuousClock.now
     let send: @Sendable (WorkerMessage, [Int32]) -> Void
 
@@ -69,6 +73,8 @@ final class CameraSession: @unchecked Sendable {
             return capture()
         case .delete(let paths):
             return (queueDeletes(paths), [])
+        case .delivered(let paths):
+            return (recordDelivered(paths), [])
         case .preview:
             return preview()
         case .status:
@@ -117,6 +123,7 @@ final class CameraSession: @unchecked Sendable {
             lastReconnectFailure = nil
             drop(opened.dropped)
             if selection.syncsClock { WorkerLog.info(CameraClock.sync(opened.camera)) }
+            catchUpDue = selection.importOnConnect != "none"
             return .opened(known)
         } catch {
             if keepTrying {
@@ -131,6 +138,7 @@ final class CameraSession: @unchecked Sendable {
     func tick() {
         if let camera {
             pollButtonShots(camera)
+            if catchUpDue { catchUp(camera) }
             runDueDeletes()
         } else if selection != nil, reconnection.isDue() {
             reconnect()
@@ -155,6 +163,8 @@ final class CameraSession: @unchecked Sendable {
                 return info.size == file.size && info.modified == file.modified
             }
             if forgotten > 0 { WorkerLog.debug("\(forgotten) downloaded file(s) no longer on the card as they were: forgotten") }
+            if selection.syncsClock { WorkerLog.info(CameraClock.sync(opened.camera)) }
+            catchUpDue = selection.importOnConnect != "none"
             send(.event(.recovered(known, outageMilliseconds: outage?.milliseconds ?? 0)), [])
         } catch {
             reconnection.failedAttempt()

@@ -29,6 +29,9 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
     struct State {
         var context: BackendContext?
         var identities: [String: CameraIdentity] = [:]
+        /// Card files handed to the session and not yet stored (or failed), by camera: a
+        /// worker started again must not import them from the card as never delivered.
+        var awaitingStore: [String: Set<CardPath>] = [:]
         var statuses: (cameras: [CameraStatus], time: ContinuousClock.Instant)?
         var inPhotoMode = false
         /// Each camera's values changed during the session, as asked for: every open
@@ -130,6 +133,7 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
                         files.append(CapturedFile(name: file.path.name, data: try SharedBytes.map(descriptor), camera: isRig ? worker.name : nil,
                                                   cameraPath: file.path.description))
                     }
+                    state.withLock { $0.awaitingStore[worker.name, default: []].formUnion(captured.map(\.path)) }
                     firstFired = min(firstFired ?? firedAt, firedAt)
                     log.debug("captured", Self.timing(sentAt: sentAt, firedAt: firedAt, took: took, arrivedAt: arrivedAt, camera: worker.name))
                     model = state.withLock { $0.identities[worker.name]?.model } ?? model
@@ -168,6 +172,17 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
         let onCards = photo.files.compactMap { file in file.cameraPath.flatMap(CardPath.init).map { (file.camera ?? workers.first?.name ?? "", $0) } }
         guard !onCards.isEmpty else { return }
         let byCamera = Dictionary(grouping: onCards, by: \.0).mapValues { $0.map(\.1) }
+        state.withLock { state in
+            for (camera, paths) in byCamera { state.awaitingStore[camera]?.subtract(paths) }
+        }
+        if stored && options.keepOnCamera {
+            // Kept on the card: recorded as delivered, so a card catch-up never imports
+            // them. (Deleted ones are in the worker's durable list of deletes until gone.)
+            for worker in workers {
+                guard let paths = byCamera[worker.name] else { continue }
+                _ = try? await worker.request(.delivered(paths))
+            }
+        }
         guard stored, !options.keepOnCamera else {
             // Why is the coordinator's to say (a sink's failure is logged as an error; a
             // pipeline without an archival sink is announced at start): here, only where.
@@ -261,7 +276,9 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
     // MARK: Workers
 
     private func openRequest(_ selection: CameraSelection, keepTrying: Bool) -> WorkerRequest {
-        let changed = state.withLock { $0.sessionSettings[selection.name] ?? [] }
+        let (changed, awaiting) = state.withLock { ($0.sessionSettings[selection.name] ?? [], $0.awaitingStore[selection.name] ?? []) }
+        var selection = selection
+        selection.awaitingStore = awaiting.sorted { $0.description < $1.description }
         return .open(selection.withSessionSettings(changed), pollMilliseconds: Int(options.eventPollInterval.milliseconds),
               reconnectLimitMilliseconds: Int(options.reconnectBackoffLimit.milliseconds), keepTrying: keepTrying)
     }
@@ -289,7 +306,7 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
     private func handle(_ event: WorkerEvent, _ descriptors: [Int32], from camera: String) {
         defer { descriptors.forEach { _ = close($0) } }
         switch event {
-        case .cameraShot(let shot):
+        case .cameraShot(let shot), .importedShot(let shot):
             guard let context = state.withLock({ $0.context }) else { return }
             let files = zip(shot, descriptors).compactMap { file, descriptor in
                 (try? SharedBytes.map(descriptor)).map {
@@ -297,7 +314,13 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
                 }
             }
             guard !files.isEmpty else { return }
-            log.info("shot taken on the camera: \(files.map(\.name).joined(separator: ", "))", [("camera", camera)])
+            state.withLock { $0.awaitingStore[camera, default: []].formUnion(shot.map(\.path)) }
+            if case .importedShot = event {
+                log.info("imported from the card (taken while the camera was away): \(files.map(\.name).joined(separator: ", "))",
+                         [("event", "cardImport"), ("camera", camera)])
+            } else {
+                log.info("shot taken on the camera: \(files.map(\.name).joined(separator: ", "))", [("camera", camera)])
+            }
             let model = state.withLock { $0.identities[camera]?.model } ?? camera
             context.deliver(CapturedPhoto(files: files, camera: isRig ? camera : model))
         case .lost(let reason):

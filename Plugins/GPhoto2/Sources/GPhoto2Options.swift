@@ -42,6 +42,10 @@ extension GPhoto2Backend {
         /// Sets each camera's clock from the host's at every open (connect and reconnect),
         /// logging how far off it was.
         public var syncClock = false
+        /// At every open, the card's files this body never delivered: `new` imports them
+        /// (on a body met for the first time, what is on its card stays), `all` imports
+        /// them from the first meeting on, `none` leaves them.
+        public var importOnConnect = "new"
 
         /// The defaults.
         public init() {}
@@ -53,6 +57,7 @@ extension GPhoto2Backend {
                 var selection = selection
                 selection.keepsShotsOnCard = keepOnCamera
                 selection.syncsClock = syncClock
+                selection.importOnConnect = importOnConnect
                 return selection
             }
         }
@@ -76,6 +81,7 @@ extension GPhoto2Backend.Options {
         confineWorkers = try options.bool("confineWorkers", default: confineWorkers)
         workerUser = try options.string("workerUser")
         syncClock = try options.bool("syncClock", default: syncClock)
+        importOnConnect = try options.choice("importOnConnect", from: ["new", "none", "all"], default: importOnConnect)
         if let user = workerUser, user.isEmpty || user.contains(where: { $0.isWhitespace || $0 == ":" || $0 == "/" }) {
             throw options.error("'workerUser' must be a user name, such as shutterpipe-camera; got '\(user)'", key: "workerUser")
         }

@@ -74,6 +74,11 @@ public struct CameraSelection: Codable, Sendable, Equatable {
     public var keepsShotsOnCard = false
     /// `syncClock`: the camera's clock is set from the host's at every open.
     public var syncsClock = false
+    /// `importOnConnect`: `new`, `none` or `all`.
+    public var importOnConnect = "new"
+    /// Card files the session holds and has not stored yet (a worker started again after
+    /// a crash): never imported by a catch-up.
+    public var awaitingStore: [CardPath] = []
 
     public init(name: String, model: String? = nil, port: String? = nil, serial: String? = nil, settings: [String: String] = [:]) {
         self.name = name
@@ -162,6 +167,8 @@ public enum WorkerRequest: Codable, Sendable, Equatable {
     case capture(atUnixNanoseconds: UInt64?)
     /// Delete these files from the card (the photo is archived).
     case delete([CardPath])
+    /// These files' shot is stored durably: a catch-up never imports them.
+    case delivered([CardPath])
     /// Battery and free card space.
     case status
     /// One live-view frame (`gp_camera_capture_preview`).
@@ -186,7 +193,7 @@ extension WorkerRequest {
     /// listing cannot (the capture needs what they do).
     public var yieldsToCapture: Bool {
         switch self {
-        case .delete, .status, .preview: true
+        case .delete, .delivered, .status, .preview: true
         case .open, .capture, .close, .list, .abandon, .readSettings, .applySettings: false
         }
     }
@@ -239,6 +246,9 @@ public enum WorkerReply: Codable, Sendable, Equatable {
 public enum WorkerEvent: Codable, Sendable, Equatable {
     /// A shot taken with the camera's own button, downloaded.
     case cameraShot([WorkerFile])
+    /// Files found on the card at a (re)connection that this body never delivered (taken
+    /// while the camera was away): one exposure's (its RAW and JPEG), with their memfds.
+    case importedShot([WorkerFile])
     /// The connection to the camera was lost; the worker reconnects by itself.
     case lost(String)
     /// The camera is back.

@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import GPhoto2Backend
+
+/// Card catch-up (`importOnConnect`): at every open, the files on the card that this
+/// body never delivered (taken while the cable was out, or while shutterpipe was not
+/// running) are imported through the normal path, an exposure at a time, between
+/// requests: a capture asked for meanwhile goes first.
+extension CameraSession {
+    /// The record of what this body delivered, in the camera's settings folder.
+    func deliveredLedger(for camera: GPhotoCamera) -> DeliveredLedger {
+        let body = identity?.serial ?? camera.serialNumber() ?? "\(camera.model)-\(camera.port)"
+        if let ledger = delivered, ledger.body == body { return ledger }
+        let ledger = DeliveredLedger(folder: ProcessInfo.processInfo.environment["HOME"] ?? ".", body: body)
+        delivered = ledger
+        return ledger
+    }
+
+    /// The session stored these files' shot: recorded, so no catch-up imports them.
+    func recordDelivered(_ paths: [CardPath]) -> WorkerReply {
+        guard let camera else {
+            // Away: what this worker downloaded says what they were.
+            let files = paths.compactMap { card.file(at: $0) }
+            if var ledger = delivered, !files.isEmpty { ledger.add(files); delivered = ledger }
+            return .done
+        }
+        var ledger = deliveredLedger(for: camera)
+        let files = paths.map { path in
+            let info = camera.info(path)
+            return GPhotoCamera.AddedFile(path: path, size: info?.size ?? card.file(at: path)?.size, modified: info?.modified ?? card.file(at: path)?.modified)
+        }
+        if !ledger.add(files) { WorkerLog.warning("cannot record delivered card files in '\(ledger.path)': a later catch-up may import them again") }
+        delivered = ledger
+        return .done
+    }
+
+    /// Imports what the card holds that this body never delivered; called between requests.
+    func catchUp(_ camera: GPhotoCamera) {
+        catchUpDue = false
+        guard let selection, selection.importOnConnect != "none" else { return }
+        var ledger = deliveredLedger(for: camera)
+        let files: [GPhotoCamera.AddedFile]
+        do { files = try camera.allFiles() } catch {
+            return WorkerLog.warning("the card could not be listed for shots taken while the camera was away: \(error)")
+        }
+        if !ledger.existed && selection.importOnConnect == "new" {
+            // First meeting: what is on the card now was there before shutterpipe.
+            ledger.add(files)
+            delivered = ledger
+            if !files.isEmpty {
+                WorkerLog.info("\(files.count) file(s) already on the card when shutterpipe first met this camera stay there (importOnConnect: new; 'all' imports them)")
+            }
+            return
+        }
+        // Held by the session, or stored and waiting to be deleted: not "never delivered".
+        let held = Set(selection.awaitingStore).union(pendingDeletes.entries(for: identity?.serial).map(\.path))
+        let missing = files.filter { !ledger.contains($0) && card.classify($0) == .new && !held.contains($0.path) }
+        guard !missing.isEmpty else { return }
+        WorkerLog.info("\(missing.count) file(s) on the card were never delivered (taken while the camera was away): importing them")
+        // One exposure at a time: its RAW and JPEG share a folder and a stem.
+        let exposures = Dictionary(grouping: missing) { "\($0.path.folder)/\(CapturedStem.of($0.path.name))" }.sorted { $0.key < $1.key }
+        for (_, exposure) in exposures {
+            if requestsWaiting() { catchUpDue = true; return }  // a capture first; the rest at the next pause
+            var files: [WorkerFile] = [], descriptors: [Int32] = []
+            for added in exposure {
+                do throws(GPhotoFailure) {
+                    let (file, descriptor) = try download(added.path, from: camera)
+                    card.downloaded(Self.described(added, downloaded: file))
+                    files.append(file)
+                    descriptors.append(descriptor)
+                } catch {
+                    WorkerLog.warning("\(added.path.name) could not be imported and stays on the card: \(error)")
+                }
+            }
+            guard !files.isEmpty else { continue }
+            send(.event(.importedShot(files)), descriptors)
+            descriptors.forEach { Glibc.close($0) }
+        }
+    }
+}
+
+/// A camera file name's stem: `DSC_0042` for `DSC_0042.NEF` and `DSC_0042.JPG`.
+enum CapturedStem {
+    static func of(_ name: String) -> String {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
+    }
+}

@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import GPhoto2Backend
+
+/// The card files of one camera body whose shots are stored durably, so that a catch-up
+/// (`importOnConnect`) never imports one twice, across reconnections and restarts.
+///
+/// A file is known by its folder, name, size and time on the card: a camera that reuses a
+/// name (after its counter wraps, or a card formatted) makes another file. The record is
+/// a text file per body (by serial) in the camera's settings folder, a line per file,
+/// appended and fsynced when the session says the file's shot is stored.
+struct DeliveredLedger {
+    /// The body: its serial, else its model and port.
+    let body: String
+    let path: String
+    /// Whether the file existed when this worker first read it: a camera never seen before
+    /// has its card's files as they are taken as known (`importOnConnect: new`).
+    private(set) var existed: Bool
+    private(set) var known: Set<String>
+
+    init(folder: String, body: String) {
+        self.body = body
+        let safe = body.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || "-_".unicodeScalars.contains($0) ? String($0) : "_" }.joined()
+        path = "\(folder)/delivered-\(safe.isEmpty ? "camera" : safe).txt"
+        let text = (try? String(contentsOfFile: path, encoding: .utf8))
+        existed = text != nil
+        known = Set((text ?? "").split(separator: "\n").map(String.init))
+    }
+
+    static func key(_ file: GPhotoCamera.AddedFile) -> String {
+        "\(file.path.folder)/\(file.path.name)\t\(file.size.map(String.init) ?? "?")\t\(file.modified.map(String.init) ?? "?")"
+    }
+
+    /// Known by its key, or by folder, name and size where its time was not known when
+    /// it was recorded.
+    func contains(_ file: GPhotoCamera.AddedFile) -> Bool {
+        var timeless = file
+        timeless.modified = nil
+        return known.contains(Self.key(file)) || known.contains(Self.key(timeless))
+    }
+
+    /// Records `files` durably (append, fsync); false when the record could not be written.
+    @discardableResult
+    mutating func add(_ files: [GPhotoCamera.AddedFile]) -> Bool {
+        let new = files.map(Self.key).filter { !known.contains($0) }
+        guard !new.isEmpty || !existed else { return true }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        let bytes = Array(new.map { $0 + "\n" }.joined().utf8)
+        let written = bytes.isEmpty ? 0 : bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == bytes.count, fsync(descriptor) == 0 else { return false }
+        known.formUnion(new)
+        existed = true
+        return true
+    }
+}
