@@ -42,7 +42,11 @@ extension CameraSession {
         guard let selection, selection.importOnConnect != "none" else { return }
         var ledger = deliveredLedger(for: camera)
         let files: [GPhotoCamera.AddedFile]
-        do { files = try camera.allFiles() } catch {
+        do {
+            // A request waiting (a capture) goes first; the catch-up starts again at the next pause.
+            guard let listed = try camera.allFiles(interrupted: requestsWaiting) else { catchUpDue = true; return }
+            files = listed
+        } catch {
             return WorkerLog.warning("the card could not be listed for shots taken while the camera was away: \(error)")
         }
         if !ledger.existed && selection.importOnConnect == "new" {

@@ -5,11 +5,13 @@ import GPhoto2Backend
 extension GPhotoCamera {
     /// Every file on the camera's cards, folder by folder from `/`, with its size and time
     /// as the camera says (libgphoto2's listing: for PTP cameras, from the object list it
-    /// reads once at open).
-    func allFiles() throws(GPhotoFailure) -> [AddedFile] {
+    /// reads once at open). Nil when `interrupted` says so between folders: a full card
+    /// takes a while to list, and a capture must not wait for it.
+    func allFiles(interrupted: () -> Bool = { false }) throws(GPhotoFailure) -> [AddedFile]? {
         var found: [AddedFile] = []
         var folders = ["/"]
         while let folder = folders.popLast() {
+            if interrupted() { return nil }
             for name in try names(in: folder, folders: true) { folders.append(folder == "/" ? "/\(name)" : "\(folder)/\(name)") }
             for name in try names(in: folder, folders: false) {
                 let path = CameraPath(folder: folder, name: name)
