@@ -66,7 +66,7 @@ let package = Package(
         .target(name: "GPhoto2Camera", dependencies: [kit, support, "CGPhoto2", "CWorkerConfinement", "GPhoto2Backend"], path: "Plugins/GPhoto2/Camera"),
         .executableTarget(name: "shutterpipe-camera-worker", dependencies: ["GPhoto2Camera"], path: "Plugins/GPhoto2/Worker"),
         .target(name: "CommandSink", dependencies: [kit, support], path: "Plugins/Command/Sources"),
-        .target(name: "FilesSink", dependencies: [kit, support, "CLinux", "CExif"], path: "Plugins/Files/Sources"),
+        .target(name: "FilesSink", dependencies: [kit, support, "CLinux", "CExif", "CCrypto"], path: "Plugins/Files/Sources"),
         // The web trigger: libmicrohttpd (through a small C part for its variadic calls),
         // libturbojpeg, and LibRaw and libheif for the previews of RAW and HEIF photos.
         .target(name: "CWebServer", path: "Plugins/Web/CWebServer", linkerSettings: [.linkedLibrary("microhttpd")]),

@@ -23,6 +23,9 @@ public final class FilesSink: PhotoSink {
         public var sidecarName: SidecarNaming = .append
         /// Free space below which the session warns at start, in bytes.
         public var minFreeSpace: Int64 = 2_000_000_000
+        /// Folders that get a checked copy of every stored file, after the shot is
+        /// answered (``MirrorQueue``), in the same layout as under `directory`.
+        public var mirrors: [String] = []
 
         /// When to write an XMP sidecar next to a stored file.
         public enum SidecarPolicy: String, Sendable, CaseIterable {
@@ -69,6 +72,10 @@ public final class FilesSink: PhotoSink {
     private let options: Options
     private let log: Logger
     private let state = Mutex(State())
+    /// The copies to the mirrors, when there are any.
+    private let mirrorQueue: MirrorQueue?
+    /// The mirror queue, for tests.
+    var mirrors: MirrorQueue? { mirrorQueue }
     /// Storing is throughput work: it yields the CPU to firing cameras and triggers.
     private let io = BlockingQueue(label: "shutterpipe.sink.files", priority: .background)
 
@@ -79,6 +86,7 @@ public final class FilesSink: PhotoSink {
     public init(options: Options, log: Logger = .discarding) {
         self.options = options
         self.log = log
+        mirrorQueue = options.mirrors.isEmpty ? nil : MirrorQueue(folder: Self.staticPrefix(of: options.directory), log: log)
     }
 
     /// At session start, before any event (preflight): creates the output folder (for a
@@ -91,6 +99,17 @@ public final class FilesSink: PhotoSink {
         let directory = templated ? staticDirectoryPrefix : PluginOptions.expandingTilde(options.directory.text)
         let minimum = options.minFreeSpace
         try await io.run { [self] in try self.preflight(directory, templated: templated, minimum: minimum) }
+        if let mirrorQueue {
+            let root = Self.staticPrefix(of: options.directory)
+            try await io.run { try DurableWriter.createDirectory(root) }
+            mirrorQueue.start()
+        }
+    }
+
+    /// Lets the mirror copies finish (30 s at most; what is left is made at the next start).
+    public func end() async {
+        guard let mirrorQueue else { return }
+        await io.run { mirrorQueue.stop(within: .seconds(30)) }
     }
 
     private func preflight(_ directory: String, templated: Bool, minimum: Int64) throws(ShutterError) {
@@ -121,6 +140,29 @@ public final class FilesSink: PhotoSink {
     public func availableCapacity() async -> Int64? {
         let directory = state.withLock { $0.lastDirectory } ?? staticDirectoryPrefix
         return await io.run { DurableWriter.availableBytes(at: directory) }
+    }
+
+    /// The folder of `directory` before its first placeholder (`./captures` for
+    /// `./captures/{session}`): what mirrors mirror, in the same layout.
+    static func staticPrefix(of directory: PlaceholderTemplate) -> String {
+        let text = directory.text
+        guard let brace = text.firstIndex(of: "{") else { return PluginOptions.expandingTilde(text) }
+        let before = String(text[..<brace])
+        let folder = before.hasSuffix("/") ? String(before.dropLast()) : (before as NSString).deletingLastPathComponent
+        return folder.isEmpty ? "." : PluginOptions.expandingTilde(folder)
+    }
+
+    /// Queues the copies of `files` to every mirror; durable before the shot is answered.
+    private func mirror(_ files: [StoredFile]) throws(ShutterError) {
+        guard let mirrorQueue else { return }
+        let root = Self.staticPrefix(of: options.directory)
+        let jobs = options.mirrors.flatMap { mirror in
+            files.compactMap { file -> MirrorQueue.Job? in
+                guard file.location.hasPrefix(root + "/") else { return nil }
+                return MirrorQueue.Job(mirror: PluginOptions.expandingTilde(mirror), source: file.location, relative: String(file.location.dropFirst(root.count + 1)))
+            }
+        }
+        try mirrorQueue.enqueue(jobs)
     }
 
     private var staticDirectoryPrefix: String {
@@ -219,6 +261,13 @@ public final class FilesSink: PhotoSink {
             }
         }
         for folder in folders { try DurableWriter.syncDirectory(folder) }
+        // The photo is safe here; its mirror copies are asked for (a journal line, fsynced)
+        // and made after the answer. A journal that cannot be written is a warning, never a
+        // lost shot: the photo itself is stored.
+        do { try mirror(stored) } catch {
+            log.warning("mirror: \(error.message): these files are not copied to the mirrors (\(error.fix ?? "check the capture folder"))")
+            warnings.append("not queued for the mirrors: \(error.message)")
+        }
         return SinkReceipt(files: stored, warnings: warnings)
     }
 
@@ -269,6 +318,16 @@ extension FilesSink.Options {
             } else {
                 // Reported with the other mistakes; the default stands meanwhile.
                 options.record(options.error("'minFreeSpace' must be a size such as 500MB or 2GB; got '\(text)'", key: "minFreeSpace"))
+            }
+        }
+        mirrors = try options.stringList("mirror")
+        let primary = FilesSink.staticPrefix(of: self.directory)
+        for mirror in mirrors {
+            let expanded = PluginOptions.expandingTilde(mirror)
+            if mirror.contains("{") || expanded.isEmpty {
+                options.record(options.error("'mirror': '\(mirror)' must be a folder (no placeholders: the photos keep their layout under it)", key: "mirror"))
+            } else if (expanded + "/").hasPrefix(primary + "/") || (primary + "/").hasPrefix(expanded + "/") {
+                options.record(options.error("'mirror': '\(mirror)' is inside the capture folder '\(primary)', or holds it: a mirror is another disk", key: "mirror"))
             }
         }
     }
