@@ -159,7 +159,10 @@ public final class FilesSink: PhotoSink {
         let jobs = options.mirrors.flatMap { mirror in
             files.compactMap { file -> MirrorQueue.Job? in
                 guard file.location.hasPrefix(root + "/") else { return nil }
-                return MirrorQueue.Job(mirror: PluginOptions.expandingTilde(mirror), source: file.location, relative: String(file.location.dropFirst(root.count + 1)))
+                // Absolute: a later start from another folder finds them all the same.
+                let absolute = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.path }
+                return MirrorQueue.Job(mirror: absolute(PluginOptions.expandingTilde(mirror)), source: absolute(file.location),
+                                       relative: String(file.location.dropFirst(root.count + 1)))
             }
         }
         try mirrorQueue.enqueue(jobs)
