@@ -59,7 +59,7 @@ extension CameraSession {
             return
         }
         // Held by the session, or stored and waiting to be deleted: not "never delivered".
-        let held = Set(selection.awaitingStore).union(pendingDeletes.entries(for: identity?.serial).map(\.path))
+        let held = Set(selection.awaitingStore).union(pendingDeletes.entries(for: identity?.serial).map(\.path)).union(handledSinceOpen)
         let missing = files.filter { !ledger.contains($0) && card.classify($0) == .new && !held.contains($0.path) }
         guard !missing.isEmpty else { return }
         WorkerLog.info("\(missing.count) file(s) on the card were never delivered (taken while the camera was away): importing them")

@@ -47,6 +47,9 @@ final class CameraSession: @unchecked Sendable {
     var delivered: DeliveredLedger?
     /// A catch-up of the card is due at the next pause (set at every open).
     var catchUpDue = false
+    /// The card files this open's captures and button shots named (stored or failed):
+    /// the catch-up is for what came while the camera was away, not for these.
+    var handledSinceOpen: Set<CardPath> = []
     let started = ContinuousClock.now
     let send: @Sendable (WorkerMessage, [Int32]) -> Void
 
@@ -124,6 +127,7 @@ final class CameraSession: @unchecked Sendable {
             drop(opened.dropped)
             if selection.syncsClock { WorkerLog.info(CameraClock.sync(opened.camera)) }
             catchUpDue = selection.importOnConnect != "none"
+            handledSinceOpen = []
             return .opened(known)
         } catch {
             if keepTrying {
@@ -165,6 +169,7 @@ final class CameraSession: @unchecked Sendable {
             if forgotten > 0 { WorkerLog.debug("\(forgotten) downloaded file(s) no longer on the card as they were: forgotten") }
             if selection.syncsClock { WorkerLog.info(CameraClock.sync(opened.camera)) }
             catchUpDue = selection.importOnConnect != "none"
+            handledSinceOpen = []
             send(.event(.recovered(known, outageMilliseconds: outage?.milliseconds ?? 0)), [])
         } catch {
             reconnection.failedAttempt()
