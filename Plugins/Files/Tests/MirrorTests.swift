@@ -10,7 +10,8 @@ import Testing
 /// Every file below `folder`, relative to it, with its bytes (the mirror's bookkeeping left out).
 func filesBelow(_ folder: String) -> [String: Data] {
     var found: [String: Data] = [:]
-    for case let relative as String in FileManager.default.enumerator(atPath: folder) ?? FileManager.default.enumerator(atPath: "/nonexistent")! {
+    guard let walker = FileManager.default.enumerator(atPath: folder) else { return found }
+    for case let relative as String in walker {
         let path = "\(folder)/\(relative)"
         var isDirectory: ObjCBool = false
         guard !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }),
