@@ -64,7 +64,7 @@ extension CameraSession {
         guard !missing.isEmpty else { return }
         WorkerLog.info("\(missing.count) file(s) on the card were never delivered (taken while the camera was away): importing them")
         // One exposure at a time: its RAW and JPEG share a folder and a stem.
-        let exposures = Dictionary(grouping: missing) { "\($0.path.folder)/\(CapturedStem.of($0.path.name))" }.sorted { $0.key < $1.key }
+        let exposures = Dictionary(grouping: missing) { "\($0.path.folder)/\(($0.path.name as NSString).deletingPathExtension)" }.sorted { $0.key < $1.key }
         for (_, exposure) in exposures {
             if requestsWaiting() { catchUpDue = true; return }  // a capture first; the rest at the next pause
             var files: [WorkerFile] = [], descriptors: [Int32] = []
@@ -82,13 +82,5 @@ extension CameraSession {
             send(.event(.importedShot(files)), descriptors)
             descriptors.forEach { Glibc.close($0) }
         }
-    }
-}
-
-/// A camera file name's stem: `DSC_0042` for `DSC_0042.NEF` and `DSC_0042.JPG`.
-enum CapturedStem {
-    static func of(_ name: String) -> String {
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
-        return String(name[..<dot])
     }
 }

@@ -18,8 +18,7 @@ enum WebRole: String, Sendable {
     /// The role of `request`; `nil` when it carries neither token where one is set.
     static func of(_ request: HTTPRequest, _ options: WebOptions) -> WebRole? {
         guard options.token != nil else { return .operator }
-        let bearer = request.headers["authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-        guard let given = bearer ?? cookie(request) ?? request.query["token"] else { return nil }
+        guard let given = bearer(request) ?? cookie(request) ?? request.query["token"] else { return nil }
         return of(token: given, options)
     }
 
@@ -34,6 +33,11 @@ enum WebRole: String, Sendable {
     /// The cookie that carries the token for the page: `HttpOnly` (no script reads it),
     /// `SameSite=Strict` (no other site's page sends it).
     static let cookieName = "shutterpipe-token"
+
+    /// The token of `Authorization: Bearer TOKEN`.
+    static func bearer(_ request: HTTPRequest) -> String? {
+        request.headers["authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+    }
 
     static func cookie(_ request: HTTPRequest) -> String? {
         guard let header = request.headers["cookie"] else { return nil }

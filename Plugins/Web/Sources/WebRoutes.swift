@@ -49,7 +49,7 @@ struct WebRoutes: Sendable {
             return .json(object)
         case ("POST", "/api/session"):
             // The page trades the token of its link for the cookie.
-            let token = request.headers["authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil } ?? WebRole.cookie(request)
+            let token = WebRole.bearer(request) ?? WebRole.cookie(request)
             var response = HTTPResponse.json(["role": role.rawValue])
             if let token, trigger.options.token != nil { response.headers.append(WebRole.setCookie(token)) }
             return response
