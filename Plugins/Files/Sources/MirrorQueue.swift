@@ -47,7 +47,11 @@ final class MirrorQueue: @unchecked Sendable {  // every `var` under `lock`
     /// Replays the journal (what a killed session left) and starts copying.
     func start() {
         var asked: [Job] = [], done = Set<Job>()
-        let text = (try? String(contentsOfFile: journal, encoding: .utf8)) ?? ""
+        let data = FileManager.default.contents(atPath: journal)
+        let text = data.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        if data == nil && FileManager.default.fileExists(atPath: journal) {
+            log.warning("mirror: cannot read '\(journal)': copies an earlier run left queued are not made (fix the file's owner or mode)")
+        }
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard fields.count == 4 else { continue }
@@ -131,7 +135,9 @@ final class MirrorQueue: @unchecked Sendable {  // every `var` under `lock`
     }
 
     private func finished(_ job: Job) {
-        try? append("-\t\(job.line)\n")
+        // Unrecorded, the copy is checked again at the next start: its file is there with
+        // the same SHA-256, so it counts as made. Nothing is copied twice.
+        do { try append("-\t\(job.line)\n") } catch { log.debug("mirror: \(error.message)") }
         lock.lock()
         if let index = pending.firstIndex(of: job) { pending.remove(at: index) }
         if let why = waiting.removeValue(forKey: job.mirror) { log.info("mirror '\(job.mirror)' works again (it was: \(why)); catching up") }

@@ -12,7 +12,14 @@ enum CameraClock {
     static func sync(_ camera: GPhotoCamera) -> String {
         // libgphoto2's `datetime` (PTP DateTime, 0x5011) where it can be read and set;
         // some bodies have only a button that does it (`syncdatetime`).
-        if let clock = (try? camera.setting(named: "datetime")) ?? nil, clock.kind == .date, !clock.readOnly, let seconds = Double(clock.value) {
+        let clock: CameraSetting?, button: CameraSetting?
+        do throws(GPhotoFailure) {
+            clock = try camera.setting(named: "datetime")
+            button = try camera.setting(named: "syncdatetime")
+        } catch {
+            return "camera clock could not be read (\(error)): shots carry the camera's time"
+        }
+        if let clock, clock.kind == .date, !clock.readOnly, let seconds = Double(clock.value) {
             let offset = seconds - Date().timeIntervalSince1970
             do {
                 _ = try CameraSettings.apply([SettingChange(key: "datetime", value: "now")], to: camera, fix: "set the clock on the camera")
@@ -21,7 +28,7 @@ enum CameraClock {
             }
             return "camera clock was \(describe(offset)) this host's; set from the host (syncClock)"
         }
-        if let button = (try? camera.setting(named: "syncdatetime")) ?? nil, !button.readOnly {
+        if let button, !button.readOnly {
             do {
                 _ = try CameraSettings.apply([SettingChange(key: "syncdatetime", value: "1")], to: camera, fix: "set the clock on the camera")
                 return "camera clock set from the host through its syncdatetime setting (syncClock); it does not tell how far off it was"

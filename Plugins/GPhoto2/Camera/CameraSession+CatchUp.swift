@@ -41,6 +41,9 @@ extension CameraSession {
         catchUpDue = false
         guard let selection, selection.importOnConnect != "none" else { return }
         var ledger = deliveredLedger(for: camera)
+        guard !ledger.unreadable else {
+            return WorkerLog.warning("cannot read '\(ledger.path)', the record of the files this camera delivered: no catch-up of its card (fix the file's owner or mode; delete it to start afresh)")
+        }
         let files: [GPhotoCamera.AddedFile]
         do {
             // A request waiting (a capture) goes first; the catch-up starts again at the next pause.
@@ -51,7 +54,7 @@ extension CameraSession {
         }
         if !ledger.existed && selection.importOnConnect == "new" {
             // First meeting: what is on the card now was there before shutterpipe.
-            ledger.add(files)
+            if !ledger.add(files) { WorkerLog.warning("cannot write '\(ledger.path)': the files on the card now may be imported at the next open") }
             delivered = ledger
             if !files.isEmpty {
                 WorkerLog.info("\(files.count) file(s) already on the card when shutterpipe first met this camera stay there (importOnConnect: new; 'all' imports them)")

@@ -18,14 +18,18 @@ struct DeliveredLedger {
     /// Whether the file existed when this worker first read it: a camera never seen before
     /// has its card's files as they are taken as known (`importOnConnect: new`).
     private(set) var existed: Bool
+    /// The record is there but cannot be read (its mode, a damaged disk): a catch-up
+    /// would take every file for new, so none is made.
+    let unreadable: Bool
     private(set) var known: Set<String>
 
     init(folder: String, body: String) {
         self.body = body
         let safe = body.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || "-_".unicodeScalars.contains($0) ? String($0) : "_" }.joined()
         path = "\(folder)/delivered-\(safe.isEmpty ? "camera" : safe).txt"
-        let text = (try? String(contentsOfFile: path, encoding: .utf8))
+        let text = FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) }
         existed = text != nil
+        unreadable = text == nil && FileManager.default.fileExists(atPath: path)
         known = Set((text ?? "").split(separator: "\n").map(String.init))
     }
 
