@@ -59,3 +59,8 @@ public func shotsRecorded(in log: String) -> Int {
         return total + (Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0)
     }
 }
+
+/// How many lines of `text` contain `what`.
+public func count(_ what: String, in text: String) -> Int {
+    text.components(separatedBy: "\n").filter { $0.contains(what) }.count
+}

@@ -107,7 +107,3 @@ extension MirrorTests {
     }
 }
 
-/// How many lines of `text` contain `what`.
-func count(_ what: String, in text: String) -> Int {
-    text.components(separatedBy: "\n").filter { $0.contains(what) }.count
-}

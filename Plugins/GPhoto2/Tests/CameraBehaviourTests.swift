@@ -6,10 +6,6 @@ import ShutterPipeKit
 import Testing
 import TestSupport
 
-/// How many lines of `text` contain `what`.
-func count(_ what: String, in text: String) -> Int {
-    text.components(separatedBy: "\n").filter { $0.contains(what) }.count
-}
 
 /// Cameras as they really behave: action settings, a card that fills during a capture, no
 /// live view, settings asked for while the camera is away. Each behaviour of the virtual
