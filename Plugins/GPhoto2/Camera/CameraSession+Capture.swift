@@ -30,8 +30,8 @@ extension CameraSession {
             // it is deleted before the camera is fired again.
             if card.reusesNames { clearReusedNamesBeforeFiring() }
             let exposure = try camera.capture(meanwhile: runQueuedDuringExposure)
-            // This open's own shots, stored or failed: never a catch-up's to import.
-            handledSinceOpen.formUnion((exposure.files + exposure.earlier).map(\.path))
+            // This enter's own shots, stored or failed: never a catch-up's to import.
+            for added in exposure.files + exposure.earlier { handledSinceEnter[added.path] = added }
             for earlier in exposure.earlier { storeButtonShot(earlier, from: camera) }
             var fresh: [GPhotoCamera.AddedFile] = []
             for added in exposure.files {
@@ -151,7 +151,7 @@ extension CameraSession {
     /// Downloads a file announced while no capture was asked for (the camera's own button)
     /// and sends it at once; one that cannot be is logged and stays on the card.
     func storeButtonShot(_ added: GPhotoCamera.AddedFile, from camera: GPhotoCamera) {
-        handledSinceOpen.insert(added.path)
+        handledSinceEnter[added.path] = added
         switch card.classify(added) {
         case .announcedAgain:
             // A shot of this name, size and time is stored and still on the card: this is it

@@ -36,6 +36,37 @@ extension CameraSession {
         return .done
     }
 
+    /// At an open, the first time this body is met (no record yet, `importOnConnect: new`):
+    /// what its card holds now was there before shutterpipe and is recorded as such, as
+    /// part of the open, before any shot. A later listing could not tell those files from
+    /// shots taken while the cable was out or with the button meanwhile.
+    func meetIfFirstTime(_ camera: GPhotoCamera) {
+        guard let selection, selection.importOnConnect == "new" else { return }
+        var ledger = deliveredLedger(for: camera)
+        guard !ledger.existed, !ledger.unreadable else { return }
+        do {
+            guard let files = try camera.allFiles() else { return }
+            recordFirstMeeting(files, in: &ledger)
+        } catch {
+            WorkerLog.warning("the card of a camera met for the first time could not be listed (\(error)): the files on it at the next listing will be taken as already there, not imported")
+        }
+    }
+
+    private func recordFirstMeeting(_ files: [GPhotoCamera.AddedFile], in ledger: inout DeliveredLedger) {
+        if !ledger.add(files) { WorkerLog.warning("cannot write '\(ledger.path)': the files on the card now may be imported at the next open") }
+        delivered = ledger
+        if !files.isEmpty {
+            WorkerLog.info("\(files.count) file(s) already on the card when shutterpipe first met this camera stay there (importOnConnect: new; 'all' imports them)")
+        }
+    }
+
+    /// Whether this enter's captures, button shots or imports named the file (its size
+    /// the same where both are known).
+    private func handledThisEnter(_ file: GPhotoCamera.AddedFile) -> Bool {
+        guard let handled = handledSinceEnter[file.path] else { return false }
+        return handled.size == nil || file.size == nil || handled.size == file.size
+    }
+
     /// Imports what the card holds that this body never delivered; called between requests.
     func catchUp(_ camera: GPhotoCamera) {
         catchUpDue = false
@@ -53,17 +84,12 @@ extension CameraSession {
             return WorkerLog.warning("the card could not be listed for shots taken while the camera was away: \(error)")
         }
         if !ledger.existed && selection.importOnConnect == "new" {
-            // First meeting: what is on the card now was there before shutterpipe.
-            if !ledger.add(files) { WorkerLog.warning("cannot write '\(ledger.path)': the files on the card now may be imported at the next open") }
-            delivered = ledger
-            if !files.isEmpty {
-                WorkerLog.info("\(files.count) file(s) already on the card when shutterpipe first met this camera stay there (importOnConnect: new; 'all' imports them)")
-            }
-            return
+            // The first meeting's listing failed at the open: made now, at the first chance.
+            return recordFirstMeeting(files, in: &ledger)
         }
         // Held by the session, or stored and waiting to be deleted: not "never delivered".
-        let held = Set(selection.awaitingStore).union(pendingDeletes.entries(for: identity?.serial).map(\.path)).union(handledSinceOpen)
-        let missing = files.filter { !ledger.contains($0) && card.classify($0) == .new && !held.contains($0.path) }
+        let held = Set(selection.awaitingStore).union(pendingDeletes.entries(for: identity?.serial).map(\.path))
+        let missing = files.filter { !ledger.contains($0) && card.classify($0) == .new && !held.contains($0.path) && !handledThisEnter($0) }
         guard !missing.isEmpty else { return }
         WorkerLog.info("\(missing.count) file(s) on the card were never delivered (taken while the camera was away): importing them")
         // One exposure at a time: its RAW and JPEG share a folder and a stem.
@@ -75,6 +101,7 @@ extension CameraSession {
                 do throws(GPhotoFailure) {
                     let (file, descriptor) = try download(added.path, from: camera)
                     card.downloaded(Self.described(added, downloaded: file))
+                    handledSinceEnter[added.path] = added
                     files.append(file)
                     descriptors.append(descriptor)
                 } catch {

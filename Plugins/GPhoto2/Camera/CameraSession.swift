@@ -47,9 +47,13 @@ final class CameraSession: @unchecked Sendable {
     var delivered: DeliveredLedger?
     /// A catch-up of the card is due at the next pause (set at every open).
     var catchUpDue = false
-    /// The card files this open's captures and button shots named (stored or failed):
-    /// the catch-up is for what came while the camera was away, not for these.
-    var handledSinceOpen: Set<CardPath> = []
+    /// The card files this worker's captures, button shots and imports named since the
+    /// session's open (stored, failed, or with an outcome not yet heard of): the catch-up
+    /// is for what came while the camera was away, not for these. Kept across
+    /// reconnections (a shot's `delivered` may come after the camera is back); a failed
+    /// one stays on the card until the next enter. By path, with the size it had: a card
+    /// swapped meanwhile may hold another file under the name.
+    var handledSinceEnter: [CardPath: GPhotoCamera.AddedFile] = [:]
     let started = ContinuousClock.now
     let send: @Sendable (WorkerMessage, [Int32]) -> Void
 
@@ -126,8 +130,9 @@ final class CameraSession: @unchecked Sendable {
             lastReconnectFailure = nil
             drop(opened.dropped)
             if selection.syncsClock { WorkerLog.info(CameraClock.sync(opened.camera)) }
+            meetIfFirstTime(opened.camera)
             catchUpDue = selection.importOnConnect != "none"
-            handledSinceOpen = []
+            handledSinceEnter = [:]
             return .opened(known)
         } catch {
             if keepTrying {
@@ -168,8 +173,8 @@ final class CameraSession: @unchecked Sendable {
             }
             if forgotten > 0 { WorkerLog.debug("\(forgotten) downloaded file(s) no longer on the card as they were: forgotten") }
             if selection.syncsClock { WorkerLog.info(CameraClock.sync(opened.camera)) }
+            meetIfFirstTime(opened.camera)
             catchUpDue = selection.importOnConnect != "none"
-            handledSinceOpen = []
             send(.event(.recovered(known, outageMilliseconds: outage?.milliseconds ?? 0)), [])
         } catch {
             reconnection.failedAttempt()

@@ -172,15 +172,25 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
         let onCards = photo.files.compactMap { file in file.cameraPath.flatMap(CardPath.init).map { (file.camera ?? workers.first?.name ?? "", $0) } }
         guard !onCards.isEmpty else { return }
         let byCamera = Dictionary(grouping: onCards, by: \.0).mapValues { $0.map(\.1) }
-        state.withLock { state in
-            for (camera, paths) in byCamera { state.awaitingStore[camera]?.subtract(paths) }
+        // Held until the worker has the outcome: a worker opening the camera again meanwhile
+        // must not take them for shots never delivered.
+        defer {
+            state.withLock { state in
+                for (camera, paths) in byCamera { state.awaitingStore[camera]?.subtract(paths) }
+            }
         }
         if stored && options.keepOnCamera {
             // Kept on the card: recorded as delivered, so a card catch-up never imports
             // them. (Deleted ones are in the worker's durable list of deletes until gone.)
             for worker in workers {
                 guard let paths = byCamera[worker.name] else { continue }
-                _ = try? await worker.request(.delivered(paths))
+                do { _ = try await worker.request(.delivered(paths)) } catch is CancellationError {
+                    return
+                } catch {
+                    do { _ = try await worker.request(.delivered(paths)) } catch {
+                        log.warning("\(photo.files.map(\.name).joined(separator: ", ")) could not be recorded as delivered: a card catch-up may import it again (\(error))", [("camera", worker.name)])
+                    }
+                }
             }
         }
         guard stored, !options.keepOnCamera else {

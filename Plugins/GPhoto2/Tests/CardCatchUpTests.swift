@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Foundation
+import GPhoto2Backend
 import ShutterPipeKit
+import Synchronization
 import Testing
 import TestSupport
 
@@ -74,5 +76,37 @@ struct CardCatchUpTests {
             #expect(outcome.status == 0)
             #expect(stored(folder).count == imported + 1 && count("imported from the card", in: outcome.stderr) == imported, "\(mode): \(stored(folder))")
         }
+    }
+
+    @Test("a camera met for the first time loses its cable right after a shot the session has not finished with: the button's shots taken while it was away come in, the shot itself does not")
+    func lateOutcome() async throws {
+        let camera = try await FakeCamera()
+        let folder = TemporaryDirectory("catch-up-late")
+        var options = GPhoto2Backend.Options()
+        options.port = camera.portSpec
+        options.keepOnCamera = true
+        options.settingsFolder = folder.file("cameras")
+        options.reconnectBackoffLimit = .milliseconds(500)
+        let delivered = Mutex<[CapturedPhoto]>([])
+        let lines = Mutex<[String]>([])
+        let log = Logger(source: "backend") { record in lines.withLock { $0.append(record.message) } }
+        let backend = GPhoto2Backend(options: options, log: log)
+        try await backend.prepare(BackendContext(log: log, deliver: { photo in delivered.withLock { $0.append(photo) } }))
+        let shot = try await backend.capture()
+        #expect(shot.files.map(\.name) == ["IMG_0001.JPG"])
+
+        // The sinks still have it (no finish yet) while the cable goes out and in.
+        camera.toggleCable()
+        #expect(await eventually { lines.withLock { $0.contains { $0.contains("camera connection lost") } } }, "\(lines.withLock { $0 })")
+        for press in 1...2 {
+            camera.pressButton()
+            await camera.waitForLog("button pressed") { count("button pressed", in: $0) >= press }
+        }
+        camera.toggleCable()
+        // The catch-up goes through the card in order: IMG_0001 would come first.
+        #expect(await eventually { delivered.withLock { $0.count >= 2 } }, "\(lines.withLock { $0 })")
+        #expect(delivered.withLock { $0.flatMap(\.files).map(\.name) } == ["IMG_0002.JPG", "IMG_0003.JPG"], "\(lines.withLock { $0 })")
+        for photo in [shot] + delivered.withLock({ $0 }) { await backend.finish(photo, stored: true) }
+        await backend.stop()
     }
 }
