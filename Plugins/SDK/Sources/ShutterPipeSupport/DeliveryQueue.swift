@@ -1,0 +1,227 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+
+/// Deliveries made after a shot is stored (a copy to a mirror disk, an upload), on a
+/// thread of their own, from a journal that survives a kill: a shot's answer never
+/// waits for them, and none is lost.
+///
+/// - The journal is a text file: a line when a delivery is asked for, appended and
+///   fsynced before ``enqueue(_:)`` returns, and a line when it is done. The next start
+///   replays what is left, and rewrites the journal without what is done.
+/// - Deliveries go in order, one at a time. One whose destination fails waits (1 s,
+///   doubling to 30 s) while the other destinations go on; the log says so once per
+///   outage, and again when it is over.
+/// - ``deliver`` must be safe to run twice for one job (a kill between the delivery and
+///   its journal line makes the next start run it again).
+public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `lock`
+    /// One delivery: where to, and what (fields without tabs or line breaks of their own
+    /// are kept as they are; others are escaped in the journal).
+    public struct Job: Hashable, Sendable {
+        public var destination: String
+        public var fields: [String]
+
+        public init(destination: String, fields: [String]) {
+            self.destination = destination
+            self.fields = fields
+        }
+
+        var line: String { ([destination] + fields).map(Self.escaped).joined(separator: "\t") }
+
+        static func escaped(_ field: String) -> String {
+            field.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\t", with: "%09").replacingOccurrences(of: "\n", with: "%0A")
+        }
+
+        static func unescaped(_ field: Substring) -> String {
+            String(field).replacingOccurrences(of: "%0A", with: "\n").replacingOccurrences(of: "%09", with: "\t").replacingOccurrences(of: "%25", with: "%")
+        }
+    }
+
+    /// What became of one attempt.
+    public enum Outcome: Sendable {
+        /// Delivered; the journal records it.
+        case done
+        /// It can never be made (its source is gone): dropped, with the reason logged.
+        case dropped(String)
+        /// Not now (the destination is absent, full or unreachable): tried again later.
+        case wait(String)
+    }
+
+    /// What waits, and why, for status displays.
+    public struct Snapshot: Sendable, Equatable {
+        public var queued: Int
+        public var delivered: Int
+        /// Each waiting destination with the reason it gave.
+        public var waiting: [String: String]
+    }
+
+    private let journal: String
+    private let what: String
+    private let noun: String
+    private let log: Logger
+    private let deliver: @Sendable (Job) -> Outcome
+    private let lock = NSCondition()
+    private var pending: [Job] = []
+    private var stopping = false
+    private var busy = false
+    private var waiting: [String: String] = [:]
+    private var delivered = 0
+
+    /// A queue journalled in `journal`; `what` names the queue in the log ("mirror",
+    /// "upload") and `noun` counts its deliveries ("copy(ies)"); `deliver` makes one, on
+    /// the queue's thread.
+    public init(journal: String, what: String, noun: String, log: Logger, deliver: @escaping @Sendable (Job) -> Outcome) {
+        self.journal = journal
+        self.what = what
+        self.noun = noun
+        self.log = log
+        self.deliver = deliver
+    }
+
+    /// Replays the journal (what a killed session left) and starts delivering.
+    public func start() {
+        var asked: [Job] = [], done: [Job: Int] = [:]
+        let data = FileManager.default.contents(atPath: journal)
+        let text = data.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        if data == nil && FileManager.default.fileExists(atPath: journal) {
+            log.warning("\(what): cannot read '\(journal)': what an earlier run left queued is not delivered (fix the file's owner or mode)")
+        }
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count >= 2, let mark = fields.first, mark == "+" || mark == "-" else { continue }
+            let job = Job(destination: Job.unescaped(fields[1]), fields: fields.dropFirst(2).map(Job.unescaped))
+            if mark == "+" { asked.append(job) } else { done[job, default: 0] += 1 }
+        }
+        var left: [Job] = []
+        for job in asked {
+            if let count = done[job], count > 0 { done[job] = count - 1 } else { left.append(job) }
+        }
+        if !text.isEmpty { compact(left) }
+        if !left.isEmpty { log.info("\(what): \(left.count) \(noun) left queued by an earlier run: going on with them") }
+        lock.withLock { pending = left }
+        let thread = Thread { [self] in run() }
+        thread.name = "shutterpipe \(what)"
+        thread.start()
+    }
+
+    /// Asks for deliveries, durably: returns once they are in the journal.
+    public func enqueue(_ jobs: [Job]) throws(ShutterError) {
+        guard !jobs.isEmpty else { return }
+        try append(jobs.map { "+\t\($0.line)\n" }.joined())
+        lock.withLock {
+            pending += jobs
+            lock.broadcast()
+        }
+    }
+
+    /// How many deliveries wait, how many were made, and which destinations wait why.
+    public var snapshot: Snapshot {
+        lock.withLock { Snapshot(queued: pending.count, delivered: delivered, waiting: waiting) }
+    }
+
+    /// Waits up to `limit` for the queue to empty (not for a destination that is known to
+    /// be away), then calls `interrupt` (which makes a delivery under way give up: kills
+    /// its program, say) and stops the thread once that delivery returns; what is left
+    /// stays in the journal for the next start.
+    public func stop(within limit: Duration, interrupt: () -> Void = {}) {
+        let deadline = Date(timeIntervalSinceNow: Double(limit / .milliseconds(1)) / 1000)
+        lock.lock()
+        while !pending.isEmpty && waiting.isEmpty && Date() < deadline { _ = lock.wait(until: deadline) }
+        stopping = true
+        lock.broadcast()
+        if busy { interrupt() }
+        while busy { lock.wait() }
+        let left = pending.count
+        lock.unlock()
+        if left > 0 { log.warning("\(what): \(left) \(noun) still queued; they are made at the next start") }
+    }
+
+    private func run() {
+        var backoff: [String: Double] = [:], until: [String: Date] = [:]
+        while true {
+            lock.lock()
+            var job: Job?
+            while !stopping {
+                let now = Date()
+                job = pending.first { (until[$0.destination] ?? .distantPast) <= now }
+                if job != nil { break }
+                // Nothing to do now: a new job, a stop, or the first destination due, wakes us.
+                if let due = pending.compactMap({ until[$0.destination] }).min() { _ = lock.wait(until: due) } else { lock.wait() }
+            }
+            guard let job else {
+                lock.unlock()
+                return
+            }
+            busy = true
+            lock.unlock()
+            let outcome = deliver(job)
+            lock.withLock { busy = false; lock.broadcast() }
+            switch outcome {
+            case .done:
+                backoff[job.destination] = nil
+                until[job.destination] = nil
+                finished(job)
+            case .dropped(let why):
+                log.warning("\(what) to '\(job.destination)': \(why): dropped")
+                finished(job)
+            case .wait(let why):
+                let pause = backoff[job.destination] ?? 1
+                backoff[job.destination] = min(pause * 2, 30)
+                until[job.destination] = Date(timeIntervalSinceNow: pause)
+                lock.lock()
+                if waiting[job.destination] != why {
+                    waiting[job.destination] = why
+                    let queued = pending.filter { $0.destination == job.destination }.count
+                    log.warning("\(what) '\(job.destination)': \(why); \(queued) \(noun) wait and go on by themselves when it works again")
+                }
+                lock.broadcast()
+                lock.unlock()
+            }
+        }
+    }
+
+    private func finished(_ job: Job) {
+        // Unrecorded, the delivery is made again at the next start (``deliver`` is safe to
+        // run twice): nothing is lost.
+        do { try append("-\t\(job.line)\n") } catch { log.debug("\(what): \(error.message)") }
+        lock.lock()
+        if let index = pending.firstIndex(of: job) { pending.remove(at: index) }
+        if let why = waiting.removeValue(forKey: job.destination) { log.info("\(what) '\(job.destination)' works again (it was: \(why)); catching up") }
+        delivered += 1
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    /// Rewrites the journal with only what is left (temporary file, fsync, rename), so it
+    /// does not grow without end across runs.
+    private func compact(_ left: [Job]) {
+        let temporary = "\(journal).new"
+        let text = left.map { "+\t\($0.line)\n" }.joined()
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return }
+        let bytes = Array(text.utf8)
+        let written = bytes.isEmpty ? 0 : bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        let synced = fsync(descriptor) == 0
+        close(descriptor)
+        guard written == bytes.count, synced, rename(temporary, journal) == 0 else {
+            unlink(temporary)
+            return
+        }
+    }
+
+    private func append(_ text: String) throws(ShutterError) {
+        let descriptor = open(journal, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Self.storageError(journal, errno) }
+        defer { close(descriptor) }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == bytes.count, fsync(descriptor) == 0 else { throw Self.storageError(journal, errno) }
+    }
+
+    private static func storageError(_ path: String, _ code: Int32) -> ShutterError {
+        ShutterError(.storageUnavailable, "cannot record deliveries in '\(path)': \(String(cString: strerror(code)))",
+                     fix: "free space on that disk, or fix the folder's owner or mode")
+    }
+}
