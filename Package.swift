@@ -67,6 +67,8 @@ let package = Package(
         .executableTarget(name: "shutterpipe-camera-worker", dependencies: ["GPhoto2Camera"], path: "Plugins/GPhoto2/Worker"),
         .target(name: "CommandSink", dependencies: [kit, support], path: "Plugins/Command/Sources"),
         .target(name: "FilesSink", dependencies: [kit, support, "CLinux", "CExif", "CCrypto"], path: "Plugins/Files/Sources"),
+        // The upload sink: rclone as a child process, from a durable queue.
+        .target(name: "UploadSink", dependencies: [kit, support], path: "Plugins/Upload/Sources"),
         // The web trigger: libmicrohttpd (through a small C part for its variadic calls),
         // libturbojpeg, and LibRaw and libheif for the previews of RAW and HEIF photos.
         .target(name: "CWebServer", path: "Plugins/Web/CWebServer", linkerSettings: [.linkedLibrary("microhttpd")]),
@@ -79,7 +81,7 @@ let package = Package(
         .target(name: "ShutterPipeCatalogue", dependencies: [kit, support, "CSQLite", "CCrypto", "CExif", "CLibRaw", "CHeif"], path: "Sources/ShutterPipeCatalogue"),
         .target(name: "ShutterPipeApp", dependencies: [kit, support, runtime, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger",
                                                        "EvdevTrigger", "MPRISTrigger", "FilesSink", "CommandSink", "GPhoto2Backend", "WebTrigger", "MQTTTrigger",
-                                                       "ShutterPipeCatalogue"],
+                                                       "UploadSink", "ShutterPipeCatalogue"],
                 path: "Sources/ShutterPipeApp"),
         .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp", "CLinux"], path: "Sources/shutterpipe"),
         .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit, support, fixtures], path: "Sources/shutterpipe-fakecam"),
@@ -118,6 +120,7 @@ let package = Package(
                                                             "TestSupport"], path: "Plugins/MQTT/Tests"),
         .testTarget(name: "EvdevTriggerTests", dependencies: [kit, support, "EvdevTrigger", "CLinux", "shutterpipe", "TestSupport"], path: "Plugins/Evdev/Tests"),
         .testTarget(name: "MPRISTriggerTests", dependencies: [kit, support, "MPRISTrigger", "shutterpipe", "TestSupport"], path: "Plugins/MPRIS/Tests"),
+        .testTarget(name: "UploadSinkTests", dependencies: [kit, support, "UploadSink", "shutterpipe", "TestSupport"], path: "Plugins/Upload/Tests"),
         .testTarget(name: "CommandSinkTests", dependencies: [kit, support, "CommandSink", "shutterpipe", "TestSupport"], path: "Plugins/Command/Tests"),
         .testTarget(name: "StdinTriggerTests", dependencies: [kit, support, "StdinTrigger", "TestSupport"], path: "Plugins/Stdin/Tests"),
         .testTarget(name: "CatalogueTests", dependencies: [kit, support, fixtures, "ShutterPipeCatalogue", "shutterpipe", "TestSupport"], path: "Tests/CatalogueTests"),

@@ -8,6 +8,7 @@ import MQTTTrigger
 import ShutterPipeKit
 import SocketTrigger
 import StdinTrigger
+import UploadSink
 import WebTrigger
 
 /// The plugins that ship with shutterpipe. Each registers itself through the same
@@ -27,6 +28,7 @@ public enum BuiltInPlugins {
             try GPhoto2Backend.register(in: registry)
             try WebTrigger.register(in: registry)
             try MQTTTrigger.register(in: registry)
+            try UploadSink.register(in: registry)
         } catch {
             preconditionFailure("built-in plugin types clash: \(error)")
         }

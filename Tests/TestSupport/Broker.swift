@@ -61,7 +61,7 @@ public final class Broker: Sendable {
         let started = try RunningProcess(program: try Self.mosquitto(), ["-c", config], in: folder.path)
         process.withLock { $0 = started }
         let port = self.port
-        guard await eventually(timeout: .seconds(60), { Self.accepts(port) }) else {
+        guard await eventually(timeout: .seconds(60), { portAccepts(port) }) else {
             throw TestSupportError("mosquitto did not start: \(started.stderrSoFar)")
         }
     }
@@ -80,18 +80,6 @@ public final class Broker: Sendable {
             return candidate
         }
         throw TestSupportError("mosquitto is not installed (scripts/bootstrap installs it)")
-    }
-
-    private static func accepts(_ port: UInt16) -> Bool {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
     }
 
     @discardableResult

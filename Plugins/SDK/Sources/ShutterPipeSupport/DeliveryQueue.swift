@@ -62,6 +62,7 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
     private let noun: String
     private let log: Logger
     private let deliver: @Sendable (Job) -> Outcome
+    private let shown: @Sendable (String) -> String
     private let lock = NSCondition()
     private var pending: [Job] = []
     private var stopping = false
@@ -71,8 +72,11 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
 
     /// A queue journalled in `journal`; `what` names the queue in the log ("mirror",
     /// "upload") and `noun` counts its deliveries ("copy(ies)"); `deliver` makes one, on
-    /// the queue's thread.
-    public init(journal: String, what: String, noun: String, log: Logger, deliver: @escaping @Sendable (Job) -> Outcome) {
+    /// the queue's thread; `shown` is how a destination appears in the log (without a
+    /// password, say).
+    public init(journal: String, what: String, noun: String, log: Logger, shown: @escaping @Sendable (String) -> String = { $0 },
+                deliver: @escaping @Sendable (Job) -> Outcome) {
+        self.shown = shown
         self.journal = journal
         self.what = what
         self.noun = noun
@@ -164,7 +168,7 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
                 until[job.destination] = nil
                 finished(job)
             case .dropped(let why):
-                log.warning("\(what) to '\(job.destination)': \(why): dropped")
+                log.warning("\(what) to '\(shown(job.destination))': \(why): dropped")
                 finished(job)
             case .wait(let why):
                 let pause = backoff[job.destination] ?? 1
@@ -174,7 +178,7 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
                 if waiting[job.destination] != why {
                     waiting[job.destination] = why
                     let queued = pending.filter { $0.destination == job.destination }.count
-                    log.warning("\(what) '\(job.destination)': \(why); \(queued) \(noun) wait and go on by themselves when it works again")
+                    log.warning("\(what) '\(shown(job.destination))': \(why); \(queued) \(noun) wait and go on by themselves when it works again")
                 }
                 lock.broadcast()
                 lock.unlock()
@@ -188,7 +192,7 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
         do { try append("-\t\(job.line)\n") } catch { log.debug("\(what): \(error.message)") }
         lock.lock()
         if let index = pending.firstIndex(of: job) { pending.remove(at: index) }
-        if let why = waiting.removeValue(forKey: job.destination) { log.info("\(what) '\(job.destination)' works again (it was: \(why)); catching up") }
+        if let why = waiting.removeValue(forKey: job.destination) { log.info("\(what) '\(shown(job.destination))' works again (it was: \(why)); catching up") }
         delivered += 1
         lock.broadcast()
         lock.unlock()

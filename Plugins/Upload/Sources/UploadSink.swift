@@ -1,0 +1,156 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+import ShutterPipeSupport
+
+/// A sink that uploads each shot's files to any rclone remote (SFTP, WebDAV, FTP, S3,
+/// Dropbox, Google Drive, …) by running Debian's `rclone`, after the shot is answered.
+///
+/// - A shot's files are queued durably (``DeliveryQueue``) before its answer, and uploaded
+///   on a thread of their own, one at a time: a slow, broken or full remote never delays
+///   or fails a shot. A remote that fails is tried again after 1 s, doubling to 30 s; the
+///   log says so once, and when it works again.
+/// - The file uploaded is the one an earlier sink stored (a `files` sink's, tagged); with
+///   none, the queue keeps a spooled copy of the camera's bytes until it is uploaded.
+/// - A session killed with uploads queued goes on with them at its next start.
+public final class UploadSink: PhotoSink {
+    public static let typeName = "upload"
+
+    public static func register(in registry: PluginRegistry) throws {
+        try registry.registerSink(typeName, summary: "uploads each shot to an rclone remote (SFTP, WebDAV, FTP, S3, cloud drives) from a durable queue, after the answer") { options, environment in
+            UploadSink(options: try Options(options), session: environment.session, instance: environment.instanceName, log: environment.log)
+        }
+    }
+
+    private let options: Options
+    private let session: String
+    private let log: Logger
+    private let folder: String
+    private let spool: String
+    private let upload: RcloneUpload
+    private let queue: DeliveryQueue
+    private let waiter = BlockingQueue(label: "shutterpipe.upload")
+
+    /// An upload keeps no copy the camera's may be deleted for: a remote can be away for
+    /// hours.
+    public var role: SinkRole { .processing }
+
+    public init(options: Options, session: String, instance: String = UploadSink.typeName, log: Logger = .discarding) {
+        self.options = options
+        self.session = session
+        self.log = log
+        folder = options.queueFolder ?? Self.defaultQueueFolder()
+        let name = Self.safe("\(session)-\(instance)")
+        spool = "\(folder)/spool-\(name)"
+        let upload = RcloneUpload(options: options, queueFolder: folder, log: log)
+        self.upload = upload
+        queue = DeliveryQueue(journal: "\(folder)/queue-\(name).txt", what: "upload", noun: "upload(s)", log: log, shown: RcloneUpload.shown) { upload.deliver($0) }
+    }
+
+    public func begin() async throws {
+        for path in [folder, spool] where mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw ShutterError(.storageUnavailable, "upload: cannot make the queue folder '\(path)': \(String(cString: strerror(errno)))",
+                               fix: "set queueFolder to a folder you can write, or fix that folder's owner or mode")
+        }
+        let probe: ChildProcess.Completion
+        do {
+            probe = try await ChildProcess.run([options.rclone, "version"], timeout: .seconds(20))
+        } catch {
+            throw ShutterError(.invalidConfiguration, "upload: cannot run '\(options.rclone)': \(error.reason)",
+                               fix: "install rclone (apt install rclone; scripts/bootstrap does), or set 'rclone' to its path")
+        }
+        guard probe.status.succeeded else {
+            throw ShutterError(.invalidConfiguration, "upload: '\(options.rclone) version' failed (\(probe.status))", fix: "check the rclone installation")
+        }
+        queue.start()
+    }
+
+    public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
+        let remote = Self.expand(options.remote, session: context.session, date: Date())
+        var jobs: [DeliveryQueue.Job] = []
+        var warnings: [String] = []
+        for file in photo.files where options.selects(extension: file.fileExtension) {
+            if let stored = context.storedSoFar.first(where: { $0.cameraFile == file.name && Self.isFile($0.location) }) {
+                let path = stored.location.hasPrefix("/") ? stored.location : FileManager.default.currentDirectoryPath + "/" + stored.location
+                jobs.append(RcloneUpload.job(remote: remote, source: path, name: (path as NSString).lastPathComponent, spooled: false))
+                continue
+            }
+            // No earlier sink stored it as a file here: the queue keeps the bytes itself.
+            let name = "\(context.shot.description)-\(file.name.split(separator: "/").last.map(String.init) ?? file.name)"
+            do {
+                let path = try Self.spoolWrite(file.data, folder: spool, name: Self.safe(name))
+                jobs.append(RcloneUpload.job(remote: remote, source: path, name: file.name, spooled: true))
+            } catch {
+                warnings.append("not queued for upload: \(error.message)")
+                log.error("\(file.name) is not queued for upload: \(error.message)")
+            }
+        }
+        do { try queue.enqueue(jobs) } catch {
+            warnings.append("not queued for upload: \(error.message)")
+            log.error("\(photo.files.map(\.name).joined(separator: ", ")) not queued for upload: \(error.message)")
+        }
+        return SinkReceipt(files: [], warnings: warnings)
+    }
+
+    public func end() async {
+        let (queue, upload) = (self.queue, self.upload)
+        await waiter.run { queue.stop(within: .seconds(30), interrupt: upload.interrupt) }
+    }
+
+    /// How many uploads wait, how many were made, and which remotes wait why.
+    public var snapshot: DeliveryQueue.Snapshot { queue.snapshot }
+
+    static func defaultQueueFolder() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let state = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(environment["HOME"] ?? NSHomeDirectory())/.local/state"
+        for path in ["\(state)/shutterpipe", "\(state)/shutterpipe/uploads"] { mkdir(path, 0o700) }
+        return "\(state)/shutterpipe/uploads"
+    }
+
+    /// `{session}` and `{date}` in the remote.
+    static func expand(_ remote: String, session: String, date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd"
+        return remote.replacingOccurrences(of: "{session}", with: session).replacingOccurrences(of: "{date}", with: formatter.string(from: date))
+    }
+
+    static func safe(_ name: String) -> String {
+        String(name.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0) ? Character($0) : "_" })
+    }
+
+    private static func isFile(_ location: String) -> Bool {
+        var info = stat()
+        return !location.isEmpty && stat(location, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// Writes the bytes durably (temporary file, fsync, rename, folder fsync).
+    private static func spoolWrite(_ data: Data, folder: String, name: String) throws(ShutterError) -> String {
+        let path = "\(folder)/\(name)", temporary = "\(folder)/.\(name).part"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw spoolError(folder) }
+        do {
+            try DescriptorIO.writeAll(data, to: descriptor)
+        } catch {
+            close(descriptor)
+            unlink(temporary)
+            throw spoolError(folder)
+        }
+        let synced = fsync(descriptor) == 0
+        close(descriptor)
+        guard synced, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw spoolError(folder)
+        }
+        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 { fsync(directory); close(directory) }
+        return path
+    }
+
+    private static func spoolError(_ folder: String) -> ShutterError {
+        ShutterError(.storageUnavailable, "cannot keep a copy to upload in '\(folder)': \(String(cString: strerror(errno)))",
+                     fix: "free space on that disk, or list a files sink before the upload sink")
+    }
+}
