@@ -13,13 +13,15 @@ import Synchronization
 final class RcloneUpload: Sendable {
     private let options: UploadSink.Options
     private let errorFile: String
+    private let batchFolder: String
     private let log: Logger
     /// The rclone under way, so that the end of the session can stop it.
     private let running = Mutex<ChildProcess?>(nil)
 
-    init(options: UploadSink.Options, queueFolder: String, log: Logger) {
+    init(options: UploadSink.Options, queueFolder: String, instance: String, log: Logger) {
         self.options = options
-        errorFile = "\(queueFolder)/rclone-errors.txt"
+        errorFile = "\(queueFolder)/rclone-errors-\(instance).txt"
+        batchFolder = "\(queueFolder)/batch-\(instance)"
         self.log = log
     }
 
@@ -34,17 +36,42 @@ final class RcloneUpload: Sendable {
         remote.replacing(/(pass|password|key|secret_access_key|token|client_secret)=('[^']*'|"[^"]*"|[^,:]*)/) { "\($0.output.1)=…" }
     }
 
-    /// Uploads one file; says why not.
-    func deliver(_ job: DeliveryQueue.Job) -> DeliveryQueue.Outcome {
-        guard job.fields.count == 3 else { return .dropped("a damaged line in the journal") }
-        let (source, name, spooled) = (job.fields[0], job.fields[1], job.fields[2] == "spooled")
-        guard access(source, R_OK) == 0 else { return .dropped("'\(source)' is gone before it was uploaded") }
-        let target = job.destination.hasSuffix(":") || job.destination.hasSuffix("/") ? job.destination + name : "\(job.destination)/\(name)"
-        var arguments = [options.rclone, "copyto", source, target, "--retries", "1", "--low-level-retries", "2",
-                         "--contimeout", "10s", "--timeout", "30s", "--log-level", "ERROR"]
+    /// Uploads a batch of files for one remote: one file with `rclone copyto`, several in
+    /// one `rclone copy` run (one connection, four transfers at a time) from a folder of
+    /// links named as the files are to be named at the remote. An outcome per job.
+    func deliver(_ jobs: [DeliveryQueue.Job]) -> [DeliveryQueue.Outcome] {
+        var outcomes = [DeliveryQueue.Outcome](repeating: .done, count: jobs.count)
+        var files: [(index: Int, source: String, name: String, spooled: Bool)] = []
+        for (index, job) in jobs.enumerated() {
+            guard job.fields.count == 3 else { outcomes[index] = .dropped("a damaged line in the journal"); continue }
+            let (source, name) = (job.fields[0], job.fields[1])
+            guard access(source, R_OK) == 0 else { outcomes[index] = .dropped("'\(source)' is gone before it was uploaded"); continue }
+            // Two files for one name at the remote: the second goes in the next batch.
+            guard !files.contains(where: { $0.name == name }) else { outcomes[index] = .nextBatch; continue }
+            files.append((index, source, name, job.fields[2] == "spooled"))
+        }
+        guard let destination = jobs.first?.destination, !files.isEmpty else { return outcomes }
+        let outcome: DeliveryQueue.Outcome
+        if files.count == 1 {
+            outcome = run(["copyto", files[0].source, Self.join(destination, files[0].name)], limit: options.timeout)
+        } else {
+            let folder = batchFolder
+            outcome = Self.linkBatch(files.map { ($0.source, $0.name) }, into: folder).map { DeliveryQueue.Outcome.wait($0) }
+                ?? run(["copy", folder, destination, "--copy-links", "--no-traverse", "--transfers", "4"], limit: options.timeout * files.count)
+        }
+        for file in files {
+            outcomes[file.index] = outcome
+            if case .done = outcome, file.spooled { unlink(file.source) }
+        }
+        if case .done = outcome { log.debug("uploaded \(files.map(\.name).joined(separator: ", ")) to \(Self.shown(destination))") }
+        return outcomes
+    }
+
+    /// Runs rclone with `arguments` (and the options every run takes) under `limit`.
+    private func run(_ arguments: [String], limit: Duration) -> DeliveryQueue.Outcome {
+        var arguments = [options.rclone] + arguments + ["--retries", "1", "--low-level-retries", "2", "--contimeout", "10s", "--timeout", "30s", "--log-level", "ERROR"]
         if let config = options.rcloneConfig { arguments += ["--config", config] }
         if let limit = options.bandwidth { arguments += ["--bwlimit", limit] }
-        let started = ContinuousClock.now
         let child: ChildProcess
         do {
             child = try ChildProcess(arguments, output: .null, error: .file(errorFile), processGroup: true)
@@ -52,16 +79,30 @@ final class RcloneUpload: Sendable {
             return .wait("\(options.rclone) could not start: \(error.reason) (install rclone: apt install rclone)")
         }
         running.withLock { $0 = child }
-        let status = child.waitUntilExit(timeout: options.timeout)
+        let status = child.waitUntilExit(timeout: limit)
         if status == nil { child.signalGroup(SIGKILL) }
         let ended = status ?? child.waitUntilExit()
         running.withLock { $0 = nil }
-        guard status != nil else { return .wait("the upload of \(name) took longer than \(options.timeout) (timeout); it starts again") }
-        guard ended.succeeded else { return .wait(Self.reason(errorFile, ended)) }
-        if spooled { unlink(source) }
-        let seconds = Double((ContinuousClock.now - started) / .milliseconds(1)) / 1000
-        log.debug("uploaded \(name) to \(Self.shown(target)) in \(String(format: "%.2f", seconds)) s")
-        return .done
+        guard status != nil else { return .wait("an upload took longer than \(limit) (timeout); it starts again") }
+        return ended.succeeded ? .done : .wait(Self.reason(errorFile, ended))
+    }
+
+    /// A fresh folder of symbolic links, each named as its file is to be at the remote;
+    /// says why not.
+    private static func linkBatch(_ files: [(source: String, name: String)], into folder: String) -> String? {
+        if let old = try? FileManager.default.contentsOfDirectory(atPath: folder) {
+            for name in old { unlink("\(folder)/\(name)") }
+        } else if mkdir(folder, 0o700) != 0 {
+            return "cannot make '\(folder)': \(String(cString: strerror(errno)))"
+        }
+        for file in files where symlink(file.source, "\(folder)/\(file.name)") != 0 {
+            return "cannot link \(file.name) in '\(folder)': \(String(cString: strerror(errno)))"
+        }
+        return nil
+    }
+
+    static func join(_ remote: String, _ name: String) -> String {
+        remote.hasSuffix(":") || remote.hasSuffix("/") ? remote + name : "\(remote)/\(name)"
     }
 
     /// Stops the upload under way (the end of the session): it stays queued.

@@ -44,9 +44,9 @@ public final class UploadSink: PhotoSink {
         folder = options.queueFolder ?? Self.defaultQueueFolder()
         let name = Self.safe("\(session)-\(instance)")
         spool = "\(folder)/spool-\(name)"
-        let upload = RcloneUpload(options: options, queueFolder: folder, log: log)
+        let upload = RcloneUpload(options: options, queueFolder: folder, instance: name, log: log)
         self.upload = upload
-        queue = DeliveryQueue(journal: "\(folder)/queue-\(name).txt", what: "upload", noun: "upload(s)", log: log, shown: RcloneUpload.shown) { upload.deliver($0) }
+        queue = DeliveryQueue(journal: "\(folder)/queue-\(name).txt", what: "upload", noun: "upload(s)", log: log, shown: RcloneUpload.shown, batch: 64) { upload.deliver($0) }
     }
 
     public func begin() async throws {

@@ -11,9 +11,9 @@ import ShutterPipeKit
 /// - The journal is a text file: a line when a delivery is asked for, appended and
 ///   fsynced before ``enqueue(_:)`` returns, and a line when it is done. The next start
 ///   replays what is left, and rewrites the journal without what is done.
-/// - Deliveries go in order, one at a time. One whose destination fails waits (1 s,
-///   doubling to 30 s) while the other destinations go on; the log says so once per
-///   outage, and again when it is over.
+/// - Deliveries go in order, one at a time (or a batch of one destination's). One whose
+///   destination fails waits (1 s, doubling to 30 s) while the other destinations go
+///   on; the log says so once per outage, and again when it is over.
 /// - ``deliver`` must be safe to run twice for one job (a kill between the delivery and
 ///   its journal line makes the next start run it again).
 public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `lock`
@@ -47,6 +47,8 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
         case dropped(String)
         /// Not now (the destination is absent, full or unreachable): tried again later.
         case wait(String)
+        /// Not tried in this batch (it goes in the next): no failure, no pause.
+        case nextBatch
     }
 
     /// What waits, and why, for status displays.
@@ -61,7 +63,8 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
     private let what: String
     private let noun: String
     private let log: Logger
-    private let deliver: @Sendable (Job) -> Outcome
+    private let deliver: @Sendable ([Job]) -> [Outcome]
+    private let batch: Int
     private let shown: @Sendable (String) -> String
     private let lock = NSCondition()
     private var pending: [Job] = []
@@ -74,9 +77,18 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
     /// "upload") and `noun` counts its deliveries ("copy(ies)"); `deliver` makes one, on
     /// the queue's thread; `shown` is how a destination appears in the log (without a
     /// password, say).
+    public convenience init(journal: String, what: String, noun: String, log: Logger, shown: @escaping @Sendable (String) -> String = { $0 },
+                            deliver: @escaping @Sendable (Job) -> Outcome) {
+        self.init(journal: journal, what: what, noun: noun, log: log, shown: shown, batch: 1) { jobs in jobs.map(deliver) }
+    }
+
+    /// A queue that hands `deliver` up to `batch` waiting jobs of one destination at a time
+    /// (one program run for many files costs one connection, not one each); `deliver`
+    /// returns an outcome per job, in order.
     public init(journal: String, what: String, noun: String, log: Logger, shown: @escaping @Sendable (String) -> String = { $0 },
-                deliver: @escaping @Sendable (Job) -> Outcome) {
+                batch: Int, deliver: @escaping @Sendable ([Job]) -> [Outcome]) {
         self.shown = shown
+        self.batch = max(1, batch)
         self.journal = journal
         self.what = what
         self.noun = noun
@@ -146,54 +158,72 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
         var backoff: [String: Double] = [:], until: [String: Date] = [:]
         while true {
             lock.lock()
-            var job: Job?
+            var jobs: [Job] = []
             while !stopping {
                 let now = Date()
-                job = pending.first { (until[$0.destination] ?? .distantPast) <= now }
-                if job != nil { break }
+                if let first = pending.first(where: { (until[$0.destination] ?? .distantPast) <= now }) {
+                    // The first due job, and those after it for the same destination.
+                    jobs = Array(pending.filter { $0.destination == first.destination }.prefix(batch))
+                    break
+                }
                 // Nothing to do now: a new job, a stop, or the first destination due, wakes us.
                 if let due = pending.compactMap({ until[$0.destination] }).min() { _ = lock.wait(until: due) } else { lock.wait() }
             }
-            guard let job else {
+            guard let destination = jobs.first?.destination else {
                 lock.unlock()
                 return
             }
             busy = true
             lock.unlock()
-            let outcome = deliver(job)
+            var outcomes = deliver(jobs)
+            if outcomes.count != jobs.count { outcomes = Array(repeating: .wait("the delivery gave no outcome for every file"), count: jobs.count) }
             lock.withLock { busy = false; lock.broadcast() }
-            switch outcome {
-            case .done:
-                backoff[job.destination] = nil
-                until[job.destination] = nil
-                finished(job)
-            case .dropped(let why):
-                log.warning("\(what) to '\(shown(job.destination))': \(why): dropped")
-                finished(job)
-            case .wait(let why):
-                let pause = backoff[job.destination] ?? 1
-                backoff[job.destination] = min(pause * 2, 30)
-                until[job.destination] = Date(timeIntervalSinceNow: pause)
+            var done: [Job] = []
+            var why: String?
+            for (job, outcome) in zip(jobs, outcomes) {
+                switch outcome {
+                case .done:
+                    done.append(job)
+                case .dropped(let reason):
+                    log.warning("\(what) to '\(shown(destination))': \(reason): dropped")
+                    done.append(job)
+                case .wait(let reason):
+                    why = why ?? reason
+                case .nextBatch:
+                    break
+                }
+            }
+            finished(done, destination: destination)
+            if let why {
+                let pause = backoff[destination] ?? 1
+                backoff[destination] = min(pause * 2, 30)
+                until[destination] = Date(timeIntervalSinceNow: pause)
                 lock.lock()
-                if waiting[job.destination] != why {
-                    waiting[job.destination] = why
-                    let queued = pending.filter { $0.destination == job.destination }.count
-                    log.warning("\(what) '\(shown(job.destination))': \(why); \(queued) \(noun) wait and go on by themselves when it works again")
+                if waiting[destination] != why {
+                    waiting[destination] = why
+                    let queued = pending.filter { $0.destination == destination }.count
+                    log.warning("\(what) '\(shown(destination))': \(why); \(queued) \(noun) wait and go on by themselves when it works again")
                 }
                 lock.broadcast()
                 lock.unlock()
+            } else {
+                backoff[destination] = nil
+                until[destination] = nil
             }
         }
     }
 
-    private func finished(_ job: Job) {
-        // Unrecorded, the delivery is made again at the next start (``deliver`` is safe to
+    private func finished(_ jobs: [Job], destination: String) {
+        guard !jobs.isEmpty else { return }
+        // Unrecorded, a delivery is made again at the next start (``deliver`` is safe to
         // run twice): nothing is lost.
-        do { try append("-\t\(job.line)\n") } catch { log.debug("\(what): \(error.message)") }
+        do { try append(jobs.map { "-\t\($0.line)\n" }.joined()) } catch { log.debug("\(what): \(error.message)") }
         lock.lock()
-        if let index = pending.firstIndex(of: job) { pending.remove(at: index) }
-        if let why = waiting.removeValue(forKey: job.destination) { log.info("\(what) '\(shown(job.destination))' works again (it was: \(why)); catching up") }
-        delivered += 1
+        for job in jobs {
+            if let index = pending.firstIndex(of: job) { pending.remove(at: index) }
+        }
+        if let why = waiting.removeValue(forKey: destination) { log.info("\(what) '\(shown(destination))' works again (it was: \(why)); catching up") }
+        delivered += jobs.count
         lock.broadcast()
         lock.unlock()
     }
