@@ -71,6 +71,8 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
     private var stopping = false
     private var busy = false
     private var waiting: [String: String] = [:]
+    /// Failed attempts in a row, per destination.
+    private var failures: [String: Int] = [:]
     private var delivered = 0
 
     /// A queue journalled in `journal`; `what` names the queue in the log ("mirror",
@@ -137,14 +139,14 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
         lock.withLock { Snapshot(queued: pending.count, delivered: delivered, waiting: waiting) }
     }
 
-    /// Waits up to `limit` for the queue to empty (not for a destination that is known to
-    /// be away), then calls `interrupt` (which makes a delivery under way give up: kills
+    /// Waits up to `limit` for the queue to empty (not for a destination that failed three
+    /// times in a row: it is away, not hiccuping), then calls `interrupt` (which makes a delivery under way give up: kills
     /// its program, say) and stops the thread once that delivery returns; what is left
     /// stays in the journal for the next start.
     public func stop(within limit: Duration, interrupt: () -> Void = {}) {
         let deadline = Date(timeIntervalSinceNow: Double(limit / .milliseconds(1)) / 1000)
         lock.lock()
-        while !pending.isEmpty && waiting.isEmpty && Date() < deadline { _ = lock.wait(until: deadline) }
+        while pending.contains(where: { failures[$0.destination, default: 0] < 3 }) && Date() < deadline { _ = lock.wait(until: deadline) }
         stopping = true
         lock.broadcast()
         if busy { interrupt() }
@@ -199,6 +201,7 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
                 backoff[destination] = min(pause * 2, 30)
                 until[destination] = Date(timeIntervalSinceNow: pause)
                 lock.lock()
+                failures[destination, default: 0] += 1
                 if waiting[destination] != why {
                     waiting[destination] = why
                     let queued = pending.filter { $0.destination == destination }.count
@@ -209,6 +212,7 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
             } else {
                 backoff[destination] = nil
                 until[destination] = nil
+                lock.withLock { failures[destination] = nil }
             }
         }
     }
