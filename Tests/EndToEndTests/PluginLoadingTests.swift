@@ -75,11 +75,11 @@ struct PluginLoadingTests {
             path = try await cLibrary("int shutterpipe_plugin_abi(void) { return 99; }\nint shutterpipe_plugin_entry(void *c) { return 0; }\n",
                                       named: "oldabi", in: folder)
             expected = "refused: built against plugin ABI 99, but this shutterpipe \(ShutterPipeSDK.version) has ABI \(ShutterPipeSDK.abi); rebuild the plugin"
-        case "previousABI":  // a plugin built before the catalogue's paging and change reports (ABI 6)
-            #expect(ShutterPipeSDK.abi == 7)
-            path = try await cLibrary("int shutterpipe_plugin_abi(void) { return 6; }\nint shutterpipe_plugin_entry(void *c) { return 0; }\n",
-                                      named: "abi6", in: folder)
-            expected = "refused: built against plugin ABI 6, but this shutterpipe \(ShutterPipeSDK.version) has ABI 7; rebuild the plugin against this shutterpipe's SDK"
+        case "previousABI":  // a plugin built before session labels (ABI 7)
+            #expect(ShutterPipeSDK.abi == 8)
+            path = try await cLibrary("int shutterpipe_plugin_abi(void) { return 7; }\nint shutterpipe_plugin_entry(void *c) { return 0; }\n",
+                                      named: "abi7", in: folder)
+            expected = "refused: built against plugin ABI 7, but this shutterpipe \(ShutterPipeSDK.version) has ABI 8; rebuild the plugin against this shutterpipe's SDK"
         default:
             let library = try await examplePlugin()
             path = folder.file("libcopy.so")

@@ -187,6 +187,8 @@ public final class FilesSink: PhotoSink {
         var values = TemplateValues(session: context.session, sequence: 0, shot: context.shotNumber,
                                     captureTime: context.captureTime, camera: context.camera,
                                     name: first.stem, fileExtension: first.fileExtension, trigger: context.trigger)
+        values.label = context.label
+        values.serial = first.cameraSerial
         if options.filename.uses("capturetime") || options.directory.uses("capturetime") { values.cameraTime = CameraCaptureTime.of(photo.files) }
         let directory = PluginOptions.expandingTilde(options.directory.render(values))
         try DurableWriter.createDirectory(directory)
@@ -206,6 +208,7 @@ public final class FilesSink: PhotoSink {
         for file in photo.files {
             values.name = file.stem
             values.fileExtension = file.fileExtension
+            values.serial = file.cameraSerial
             values.camera = file.camera ?? context.camera
             // Tag in memory, before the first write: tagging costs no extra write.
             var chunks = [file.data]

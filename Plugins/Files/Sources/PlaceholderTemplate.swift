@@ -6,13 +6,17 @@ import ShutterPipeKit
 ///
 /// Placeholders: `{session}`, `{seq}`, `{shot}`, `{date}` (2026-12-01), `{time}`
 /// (143005), `{camera}`, `{name}` (the camera's file-name stem), `{ext}` (the camera's
-/// extension, lower case), `{trigger}`, `{uuid}` (32 hex digits, new for every photo).
+/// extension, lower case), `{trigger}`, `{uuid}` (32 hex digits, new for every photo),
+/// `{cameraseq}` (the camera's own counter), `{capturetime}` (the camera's clock),
+/// `{label}` (the session label, `nolabel` without one), `{serial}` (the body's serial,
+/// `unknown` where the backend has none).
 /// `{seq}` and `{shot}` take a zero-padded width: `{seq:04}`. In paths, values are made
 /// safe: no `/`, no NUL or control characters, never `.` or `..`, at most 100 UTF-8 bytes; a
 /// path component is cut to 240 bytes, keeping its extension.
 public struct PlaceholderTemplate: Sendable, Equatable {
     /// The placeholders a template may use.
-    public static let placeholders = ["session", "seq", "cameraseq", "shot", "date", "time", "capturetime", "camera", "name", "ext", "trigger", "uuid"]
+    public static let placeholders = ["session", "seq", "cameraseq", "shot", "date", "time", "capturetime", "camera", "name", "ext", "trigger", "uuid",
+                                      "label", "serial"]
 
     enum Part: Sendable, Equatable {
         case literal(String)
@@ -196,6 +200,10 @@ public struct TemplateValues: Sendable {
     /// When the camera says it took the photo (`YYYYMMDD-hhmmss`, ``CameraCaptureTime``);
     /// nil: `{capturetime}` is the session's capture time instead.
     public var cameraTime: String?
+    /// The session label (``ShotContext/label``); nil: `{label}` is `nolabel`.
+    public var label: String?
+    /// The camera body's serial number; nil: `{serial}` is `unknown`.
+    public var serial: String?
     /// 32 hex digits, new for every photo.
     public var uuid: String = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
 
@@ -213,6 +221,8 @@ public struct TemplateValues: Sendable {
         case "ext": return fileExtension
         case "trigger": return trigger
         case "uuid": return uuid
+        case "label": return label ?? "nolabel"
+        case "serial": return serial ?? "unknown"
         default: return ""
         }
     }

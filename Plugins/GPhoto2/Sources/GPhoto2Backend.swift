@@ -131,7 +131,7 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
                 case .captured(let captured, let firedAt, let took):
                     for (file, descriptor) in zip(captured, descriptors) {
                         files.append(CapturedFile(name: file.path.name, data: try SharedBytes.map(descriptor), camera: isRig ? worker.name : nil,
-                                                  cameraPath: file.path.description))
+                                                  cameraPath: file.path.description, cameraSerial: serial(of: worker.name)))
                     }
                     state.withLock { $0.awaitingStore[worker.name, default: []].formUnion(captured.map(\.path)) }
                     firstFired = min(firstFired ?? firedAt, firedAt)
@@ -293,6 +293,11 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
               reconnectLimitMilliseconds: Int(options.reconnectBackoffLimit.milliseconds), keepTrying: keepTrying)
     }
 
+    /// The serial of the body opened as `name`, once it was opened (`{serial}`).
+    private func serial(of name: String) -> String? {
+        state.withLock { $0.identities[name]?.serial }
+    }
+
     private func opened(_ identity: CameraIdentity, as name: String) {
         state.withLock { $0.identities[name] = identity }
         log.info("opened \(identity.model) at \(identity.port)\(identity.serial.map { ", serial \($0)" } ?? "")\(isRig ? " as '\(name)'" : "")",
@@ -320,7 +325,8 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
             guard let context = state.withLock({ $0.context }) else { return }
             let files = zip(shot, descriptors).compactMap { file, descriptor in
                 (try? SharedBytes.map(descriptor)).map {
-                    CapturedFile(name: file.path.name, data: $0, camera: isRig ? camera : nil, cameraPath: file.path.description)
+                    CapturedFile(name: file.path.name, data: $0, camera: isRig ? camera : nil, cameraPath: file.path.description,
+                                 cameraSerial: serial(of: camera))
                 }
             }
             guard !files.isEmpty else { return }

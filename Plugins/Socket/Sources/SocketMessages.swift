@@ -63,12 +63,20 @@ public struct SocketRequest: Codable, Sendable, Equatable {
     /// The camera a settings request is for, when the session has several; every camera
     /// when absent.
     public var camera: String?
+    /// A session label to set (empty clears it): `{"label":"ORDER-1234"}`.
+    public var label: String?
     /// Anything the client wants echoed back.
     public var id: JSONValue?
 
     /// Creates an event request.
     public init(event: String, id: JSONValue? = nil) {
         self.event = event
+        self.id = id
+    }
+
+    /// Creates a label request.
+    public init(label: String, id: JSONValue? = nil) {
+        self.label = label
         self.id = id
     }
 
@@ -88,6 +96,8 @@ public struct SocketRequest: Codable, Sendable, Equatable {
         case settings(SettingsRequest.Action, camera: String?, id: JSONValue?)
         /// Marks for a shot of the catalogue, by its catalogue id.
         case mark(Int, [ShotMarkChange], id: JSONValue?)
+        /// A session label (empty: clear it).
+        case label(String, id: JSONValue?)
         /// Not a request: the error reply to send back.
         case rejected(SocketReply)
     }
@@ -103,6 +113,12 @@ public struct SocketRequest: Codable, Sendable, Equatable {
             return .rejected(SocketReply(error: "\"camera\" must be a camera's name (a string)", id: id))
         }
         if let mark = object["mark"] { return parseMark(mark, object, id: id) }
+        if let label = object["label"] {
+            guard let text = label == .null ? "" : label.string else {
+                return .rejected(SocketReply(error: "\"label\" takes a string, such as \"ORDER-1234\" (\"\" clears it)", id: id))
+            }
+            return .label(text, id: id)
+        }
         if let set = object["set"] {
             let (changes, problem) = settingChanges(set)
             if let problem { return .rejected(SocketReply(error: problem, id: id)) }
@@ -121,7 +137,7 @@ public struct SocketRequest: Codable, Sendable, Equatable {
             }
         }
         guard let event = object["event"]?.string else {
-            return .rejected(SocketReply(error: "missing \"event\": send {\"event\":\"capture\"}, enter or exit; {\"set\":{\"iso\":\"400\"}} or {\"get\":[]} for camera settings; or {\"mark\":12,\"rating\":4} for a shot", id: id))
+            return .rejected(SocketReply(error: "missing \"event\": send {\"event\":\"capture\"}, enter or exit; {\"set\":{\"iso\":\"400\"}} or {\"get\":[]} for camera settings; {\"label\":\"ORDER-1234\"} for the session label; or {\"mark\":12,\"rating\":4} for a shot", id: id))
         }
         return .event(event, id: id)
     }
@@ -181,6 +197,9 @@ public struct SocketReply: Codable, Sendable, Equatable {
     public var settings: [CameraSetting]?
     /// For a mark request: the shot's marks as the catalogue holds them afterwards.
     public var marked: MarkedShot?
+    /// For a label request: the session's label now (absent: none); for a shot, the label
+    /// it carries.
+    public var label: String?
 
     /// The reply to one answered request.
     public init(_ answer: ShutterAnswer, id: JSONValue?) {
@@ -195,6 +214,17 @@ public struct SocketReply: Codable, Sendable, Equatable {
         shot = answer.shotNumber
         shotID = answer.shot?.description
         warnings = answer.warnings.isEmpty ? nil : answer.warnings
+        label = answer.label
+    }
+
+    /// The reply to a label request: `event` is `label`, `state` is absent.
+    public init(_ answer: LabelAnswer, id: JSONValue?) {
+        self.id = id
+        event = "label"
+        summary = answer.summary
+        cause = answer.failure?.cause.rawValue
+        message = answer.failure?.description
+        label = answer.label
     }
 
     /// The reply to a settings request: `event` is `set` or `get`, `state` is absent.
@@ -220,7 +250,7 @@ public struct SocketReply: Codable, Sendable, Equatable {
     /// Whether the state counts as success for the event it answers.
     public var isSuccess: Bool {
         guard error == nil else { return false }
-        if event == "set" || event == "get" { return cause == nil }
+        if event == "set" || event == "get" || event == "label" { return cause == nil }
         guard let state else { return false }
         switch event {
         case "capture": return state == ShutterState.photoSuccess.rawValue

@@ -43,6 +43,7 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
             SocketTrigger(options: try Options(options), log: environment.log)
         }
         try registry.registerCommand(TriggerCommand.self)
+        try registry.registerCommand(LabelCommand.self)
         try registry.registerCommand(SetCommand.self)
         try registry.registerCommand(GetCommand.self)
     }
@@ -195,6 +196,11 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
             case .settings(let action, let camera, let requestID):
                 guard let token = admit(requestID, client: id, connection: connection) else { return true }
                 events.send(SettingsRequest(action, camera: camera, origin: "client \(id)")) { [self] answer in
+                    self.answer(token, with: { SocketReply(answer, id: $0) })
+                }
+            case .label(let text, let requestID):
+                guard let token = admit(requestID, client: id, connection: connection) else { return true }
+                events.send(LabelRequest(text, origin: "client \(id)")) { [self] answer in
                     self.answer(token, with: { SocketReply(answer, id: $0) })
                 }
             case .mark(let shot, let changes, let requestID):

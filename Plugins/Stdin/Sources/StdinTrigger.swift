@@ -81,6 +81,14 @@ public struct StdinTrigger: TriggerSource {
                 unanswered -= 1
             }
             lineNumber += 1
+            if let label = Self.label(in: line) {
+                events.send(LabelRequest(label, origin: "line \(lineNumber)")) { [output, answeredInput] answer in
+                    output.enqueue(answer.summary)  // in answer order, with the events' lines
+                    answeredInput.yield()
+                }
+                unanswered += 1
+                continue
+            }
             if let request = settingsRequest(for: line, lineNumber: lineNumber) {
                 switch request {
                 case .success(let request):
@@ -105,7 +113,7 @@ public struct StdinTrigger: TriggerSource {
             let event = event(for: line)
             if event == .unknown {
                 let text = String(line.trimmingCharacters(in: .whitespacesAndNewlines).prefix(60))
-                log.warning("line \(lineNumber) '\(text)' is not a command: the commands are enter, capture and exit, one per line\(interactive ? " (Enter alone: capture)" : ""), and set KEY=VALUE… or get [KEY…] for camera settings")
+                log.warning("line \(lineNumber) '\(text)' is not a command: the commands are enter, capture and exit, one per line\(interactive ? " (Enter alone: capture)" : ""), set KEY=VALUE… or get [KEY…] for camera settings, and label TEXT for the session label")
                 events.send(event, origin: text)
             } else {
                 events.send(event, origin: "line \(lineNumber)")
@@ -128,6 +136,13 @@ public struct StdinTrigger: TriggerSource {
     public func sync(_ answer: ShutterAnswer) async {
         await output.write(answer.summary)
         answeredInput.yield()
+    }
+
+    /// The text of a `label TEXT` line (empty: `label` alone clears it), or `nil`.
+    static func label(in line: String) -> String? {
+        let text = line.trimmingCharacters(in: .whitespaces)
+        guard text.lowercased() == "label" || text.lowercased().hasPrefix("label ") else { return nil }
+        return String(text.dropFirst(5)).trimmingCharacters(in: .whitespaces)
     }
 
     /// A `set KEY=VALUE …` or `get [KEY …]` line as a settings request (or what is wrong

@@ -54,15 +54,9 @@ public final class UploadSink: PhotoSink {
             throw ShutterError(.storageUnavailable, "upload: cannot make the queue folder '\(path)': \(String(cString: strerror(errno)))",
                                fix: "set queueFolder to a folder you can write, or fix that folder's owner or mode")
         }
-        let probe: ChildProcess.Completion
-        do {
-            probe = try await ChildProcess.run([options.rclone, "version"], timeout: .seconds(20))
-        } catch {
-            throw ShutterError(.invalidConfiguration, "upload: cannot run '\(options.rclone)': \(error.reason)",
+        guard Self.findProgram(options.rclone) != nil else {
+            throw ShutterError(.invalidConfiguration, "upload: cannot run '\(options.rclone)': not found\(options.rclone.contains("/") ? "" : " on PATH") or not executable",
                                fix: "install rclone (apt install rclone; scripts/bootstrap does), or set 'rclone' to its path")
-        }
-        guard probe.status.succeeded else {
-            throw ShutterError(.invalidConfiguration, "upload: '\(options.rclone) version' failed (\(probe.status))", fix: "check the rclone installation")
         }
         queue.start()
     }
@@ -101,6 +95,14 @@ public final class UploadSink: PhotoSink {
 
     /// How many uploads wait, how many were made, and which remotes wait why.
     public var snapshot: DeliveryQueue.Snapshot { queue.snapshot }
+
+    /// The program's path: `name` itself when it has a `/`, else the first executable of
+    /// that name on PATH.
+    static func findProgram(_ name: String) -> String? {
+        if name.contains("/") { return access(name, X_OK) == 0 ? name : nil }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first { access($0, X_OK) == 0 }
+    }
 
     static func defaultQueueFolder() -> String {
         let environment = ProcessInfo.processInfo.environment

@@ -36,6 +36,17 @@ struct AnswerLog: Sendable {
         }
     }
 
+    /// Logs a session label set or cleared by `trigger`, or refused.
+    func label(_ label: String?, by trigger: String, failure: ShutterError?) {
+        var fields: [(String, String)] = [("event", "label"), ("trigger", trigger)]
+        if let failure {
+            fields += [("cause", failure.cause.rawValue), ("message", failure.description)]
+            return log.warning("label from \(trigger) refused: \(failure)", fields)
+        }
+        fields.append(("label", label ?? ""))
+        log.info(label.map { "label '\(LogText.escaped($0))' from \(trigger): the next shots carry it" } ?? "label cleared by \(trigger)", fields)
+    }
+
     /// Logs the answer to a settings request from `trigger`: each setting as applied or
     /// read, or the refusal.
     func settings(_ answer: SettingsAnswer, by trigger: String) {

@@ -7,6 +7,8 @@ enum Submission: Sendable {
     case event(TriggerEvent, trigger: Int)
     /// A settings request from the trigger at this index, with who takes its answer.
     case settings(SettingsRequest, trigger: Int, answer: @Sendable (SettingsAnswer) -> Void)
+    /// A session label from the trigger at this index, with who takes its answer.
+    case label(LabelRequest, trigger: Int, answer: @Sendable (LabelAnswer) -> Void)
     /// A photo taken with the camera's own button.
     case cameraShot(CapturedPhoto)
     /// Every trigger has ended.
@@ -23,6 +25,7 @@ enum Submission: Sendable {
 enum Refusal: Sendable {
     case event(TriggerEvent, trigger: Int)
     case settings(SettingsRequest, trigger: Int, answer: @Sendable (SettingsAnswer) -> Void)
+    case label(LabelRequest, trigger: Int, answer: @Sendable (LabelAnswer) -> Void)
 }
 
 /// Where events enter the coordinator from any thread: counts what waits, refuses past
@@ -87,6 +90,21 @@ final class Ingress: Sendable {
         if !accepted {
             answer(SettingsAnswer(request: request, failure: ShutterError(.busy, "the session is stopping; the settings were not changed")))
         }
+    }
+
+    /// A label waits in the same queue as events and counts against its bound.
+    func submit(_ request: LabelRequest, from trigger: Int, answer: @escaping @Sendable (LabelAnswer) -> Void) {
+        let accepted = state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            if state.waiting >= limit {
+                refused.yield(.label(request, trigger: trigger, answer: answer))
+            } else {
+                state.waiting += 1
+                ordered.yield(.label(request, trigger: trigger, answer: answer))
+            }
+            return true
+        }
+        if !accepted { answer(LabelAnswer(request: request, failure: ShutterError(.busy, "the session is stopping; the label was not set"))) }
     }
 
     func submitCameraShot(_ photo: CapturedPhoto) {

@@ -41,3 +41,21 @@ extension ShutterCoordinator {
         return await SettingsCall.run(request, on: control, timeout: settings.settingsTimeout)
     }
 }
+
+/// Session labels: rule 16.
+extension ShutterCoordinator {
+    /// Sets or clears the session label in its turn among the events, and answers.
+    func handle(_ request: LabelRequest, from trigger: Int, answer reply: @Sendable (LabelAnswer) -> Void) {
+        let text = request.label.trimmingCharacters(in: .whitespaces)
+        let by = triggers[trigger].name + (request.origin.map { " (\($0))" } ?? "")
+        if text.count > LabelRequest.maximumLength || text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            let failure = ShutterError(.invalidConfiguration, "a label is one line of at most \(LabelRequest.maximumLength) characters; this one has \(text.count)\(text.contains("\n") ? " and a line break" : "")",
+                                       fix: "scan or send one code at a time")
+            answerLog.label(nil, by: by, failure: failure)
+            return reply(LabelAnswer(request: request, label: label, failure: failure))
+        }
+        label = text.isEmpty ? nil : text
+        answerLog.label(label, by: by, failure: nil)
+        reply(LabelAnswer(request: request, label: label))
+    }
+}

@@ -66,7 +66,7 @@ extension ShutterCoordinator {
         shotsInFlight.storing(id.number)
         await settlePendingStore()
         let context = ShotContext(session: session, shot: id, captureTime: photo.captureTime, camera: photo.camera,
-                                  trigger: trigger?.name ?? "camera")
+                                  trigger: trigger?.name ?? "camera", label: label)
         pending.begin(Task {
             let storeStarted = ContinuousClock.now
             let outcome = await self.chain.store(photo, context: context)
@@ -77,6 +77,7 @@ extension ShutterCoordinator {
             stored.stored = outcome.files
             stored.warnings = outcome.warnings
             stored.captureTime = photo.captureTime
+            stored.label = context.label
             stored.storeDuration = ContinuousClock.now - storeStarted
             stored.duration = ContinuousClock.now - started
             self.shotsInFlight.ended(id.number)

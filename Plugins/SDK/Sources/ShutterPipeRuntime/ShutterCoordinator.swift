@@ -64,6 +64,11 @@ import Synchronization
 ///     camera reads it back, or refused with the settings' choices and nothing changed.
 ///     A backend without `CameraSettingsControl` refuses every request. Settings requests
 ///     are not shutter events: they are not counted among the events answered or failed.
+/// 16. **A session label is serialised with captures too.** A label
+///     (`EventChannel.send(_: LabelRequest)`) takes its turn among the events: the shots
+///     after it carry it (`ShotContext.label`, `ShutterAnswer.label`) until another
+///     replaces it or an empty one clears it. It lives as long as the session: a restart
+///     starts without one, so no shot is named after the last subject by mistake.
 public actor ShutterCoordinator {
     let backend: any CaptureBackend
     let triggers: [NamedTrigger]
@@ -83,6 +88,8 @@ public actor ShutterCoordinator {
     /// The one shot counter: ids are `run#n` (``ShotID``).
     let runName = ShotID.newRun()
     var shotsTaken = 0
+    /// The session label the next shots carry (rule 16).
+    var label: String?
     /// The last enter gave up waiting for the backend's prepare, which may still run.
     private var enterGaveUp = false
     private var ingress: Ingress?
@@ -173,6 +180,8 @@ public actor ShutterCoordinator {
                 log.debug("\(request.event.rawValue) from \(name) received: \(admission)")
             }, settings: { request, answer in
                 ingress.submit(request, from: index, answer: answer)
+            }, label: { request, answer in
+                ingress.submit(request, from: index, answer: answer)
             })
             return Task.detached {
                 do {
@@ -226,6 +235,9 @@ public actor ShutterCoordinator {
         case .settings(let request, let triggerIndex, let reply):
             ingress?.dequeued()
             await handle(request, from: triggerIndex, answer: reply)
+        case .label(let request, let triggerIndex, let reply):
+            ingress?.dequeued()
+            handle(request, from: triggerIndex, answer: reply)
         case .cameraShot(let photo):
             await storeCameraShot(photo)
         case .endOfInput:
@@ -297,6 +309,10 @@ public actor ShutterCoordinator {
         switch refusal {
         case .settings(let settingsRequest, let trigger, let reply):
             return refuse(settingsRequest, from: trigger, answer: reply)
+        case .label(let labelRequest, _, let reply):
+            return reply(LabelAnswer(request: labelRequest, label: label, failure: ShutterError(
+                .busy, "\(settings.queueLimit) events are already waiting; the label was not set",
+                fix: "wait for the answers, or raise coordinator.queueLimit")))
         case .event(let event, let index):
             (request, trigger) = (event, index)
         }

@@ -16,13 +16,17 @@ public struct CapturedFile: Sendable, Equatable {
     /// when the file stays nowhere. (Added in ABI 6; it replaces the photo's
     /// `backendReference` string.)
     public var cameraPath: String?
+    /// The serial number of the camera body that made it, where the backend knows it
+    /// (`{serial}` in file names). (Added in ABI 8.)
+    public var cameraSerial: String?
 
     /// Creates a file.
-    public init(name: String, data: Data, camera: String? = nil, cameraPath: String? = nil) {
+    public init(name: String, data: Data, camera: String? = nil, cameraPath: String? = nil, cameraSerial: String? = nil) {
         self.name = name
         self.data = data
         self.camera = camera
         self.cameraPath = cameraPath
+        self.cameraSerial = cameraSerial
     }
 
     /// The camera name's stem: "IMG_0042" for "IMG_0042.CR2".
@@ -85,9 +89,15 @@ public struct ShotContext: Sendable, Equatable {
     /// What the sinks listed before this one stored (sinks run in config order): a hook or
     /// a manifest after a `files` sink knows where the photo went.
     public var storedSoFar: [StoredFile]
+    /// The session label the shot was taken under: an order number, a subject's barcode,
+    /// set from a scanner, the socket, MQTT or the page (`{label}` in file names); `nil`
+    /// when none is set. (Added in ABI 8.)
+    public var label: String?
 
     /// Creates a context.
-    public init(session: String, shot: ShotID, captureTime: Date, camera: String, trigger: String, storedSoFar: [StoredFile] = []) {
+    public init(session: String, shot: ShotID, captureTime: Date, camera: String, trigger: String, storedSoFar: [StoredFile] = [],
+                label: String? = nil) {
+        self.label = label
         self.session = session
         self.shot = shot
         self.captureTime = captureTime

@@ -29,9 +29,12 @@ public enum PluginEntry {
     /// `CaptureBackend.capture(at:)`, `TriggerEvent.fireAt`, `ShutterAnswer.captureTime`;
     /// 5, camera settings during a session (`CameraSettingsControl`, settings requests on
     /// `EventChannel`), download progress (`BackendContext.report(_:)`), and every config
-    /// mistake in one pass (`PluginOptions` records them; `ConfigErrors` is in the contract).
+    /// mistake in one pass (`PluginOptions` records them; `ConfigErrors` is in the contract);
+    /// 6, the shot identity and the catalogue (`ShotID`, `ShotCatalogue`); 7, the
+    /// catalogue's paging and change reports; 8, session labels (`EventChannel.send(_: LabelRequest)`, `ShotContext.label`,
+    /// `ShutterAnswer.label`) and `CapturedFile.cameraSerial`.
     @_alwaysEmitIntoClient
-    public static var abi: Int32 { 7 }
+    public static var abi: Int32 { 8 }
 
     /// `shutterpipe_plugin_entry` registered the plugin's types.
     public static let registered: Int32 = 0

@@ -95,6 +95,9 @@ public struct ShutterAnswer: Sendable, Equatable {
     /// For a capture the camera took: when, as the backend reports it
     /// (``CapturedPhoto/captureTime``). A rig compares it across nodes. (Added in ABI 4.)
     public var captureTime: Date?
+    /// For a shot: the session label it was taken under (``ShotContext/label``), or `nil`.
+    /// (Added in ABI 8.)
+    public var label: String?
 
     /// Creates an answer.
     public init(

@@ -30,15 +30,22 @@ public struct EventChannel: Sendable {
     /// Where a settings request goes, with the function that takes its answer.
     public typealias SettingsSubmit = @Sendable (SettingsRequest, @escaping @Sendable (SettingsAnswer) -> Void) -> Void
 
+    /// Where a label goes, with the function that takes its answer. (Added in ABI 8.)
+    public typealias LabelSubmit = @Sendable (LabelRequest, @escaping @Sendable (LabelAnswer) -> Void) -> Void
+
     let submit: @Sendable (TriggerEvent) -> Void
     let submitSettings: SettingsSubmit
+    let submitLabel: LabelSubmit
 
     /// Creates a channel that hands every event to `submit` and every settings request to
     /// `settings` (by default, each is answered at once: this channel takes none). The
     /// coordinator makes the channels it gives triggers; tests of a trigger can make their
     /// own.
-    public init(_ submit: @escaping @Sendable (TriggerEvent) -> Void, settings: SettingsSubmit? = nil) {
+    public init(_ submit: @escaping @Sendable (TriggerEvent) -> Void, settings: SettingsSubmit? = nil, label: LabelSubmit? = nil) {
         self.submit = submit
+        self.submitLabel = label ?? { request, answer in
+            answer(LabelAnswer(request: request, failure: ShutterError(.invalidConfiguration, "this session takes no labels")))
+        }
         self.submitSettings = settings ?? { request, answer in
             answer(SettingsAnswer(request: request, failure: ShutterError(.invalidConfiguration, "this session takes no settings requests")))
         }
@@ -60,5 +67,52 @@ public struct EventChannel: Sendable {
     /// it never blocks; a full queue refuses it at once with cause `busy`. (Added in ABI 5.)
     public func send(_ request: SettingsRequest, answer: @escaping @Sendable (SettingsAnswer) -> Void) {
         submitSettings(request, answer)
+    }
+
+    /// Sets the session label (a scanned barcode, an order number), or clears it with an
+    /// empty one: the shots after it in the queue carry it (``ShotContext/label``). It
+    /// takes its turn among the events, so a label scanned before a tap names that tap's
+    /// shot; `answer` is called once, on some thread. Never blocks; a full queue refuses
+    /// it at once with cause `busy`. (Added in ABI 8.)
+    public func send(_ request: LabelRequest, answer: @escaping @Sendable (LabelAnswer) -> Void = { _ in }) {
+        submitLabel(request, answer)
+    }
+}
+
+/// A session label a trigger sets: what the next shots carry. (Added in ABI 8.)
+public struct LabelRequest: Sendable, Equatable {
+    /// The label; empty clears it.
+    public var label: String
+    /// Where it came from, for the log ("barcode scanner", a client's name).
+    public var origin: String?
+
+    public init(_ label: String, origin: String? = nil) {
+        self.label = label
+        self.origin = origin
+    }
+
+    /// The longest label taken, in characters: a barcode, an order number, a name.
+    public static let maximumLength = 200
+}
+
+/// The answer to a ``LabelRequest``. (Added in ABI 8.)
+public struct LabelAnswer: Sendable, Equatable {
+    public var request: LabelRequest
+    /// The session's label now (`nil`: none), when it was taken.
+    public var label: String?
+    /// Why it was refused (a label too long or with line breaks, a full queue).
+    public var failure: ShutterError?
+
+    public init(request: LabelRequest, label: String? = nil, failure: ShutterError? = nil) {
+        self.request = request
+        self.label = label
+        self.failure = failure
+    }
+
+    /// One line: `label TEXT`, `label` (none), or `labelRefused CAUSE: MESSAGE`. The shape
+    /// the `stdin` trigger prints.
+    public var summary: String {
+        if let failure { return "labelRefused \(failure.cause.rawValue): \(failure.description)" }
+        return label.map { "label \($0)" } ?? "label"
     }
 }
