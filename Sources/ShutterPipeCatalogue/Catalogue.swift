@@ -162,8 +162,9 @@ public final class Catalogue: @unchecked Sendable {
         func time(_ date: Date?) -> SQLiteValue { SQLiteValue(date?.timeIntervalSince1970) }
         try database.query("""
             INSERT INTO shots(session_id, shot_key, run_number, trigger, camera, camera_model, camera_serial, camera_port, asked, fired, stored, state,
-                              failure_cause, failure_message, exposure_time, aperture, iso, focal_length, lens, orientation, taken, rating, label, pick)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                              failure_cause, failure_message, exposure_time, aperture, iso, focal_length, lens, orientation, taken, rating, label, pick,
+                              session_label)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [
                 SQLiteValue(session), SQLiteValue(shot.shotID?.description), SQLiteValue(shot.runNumber), SQLiteValue(shot.trigger), SQLiteValue(shot.camera),
                 SQLiteValue(shot.exif.model), SQLiteValue(shot.exif.serial), SQLiteValue(shot.cameraPort),
@@ -172,7 +173,7 @@ public final class Catalogue: @unchecked Sendable {
                 SQLiteValue(shot.exif.exposureTime), SQLiteValue(shot.exif.aperture), SQLiteValue(shot.exif.iso),
                 SQLiteValue(shot.exif.focalLength), SQLiteValue(shot.exif.lens), SQLiteValue(shot.exif.orientation),
                 SQLiteValue(shot.exif.captureTime), .integer(Int64(max(0, min(5, shot.rating)))), SQLiteValue(shot.label),
-                .integer(Int64(shot.pick.rawValue)),
+                .integer(Int64(shot.pick.rawValue)), SQLiteValue(shot.sessionLabel),
             ])
         let id = Int(database.lastInsertedID)
         for file in shot.files { try insert(file, shot: id) }
@@ -278,6 +279,7 @@ public final class Catalogue: @unchecked Sendable {
             }
         }
         if let label = filter.label { clauses.append("lower(s.label) = lower(?)"); values.append(.text(label)) }
+        if let label = filter.sessionLabel { clauses.append("s.session_label = ?"); values.append(.text(label)) }
         if let keyword = filter.keyword {
             clauses.append("EXISTS (SELECT 1 FROM keywords k WHERE k.shot_id = s.id AND lower(k.keyword) = lower(?))")
             values.append(.text(keyword))
@@ -294,7 +296,7 @@ public final class Catalogue: @unchecked Sendable {
             let rows = try database.query("""
                 SELECT s.id, e.name, s.session_id, s.run_number, s.trigger, s.camera, s.camera_port, s.asked, s.fired, s.stored, s.state,
                        s.failure_cause, s.failure_message, s.exposure_time, s.aperture, s.iso, s.focal_length, s.lens, s.orientation, s.taken,
-                       s.camera_model, s.camera_serial, s.rating, s.label, s.pick, s.shot_key
+                       s.camera_model, s.camera_serial, s.rating, s.label, s.pick, s.shot_key, s.session_label
                 FROM shots s LEFT JOIN sessions e ON e.id = s.session_id
                 WHERE \(condition)
                 ORDER BY coalesce(s.fired, s.stored, s.asked) DESC, s.id DESC
@@ -312,12 +314,14 @@ public final class Catalogue: @unchecked Sendable {
                 exif.captureTime = row[19].text
                 exif.model = row[20].text
                 exif.serial = row[21].text
-                return CatalogueShot(
+                var shot = CatalogueShot(
                     id: row[0].integer ?? 0, session: row[1].text, sessionRun: row[2].integer, shotID: row[25].text.flatMap { ShotID($0) }, runNumber: row[3].integer, trigger: row[4].text,
                     camera: row[5].text, cameraPort: row[6].text, asked: date(7), fired: date(8), stored: date(9),
                     state: ShotState(rawValue: row[10].text ?? "") ?? .stored, failureCause: row[11].text, failureMessage: row[12].text,
                     exif: exif, rating: row[22].integer ?? 0, label: row[23].text, pick: Pick(rawValue: row[24].integer ?? 0) ?? .none,
                     keywords: [], files: [])
+                shot.sessionLabel = row[26].text
+                return shot
             }
             guard !shots.isEmpty else { return shots }
             var index: [Int: Int] = [:]

@@ -4,7 +4,7 @@
 /// refused (its new columns would be lost or misread), with the fix.
 enum CatalogueSchema {
     /// The version this build writes.
-    static let current = 2
+    static let current = 3
 
     /// `migrations[n]` takes a file from version n to n + 1.
     static let migrations: [String] = [
@@ -71,6 +71,12 @@ enum CatalogueSchema {
         """
         ALTER TABLE shots ADD COLUMN shot_key TEXT;
         CREATE UNIQUE INDEX shots_by_key ON shots(shot_key);
+        """,
+        // 2 → 3: the session label the shot was taken under (an order number, a scanned
+        // code), apart from `label`, the colour label of the marks.
+        """
+        ALTER TABLE shots ADD COLUMN session_label TEXT;
+        CREATE INDEX shots_by_session_label ON shots(session_label);
         """,
     ]
 }

@@ -222,11 +222,13 @@ struct PendingShot: Sendable {
         }
         let reference = files.first { $0.kind == .jpeg } ?? files.first
         let succeeded = answer.state == .photoSuccess
-        return ShotRecord(
+        var record = ShotRecord(
             shotID: answer.shot, trigger: trigger, camera: camera,
             asked: observed.addingTimeInterval(-Double(answer.duration.components.seconds) - Double(answer.duration.components.attoseconds) / 1e18),
             fired: answer.captureTime, stored: succeeded ? observed : nil, state: succeeded ? .stored : .failed,
             failureCause: answer.failure?.cause.rawValue, failureMessage: answer.failure?.description, files: files,
             exif: reference.map { ExifReader.summary(of: $0.path) } ?? ExifSummary())
+        record.sessionLabel = answer.label
+        return record
     }
 }

@@ -71,6 +71,7 @@ public enum ShotJSON {
         object.integer("rating", shot.rating, &out)
         object.integer("runNumber", shot.runNumber, &out)
         object.string("session", shot.session, &out)
+        object.string("sessionLabel", shot.sessionLabel, &out)
         object.integer("sessionRun", shot.sessionRun, &out)
         object.string("shotID", shot.shotID?.description, &out)
         object.string("state", shot.state.rawValue, &out)

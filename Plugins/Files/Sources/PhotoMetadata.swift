@@ -9,6 +9,9 @@ struct PhotoMetadata: Equatable {
     var userComment: String?
     var imageUniqueID: String?
     var keywords: [String] = []
+    /// The session label (``ShotContext/label``), as IPTC's Job Identifier
+    /// (`photoshop:TransmissionReference` in XMP).
+    var jobIdentifier: String?
     /// The capture time to write, when the policy asks for it.
     var captureTime: Date?
     var timeZone: TimeZone = .current
@@ -18,13 +21,13 @@ struct PhotoMetadata: Equatable {
 
     /// Whether any text needs more than ASCII.
     var needsUnicode: Bool {
-        ([artist, copyright, imageDescription, software, userComment].compactMap { $0 } + keywords)
+        ([artist, copyright, imageDescription, software, userComment, jobIdentifier].compactMap { $0 } + keywords)
             .contains { !$0.unicodeScalars.allSatisfy(\.isASCII) }
     }
 
     var isEmpty: Bool {
         artist == nil && copyright == nil && imageDescription == nil && software == nil && userComment == nil
-            && imageUniqueID == nil && keywords.isEmpty && captureTime == nil && gps == nil
+            && imageUniqueID == nil && keywords.isEmpty && captureTime == nil && gps == nil && jobIdentifier == nil
     }
 }
 

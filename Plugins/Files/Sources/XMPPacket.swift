@@ -14,6 +14,7 @@ enum XMPPacket {
         }
         if let software = metadata.software { attributes.append("xmp:CreatorTool=\"\(escape(software))\"") }
         if let id = metadata.imageUniqueID { attributes.append("exif:ImageUniqueID=\"\(escape(id))\"") }
+        if let job = metadata.jobIdentifier { attributes.append("photoshop:TransmissionReference=\"\(escape(job))\"") }
         if let gps = metadata.gps {
             attributes.append("exif:GPSVersionID=\"2.3.0.0\"")
             attributes.append("exif:GPSLatitude=\"\(coordinate(gps.latitude, positive: "N", negative: "S"))\"")

@@ -22,7 +22,7 @@ struct LabelTests {
           - {type: stdin}
           - {type: socket, path: \(path)}
         sinks:
-          - {type: files, directory: \(folder.file("out")), filename: "{label}-{seq:03}.{ext}"}
+          - {type: files, directory: \(folder.file("out")), filename: "{label}-{seq:03}.{ext}", exif: {Artist: "Jane Doe"}}
         """, in: folder)
         let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
         var answered = 0
@@ -50,5 +50,13 @@ struct LabelTests {
         #expect(outcome.status == 0)
         #expect(outcome.stderr.contains("label 'ORDER-1234' from socket (client") && outcome.stderr.contains("label cleared by stdin (line 5)"), "\(outcome.stderr)")
         #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.sorted() == ["Class 7B-003.jpg", "ORDER-1234-002.jpg", "nolabel-001.jpg", "nolabel-004.jpg", "nolabel-005.jpg"])
+        // In the photo (IPTC's Job Identifier, in XMP), as exiftool reads it; none without a label.
+        let tags = try await ExifTool.tags([folder.file("out/ORDER-1234-002.jpg"), folder.file("out/nolabel-001.jpg")])
+        #expect(tags[folder.file("out/ORDER-1234-002.jpg")]?["XMP-photoshop:TransmissionReference"] == "ORDER-1234", "\(tags)")
+        #expect(tags[folder.file("out/nolabel-001.jpg")]?["XMP-photoshop:TransmissionReference"] == nil)
+        // In the catalogue, by which shots can be found.
+        let listed = try await shutterpipe(["shots", "--config", config, "--json", "--session-label", "ORDER-1234"], in: folder.path)
+        let shots = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]] ?? []
+        #expect(shots.count == 1 && shots.first?["sessionLabel"] as? String == "ORDER-1234" && shots.first?["runNumber"] as? Int == 2, "\(listed.stdout) \(listed.stderr)")
     }
 }

@@ -51,6 +51,9 @@ struct ShotsCommand: ParsableCommand {
     @Option(valueName: "COLOUR", help: "only shots with this label")
     var label: String?
 
+    @Option(name: "session-label", valueName: "TEXT", help: "only shots taken under this session label ({label}: an order number, a scanned code)")
+    var sessionLabel: String?
+
     @Option(valueName: "WORD", help: "only shots with this keyword")
     var keyword: String?
 
@@ -134,6 +137,7 @@ struct ShotsCommand: ParsableCommand {
             filter.rating = parsed
         }
         filter.label = label.flatMap { ShotMarkChange.labelName($0) }
+        filter.sessionLabel = sessionLabel
         filter.keyword = keyword
         filter.pickedOnly = picked
         filter.rejectedOnly = rejected

@@ -153,6 +153,9 @@ public struct CatalogueShot: Sendable, Equatable, Codable {
     public var pick: Pick
     public var keywords: [String]
     public var files: [CatalogueFile]
+    /// The session label the shot was taken under (``ShotContext/label``): an order
+    /// number, a scanned code; not the colour ``label``. (Added in ABI 8.)
+    public var sessionLabel: String?
 
     /// Creates a shot as a catalogue holds it.
     public init(id: Int, session: String?, sessionRun: Int?, shotID: ShotID?, runNumber: Int?, trigger: String?, camera: String?,
@@ -195,6 +198,8 @@ public struct ShotFilter: Sendable {
     public var camera: String?
     public var rating: (Comparison, Int)?
     public var label: String?
+    /// Only shots taken under this session label. (Added in ABI 8.)
+    public var sessionLabel: String?
     public var keyword: String?
     public var pickedOnly = false
     public var rejectedOnly = false
