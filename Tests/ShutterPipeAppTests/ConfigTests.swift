@@ -130,7 +130,7 @@ struct ConfigTests {
     @Test("an unknown plugin type suggests the closest and lists the known ones")
     func unknownType() {
         let error = configError(valid.replacingOccurrences(of: "type: files", with: "type: filez"))
-        #expect(error?.message.hasPrefix("unknown sink type 'filez'; did you mean 'files'?; known sink types: command, files. ") == true)
+        #expect(error?.message.hasPrefix("unknown sink type 'filez'; did you mean 'files'?; known sink types: command, files, upload. ") == true)
         #expect(error?.message.contains("--plugin-path PATH, the config's plugins.paths, or $SHUTTERPIPE_PLUGIN_PATH") == true)
         #expect(error?.location?.line == 8 && error?.location?.column == 11)
         let backend = configError(valid.replacingOccurrences(of: "type: file-stub", with: "type: canon"))

@@ -45,6 +45,9 @@ public final class EvdevTrigger: TriggerSource {
         public var rescanInterval: Duration = .milliseconds(500)
         /// Commands per synced state.
         public var feedback = StateCommands()
+        /// `remote` (keys are shutter events, `map:`) or `scanner` (a barcode scanner: each
+        /// scanned code, ended by Enter, sets the session label).
+        public var mode = "remote"
 
         public init() {}
     }
@@ -121,6 +124,7 @@ public final class EvdevTrigger: TriggerSource {
 
     private func readLoop(_ events: EventChannel) {
         var decoder = GestureDecoder(bindings: options.bindings, timing: options.timing)
+        var scanner = BarcodeReader()
         var announcedWait = false
         var permissionLogged = false
         while !stopped.load(ordering: .acquiring) {
@@ -146,9 +150,10 @@ public final class EvdevTrigger: TriggerSource {
             _ = sp_evdev_use_monotonic_clock(descriptor)
             log.info("reading \(path)" + (announcedWait ? " (device is back)" : ""))
             announcedWait = false
-            read(descriptor, at: path, into: &decoder, events)
+            read(descriptor, at: path, into: &decoder, &scanner, events)
             close(descriptor)
             decoder.reset()
+            scanner.reset()
             if !stopped.load(ordering: .acquiring) {
                 log.warning("input device \(path) went away; waiting for it to come back")
                 announcedWait = true
@@ -158,7 +163,8 @@ public final class EvdevTrigger: TriggerSource {
     }
 
     /// Reads until the device goes away or the trigger stops.
-    private func read(_ descriptor: Int32, at path: String, into decoder: inout GestureDecoder, _ events: EventChannel) {
+    private func read(_ descriptor: Int32, at path: String, into decoder: inout GestureDecoder, _ scanner: inout BarcodeReader, _ events: EventChannel) {
+        let scans = options.mode == "scanner"
         var buffer = [UInt8](repeating: 0, count: InputEvent.size * 64)
         var pending = Data()
         var dropping = false
@@ -192,12 +198,17 @@ public final class EvdevTrigger: TriggerSource {
                         // incomplete, and key state is unknown.
                         dropping = true
                         decoder.reset()
+                        scanner.reset()
                     } else if event.code == InputEvent.report {
                         dropping = false
                     }
                     continue
                 }
                 if dropping { continue }
+                if scans {
+                    if let code = scanner.feed(event) { events.send(LabelRequest(code, origin: "barcode scanner \(path)")) }
+                    continue
+                }
                 for output in decoder.feed(event) { events.send(output.event, origin: output.origin) }
             }
         }
@@ -233,6 +244,7 @@ extension EvdevTrigger.Options {
         deviceDirectory = try options.path("deviceDirectory", default: deviceDirectory)
         rescanInterval = try options.duration("rescanInterval", default: rescanInterval)
         feedback = try StateCommands(options)
+        mode = try options.choice("mode", from: ["remote", "scanner"], default: mode)
         let map = try EventMap(options, defaults: EvdevTrigger.defaultMap, known: KeyNames.codes.keys.sorted() + ["NAME:single", "NAME:double", "NAME:triple", "NAME:long"]) { name in
             let parts = name.split(separator: ":", maxSplits: 1).map(String.init)
             guard KeyNames.code(parts[0]) != nil else { return nil }
