@@ -67,6 +67,8 @@ let package = Package(
         .executableTarget(name: "shutterpipe-camera-worker", dependencies: ["GPhoto2Camera"], path: "Plugins/GPhoto2/Worker"),
         .target(name: "CommandSink", dependencies: [kit, support], path: "Plugins/Command/Sources"),
         .target(name: "FilesSink", dependencies: [kit, support, "CLinux", "CExif", "CCrypto"], path: "Plugins/Files/Sources"),
+        // The hotfolder backend: files other programs write into a folder, through inotify.
+        .target(name: "HotFolderBackend", dependencies: [kit, support], path: "Plugins/HotFolder/Sources"),
         // The upload sink: rclone as a child process, from a durable queue.
         .target(name: "UploadSink", dependencies: [kit, support], path: "Plugins/Upload/Sources"),
         // The web trigger: libmicrohttpd (through a small C part for its variadic calls),
@@ -81,7 +83,7 @@ let package = Package(
         .target(name: "ShutterPipeCatalogue", dependencies: [kit, support, "CSQLite", "CCrypto", "CExif", "CLibRaw", "CHeif"], path: "Sources/ShutterPipeCatalogue"),
         .target(name: "ShutterPipeApp", dependencies: [kit, support, runtime, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger",
                                                        "EvdevTrigger", "MPRISTrigger", "FilesSink", "CommandSink", "GPhoto2Backend", "WebTrigger", "MQTTTrigger",
-                                                       "UploadSink", "ShutterPipeCatalogue"],
+                                                       "UploadSink", "HotFolderBackend", "ShutterPipeCatalogue"],
                 path: "Sources/ShutterPipeApp"),
         .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp", "CLinux"], path: "Sources/shutterpipe"),
         .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit, support, fixtures], path: "Sources/shutterpipe-fakecam"),
@@ -120,6 +122,7 @@ let package = Package(
                                                             "TestSupport"], path: "Plugins/MQTT/Tests"),
         .testTarget(name: "EvdevTriggerTests", dependencies: [kit, support, "EvdevTrigger", "CLinux", "shutterpipe", "TestSupport"], path: "Plugins/Evdev/Tests"),
         .testTarget(name: "MPRISTriggerTests", dependencies: [kit, support, "MPRISTrigger", "shutterpipe", "TestSupport"], path: "Plugins/MPRIS/Tests"),
+        .testTarget(name: "HotFolderBackendTests", dependencies: [kit, support, fixtures, "HotFolderBackend", "shutterpipe", "TestSupport"], path: "Plugins/HotFolder/Tests"),
         .testTarget(name: "UploadSinkTests", dependencies: [kit, support, "UploadSink", "shutterpipe", "TestSupport"], path: "Plugins/Upload/Tests"),
         .testTarget(name: "CommandSinkTests", dependencies: [kit, support, "CommandSink", "shutterpipe", "TestSupport"], path: "Plugins/Command/Tests"),
         .testTarget(name: "StdinTriggerTests", dependencies: [kit, support, "StdinTrigger", "TestSupport"], path: "Plugins/Stdin/Tests"),

@@ -3,6 +3,7 @@ import EvdevTrigger
 import FileStubBackend
 import FilesSink
 import GPhoto2Backend
+import HotFolderBackend
 import MPRISTrigger
 import MQTTTrigger
 import ShutterPipeKit
@@ -29,6 +30,7 @@ public enum BuiltInPlugins {
             try WebTrigger.register(in: registry)
             try MQTTTrigger.register(in: registry)
             try UploadSink.register(in: registry)
+            try HotFolderBackend.register(in: registry)
         } catch {
             preconditionFailure("built-in plugin types clash: \(error)")
         }

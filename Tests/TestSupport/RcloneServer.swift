@@ -5,9 +5,9 @@ import Foundation
 import Synchronization
 import Testing
 
-/// An `rclone serve` (SFTP, WebDAV or FTP) on a loopback port of its own, serving a
-/// temporary folder: an upload target that a test can kill and start again on the same
-/// port. Stopped when released.
+/// An `rclone serve` (SFTP or WebDAV) or an FTP server (pyftpdlib: Debian's rclone has no
+/// `serve ftp`) on a loopback port of its own, serving a temporary folder: an upload
+/// target that a test can kill and start again on the same port. Stopped when released.
 public final class RcloneServer: Sendable {
     public enum Kind: String, Sendable { case sftp, webdav, ftp }
 
@@ -56,11 +56,16 @@ public final class RcloneServer: Sendable {
     public func start() async throws {
         var arguments = ["serve", kind.rawValue, root.path, "--addr", "127.0.0.1:\(port)", "--user", Self.user, "--pass", Self.password]
         if let bandwidth { arguments += ["--bwlimit", bandwidth] }
-        let started = try RunningProcess(program: "/usr/bin/rclone", arguments, in: root.path, environment: ["HOME": home.path])
+        var program = "/usr/bin/rclone"
+        if kind == .ftp {
+            program = "/usr/bin/python3"
+            arguments = ["-m", "pyftpdlib", "-i", "127.0.0.1", "-p", String(port), "-w", "-d", root.path, "-u", Self.user, "-P", Self.password]
+        }
+        let started = try RunningProcess(program: program, arguments, in: root.path, environment: ["HOME": home.path])
         process.withLock { $0 = started }
         let port = self.port
         guard await eventually(timeout: .seconds(60), { portAccepts(port) }) else {
-            throw TestSupportError("rclone serve \(kind.rawValue) did not start: \(started.stderrSoFar)")
+            throw TestSupportError("the \(kind.rawValue) server did not start (scripts/bootstrap installs rclone and python3-pyftpdlib): \(started.stderrSoFar)")
         }
     }
 

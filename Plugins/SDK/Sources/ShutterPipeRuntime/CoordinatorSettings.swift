@@ -2,6 +2,10 @@
 public struct CoordinatorSettings: Sendable, Equatable {
     /// Whether a capture outside photo mode enters photo mode first. Default on.
     public var autoEnter: Bool = true
+    /// Whether photo mode is entered as the session starts, before any event: for
+    /// backends whose shots arrive by themselves (a hot folder, a camera shot with its own
+    /// button) in a session nobody taps. Default off.
+    public var enterAtStart: Bool = false
     /// How many events may wait behind the one being handled. Beyond it, a capture is
     /// answered `photoFailed` and an enter `exitedOrUnableToEnter`, both with cause `busy`.
     public var queueLimit: Int = 16

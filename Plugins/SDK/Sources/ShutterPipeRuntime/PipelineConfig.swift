@@ -48,6 +48,7 @@ public struct PipelineConfig: Sendable {
         var settings = CoordinatorSettings()
         if let block = try top.section("coordinator") {
             settings.autoEnter = try block.bool("autoEnter", default: settings.autoEnter)
+            settings.enterAtStart = try block.bool("enterAtStart", default: settings.enterAtStart)
             settings.queueLimit = try block.int("queueLimit", default: settings.queueLimit, in: 0...100_000)
             settings.enterTimeout = try block.duration("enterTimeout", default: settings.enterTimeout)
             settings.captureTimeout = try block.duration("captureTimeout", default: settings.captureTimeout)

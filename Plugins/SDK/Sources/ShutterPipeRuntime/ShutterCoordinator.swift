@@ -147,6 +147,14 @@ public actor ShutterCoordinator {
         let catalogue = chain.sinks.lazy.compactMap { $0.sink as? any ShotCatalogue }.first
         let view = SessionView(liveView: backend as? any LiveViewSource, cameras: { await backend.status() }, catalogue: catalogue)
         for sessionObserver in sessionObservers { await sessionObserver.begin(view) }
+        if settings.enterAtStart {
+            if let failure = await enterPhotoMode() {
+                log.error("could not enter photo mode at start (coordinator.enterAtStart): \(failure); the next enter or capture tries again")
+            } else {
+                log.info("photo mode entered at start (coordinator.enterAtStart)")
+                observer?(status)
+            }
+        }
         startTriggers(into: ingress)
         for await submission in ordered {
             await handle(submission)

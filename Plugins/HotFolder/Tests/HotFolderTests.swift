@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterPipeFixtures
+import ShutterPipeKit
+import TestSupport
+import Testing
+
+/// A hot-folder session: the folder watched, a files sink, entered at start, stdin for
+/// ending it (and for a capture it refuses).
+func hotFolderSession(_ folder: TemporaryDirectory, watched: String, originals: String, settle: String = "3s") throws -> RunningProcess {
+    let config = try writeConfig("""
+    version: 1
+    session: hot
+    backend: {type: hotfolder, folder: \(watched), originals: \(originals), settle: \(settle)}
+    triggers: [{type: stdin}]
+    sinks: [{type: files, directory: \(folder.file("out")), filename: "{session}-{seq:03}-{name}.{ext}"}]
+    coordinator: {enterAtStart: true}
+    """, in: folder)
+    return try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+}
+
+/// The stored photos, by name, with their bytes.
+func storedPhotos(_ folder: TemporaryDirectory) -> [String: Data] {
+    var found: [String: Data] = [:]
+    for name in folder.names("out") where !name.hasPrefix(".") { found[name] = FileManager.default.contents(atPath: folder.file("out/\(name)")) }
+    return found
+}
+
+@Suite("hotfolder backend: files other programs write, each taken once", .timeLimit(.minutes(3)))
+struct HotFolderTests {
+    @Test("a camera uploading over FTP (an FTP server, pyftpdlib, writing into the hot folder; rclone as the client, slowly, in chunks), one file at a time: each is taken whole, once, and moved out once stored")
+    func ftpUploads() async throws {
+        let ftp = try await RcloneServer(.ftp, "hot")
+        let folder = TemporaryDirectory("hot-ftp")
+        let session = try hotFolderSession(folder, watched: ftp.root.path, originals: "move")
+        await session.waitForOutput("watching '\(ftp.root.path)'")
+        var sent: [String: Data] = [:]
+        for number in 1...3 {
+            let name = "DSC_000\(number).JPG"
+            let bytes = SyntheticJPEG.make(width: 800, height: 600, shot: number, detail: 30)
+            try bytes.write(to: URL(fileURLWithPath: folder.file(name)))
+            sent[name] = bytes
+            // ~250 KB at 128 KiB/s: the server writes the file for about two seconds.
+            let upload = try await runProgram(["rclone", "copyto", folder.file(name), ftp.remote(name), "--bwlimit", "128k", "--log-level", "ERROR"],
+                                              environment: ["HOME": folder.path], timeout: .seconds(60))
+            #expect(upload.status == 0, "\(upload.text)")
+            await session.waitForOutput("shot \(number) stored") { count("→ photoSuccess", in: $0) >= number }
+        }
+        let moved = sent.keys.sorted().map { "ingested/\($0)" }
+        #expect(await eventually { ftp.files().keys.filter { !$0.hasPrefix(".") }.sorted() == moved }, "\(ftp.files().keys.sorted())")
+        session.closeInput()
+        let outcome = await session.wait(timeout: .seconds(60))
+        #expect(outcome.status == 0 && count("taken from the hot folder", in: outcome.stderr) == 3, "\(outcome.stderr)")
+        let stored = storedPhotos(folder)
+        #expect(stored.count == 3 && Set(stored.values) == Set(sent.values), "\(stored.keys.sorted())")
+    }
+
+    @Test("temporary names wait for their rename, hidden and backup files are never taken, a capture is refused with the reason; after a restart nothing is taken twice, and a new file is")
+    func namesAndRestart() async throws {
+        let folder = TemporaryDirectory("hot-names")
+        let watched = folder.file("in")
+        try FileManager.default.createDirectory(atPath: watched, withIntermediateDirectories: true)
+        var session = try hotFolderSession(folder, watched: watched, originals: "leave")
+        await session.waitForOutput("watching '\(watched)'")
+        let jpeg = SyntheticJPEG.make(width: 320, height: 240, shot: 1)
+        try jpeg.write(to: URL(fileURLWithPath: "\(watched)/IMG_1.JPG.part"))
+        try jpeg.write(to: URL(fileURLWithPath: "\(watched)/.IMG_2.JPG"))
+        try jpeg.write(to: URL(fileURLWithPath: "\(watched)/IMG_3.JPG~"))
+        #expect(rename("\(watched)/IMG_1.JPG.part", "\(watched)/IMG_1.JPG") == 0)
+        await session.waitForOutput("taken from the hot folder: IMG_1.JPG")
+        await session.waitForOutput("photoSuccess") { count("→ photoSuccess", in: $0) >= 1 }
+        session.send("capture\n")
+        await session.waitForOutput("photoFailed", on: .stdout)
+        #expect(session.stdoutSoFar.hasPrefix("photoFailed invalidConfiguration: a hot folder takes no captures"), "\(session.stdoutSoFar)")
+        session.closeInput()
+        var outcome = await session.wait(timeout: .seconds(60))
+        #expect(outcome.status != 0 || outcome.stderr.contains("taken from the hot folder: IMG_1.JPG"))
+        #expect(count("taken from the hot folder", in: outcome.stderr) == 1, "\(outcome.stderr)")
+
+        // Started again: IMG_1.JPG is still there (leave), recorded, not taken again.
+        session = try hotFolderSession(folder, watched: watched, originals: "leave")
+        await session.waitForOutput("watching '\(watched)'")
+        try SyntheticJPEG.make(width: 320, height: 240, shot: 4).write(to: URL(fileURLWithPath: "\(watched)/IMG_4.JPG"))
+        await session.waitForOutput("taken from the hot folder: IMG_4.JPG")
+        await session.waitForOutput("photoSuccess") { count("→ photoSuccess", in: $0) >= 1 }
+        session.closeInput()
+        outcome = await session.wait(timeout: .seconds(60))
+        #expect(count("taken from the hot folder", in: outcome.stderr) == 1, "\(outcome.stderr)")
+        #expect(storedPhotos(folder).keys.sorted() == ["hot-001-IMG_1.jpg", "hot-002-IMG_4.jpg"])
+        #expect(Set(folder.names("in")) == [".IMG_2.JPG", "IMG_1.JPG", "IMG_3.JPG~", "IMG_4.JPG", ".shutterpipe-hotfolder-ingested"])
+    }
+}
