@@ -91,4 +91,33 @@ struct HotFolderTests {
         #expect(storedPhotos(folder).keys.sorted() == ["hot-001-IMG_1.jpg", "hot-002-IMG_4.jpg"])
         #expect(Set(folder.names("in")) == [".IMG_2.JPG", "IMG_1.JPG", "IMG_3.JPG~", "IMG_4.JPG", ".shutterpipe-hotfolder-ingested"])
     }
+
+    @Test("beside a camera (backend: a list): captures go to the camera, files dropped into the folder come in between them, each finished by its own backend")
+    func besideACamera() async throws {
+        let folder = TemporaryDirectory("hot-beside")
+        let watched = folder.file("in")
+        try FileManager.default.createDirectory(atPath: watched, withIntermediateDirectories: true)
+        let config = try writeConfig("""
+        version: 1
+        session: both
+        backend:
+          - {type: file-stub, width: 160, height: 120, camera: tethered}
+          - {type: hotfolder, folder: \(watched), originals: move}
+        triggers: [{type: stdin}]
+        sinks: [{type: files, directory: \(folder.file("out")), filename: "{seq:03}-{camera}.{ext}"}]
+        """, in: folder)
+        let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        session.send("capture\n")
+        await session.waitForOutput("photoSuccess", on: .stdout)
+        await session.waitForOutput("watching '\(watched)'")
+        try SyntheticJPEG.make(width: 320, height: 240, shot: 9).write(to: URL(fileURLWithPath: "\(watched)/WIFI_0001.JPG"))
+        await session.waitForOutput("the dropped file stored") { count("→ photoSuccess", in: $0) >= 2 }
+        session.send("capture\n")
+        await session.waitForOutput(on: .stdout, "the second capture") { count("photoSuccess", in: $0) >= 2 }
+        session.closeInput()
+        let outcome = await session.wait(timeout: .seconds(60))
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(storedPhotos(folder).keys.sorted() == ["001-tethered.jpg", "002-hotfolder.jpg", "003-tethered.jpg"], "\(outcome.stderr)")
+        #expect(folder.names("in/ingested") == ["WIFI_0001.JPG"] && !folder.names("in").contains("WIFI_0001.JPG"), "moved by the hot folder once stored")
+    }
 }

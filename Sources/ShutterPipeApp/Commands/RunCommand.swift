@@ -63,7 +63,7 @@ struct RunCommand: ParsableCommand {
             context.errors.printLine("shutterpipe run: \(error)")
             return ShutterPipeCLI.runFailed
         }
-        log.info("session '\(pipeline.config.session)': backend \(pipeline.config.backend.name), triggers \(pipeline.triggers.map(\.name).joined(separator: ", ")), sinks \(pipeline.sinks.map(\.name).joined(separator: ", "))")
+        log.info("session '\(pipeline.config.session)': backend \(([pipeline.config.backend] + pipeline.config.companionBackends).map(\.name).joined(separator: ", ")), triggers \(pipeline.triggers.map(\.name).joined(separator: ", ")), sinks \(pipeline.sinks.map(\.name).joined(separator: ", "))")
 
         // Only with a status line to show: its refreshes ask every camera for its battery,
         // which a script's session should not spend camera time on.

@@ -9,8 +9,9 @@ enum Submission: Sendable {
     case settings(SettingsRequest, trigger: Int, answer: @Sendable (SettingsAnswer) -> Void)
     /// A session label from the trigger at this index, with who takes its answer.
     case label(LabelRequest, trigger: Int, answer: @Sendable (LabelAnswer) -> Void)
-    /// A photo taken with the camera's own button.
-    case cameraShot(CapturedPhoto)
+    /// A photo taken with the camera's own button, or delivered by a companion backend (a
+    /// hot folder): `backend` 0 is the capturing backend, 1… the companions.
+    case cameraShot(CapturedPhoto, backend: Int)
     /// Every trigger has ended.
     case endOfInput
 
@@ -107,10 +108,10 @@ final class Ingress: Sendable {
         if !accepted { answer(LabelAnswer(request: request, failure: ShutterError(.busy, "the session is stopping; the label was not set"))) }
     }
 
-    func submitCameraShot(_ photo: CapturedPhoto) {
+    func submitCameraShot(_ photo: CapturedPhoto, from backend: Int = 0) {
         state.withLock { state in
             guard !state.closed else { return }
-            ordered.yield(.cameraShot(photo))
+            ordered.yield(.cameraShot(photo, backend: backend))
         }
     }
 

@@ -5,8 +5,10 @@ import ShutterPipeSupport
 public struct Pipeline: Sendable {
     /// The config it was made from.
     public var config: PipelineConfig
-    /// The backend.
+    /// The backend: the one that takes captures.
     public var backend: any CaptureBackend
+    /// The backends beside it, which deliver shots by themselves (``PipelineConfig/companionBackends``).
+    public var companions: [any CaptureBackend]
     /// The triggers with their names.
     public var triggers: [NamedTrigger]
     /// The sinks with their names.
@@ -33,10 +35,12 @@ public struct Pipeline: Sendable {
             }
         }
         let backend = try attempt { try registry.makeBackend(config.backend, environment: environment(config.backend)) }
+        let companions = try config.companionBackends.map { spec in try attempt { try registry.makeBackend(spec, environment: environment(spec)) } }
         let triggers = try config.triggers.map { spec in try attempt { NamedTrigger(name: spec.name, source: try registry.makeTrigger(spec, environment: environment(spec))) } }
         let sinks = try config.sinks.map { spec in try attempt { NamedSink(name: spec.name, sink: try registry.makeSink(spec, environment: environment(spec))) } }
         try ConfigErrors.throwing(errors)
         self.backend = backend!
+        self.companions = companions.compactMap { $0 }
         self.triggers = triggers.compactMap { $0 }
         self.sinks = sinks.compactMap { $0 }
     }
@@ -48,7 +52,7 @@ public struct Pipeline: Sendable {
     /// A coordinator that runs this pipeline.
     public func makeCoordinator(log: Logger, observer: (@Sendable (CoordinatorStatus) -> Void)? = nil,
                                 tracker: ShotTracker = ShotTracker()) -> ShutterCoordinator {
-        ShutterCoordinator(backend: backend, triggers: triggers, sinks: sinks, session: config.session,
+        ShutterCoordinator(backend: backend, companions: companions, triggers: triggers, sinks: sinks, session: config.session,
                            settings: config.coordinator, log: log.named("coordinator"), observer: observer, tracker: tracker)
     }
 }

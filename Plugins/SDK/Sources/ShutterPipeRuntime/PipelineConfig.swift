@@ -13,8 +13,11 @@ public struct PipelineConfig: Sendable {
 
     /// The session name, used in templates and logs.
     public var session: String
-    /// The capture backend.
+    /// The capture backend: the first of a `backend:` list.
     public var backend: PluginSpec
+    /// The backends after the first of a `backend:` list: they deliver shots by themselves
+    /// (a hot folder beside a tethered camera); captures go to the first.
+    public var companionBackends: [PluginSpec] = []
     /// The trigger sources, at least one.
     public var triggers: [PluginSpec]
     /// The sinks, at least one.
@@ -41,7 +44,17 @@ public struct PipelineConfig: Sendable {
         guard let backendNode = try top.node("backend") else {
             throw ConfigError("config: missing key 'backend' (a map with a 'type', such as 'type: file-stub')", at: root.location)
         }
-        backend = try Self.spec(backendNode, kind: .backend, owner: "backend", names: &names)
+        if case .sequence(let items) = backendNode.value {
+            guard let first = items.first else {
+                throw ConfigError("config: 'backend' needs at least one entry (a map with a 'type', such as 'type: gphoto2')", at: backendNode.location)
+            }
+            backend = try Self.spec(first, kind: .backend, owner: "backend 1", names: &names)
+            companionBackends = try items.dropFirst().enumerated().map { index, item in
+                try Self.spec(item, kind: .backend, owner: "backend \(index + 2)", names: &names)
+            }
+        } else {
+            backend = try Self.spec(backendNode, kind: .backend, owner: "backend", names: &names)
+        }
         triggers = try Self.specs(top, key: "triggers", kind: .trigger, example: "- type: stdin", names: &names)
         sinks = try Self.specs(top, key: "sinks", kind: .sink, example: "- type: files", names: &names)
 

@@ -49,19 +49,21 @@ extension ShutterCoordinator {
 
     /// Stores a photo taken with the camera's own button (rule 9): it gets its id now and
     /// takes the path of every other shot, answered to no trigger.
-    func storeCameraShot(_ photo: CapturedPhoto) async {
+    /// A companion backend's shot (`owner`) takes the same path, and is finished by it.
+    func storeCameraShot(_ photo: CapturedPhoto, from owner: (any CaptureBackend)? = nil) async {
         var photo = photo
         let id = nextShot()
         photo.id = id
-        await store(photo, answering: ShutterAnswer(request: TriggerEvent(.capture, origin: "camera button"), state: .photoSuccess, shot: id),
-                    to: nil, started: .now)
+        await store(photo, answering: ShutterAnswer(request: TriggerEvent(.capture, origin: owner == nil ? "camera button" : "\(photo.camera)"),
+                                                    state: .photoSuccess, shot: id),
+                    to: nil, started: .now, finishedBy: owner)
     }
 
     /// Hands the photo to the sinks in a store task, which answers with the outcome
     /// (`answer` completed), then lets the backend finish it. The next capture may run
     /// meanwhile (rule 2).
     private func store(_ photo: CapturedPhoto, answering answer: ShutterAnswer, to trigger: NamedTrigger?,
-                       started: ContinuousClock.Instant) async {
+                       started: ContinuousClock.Instant, finishedBy owner: (any CaptureBackend)? = nil) async {
         guard let id = photo.id else { return }
         shotsInFlight.storing(id.number)
         await settlePendingStore()
@@ -82,7 +84,7 @@ extension ShutterCoordinator {
             stored.duration = ContinuousClock.now - started
             self.shotsInFlight.ended(id.number)
             await self.deliver(stored, to: trigger)
-            await self.chain.finish(photo, archived: outcome.archived)
+            await self.chain.finish(photo, archived: outcome.archived, by: owner)
         })
     }
 }

@@ -71,6 +71,11 @@ import Synchronization
 ///     starts without one, so no shot is named after the last subject by mistake.
 public actor ShutterCoordinator {
     let backend: any CaptureBackend
+    /// Backends beside it that deliver shots by themselves (a hot folder); index 1… in
+    /// ``Submission/cameraShot(_:backend:)``.
+    let companions: [any CaptureBackend]
+    /// The companions prepared at the last enter, by index.
+    private var preparedCompanions: [Int] = []
     let triggers: [NamedTrigger]
     let chain: SinkChain
     let session: String
@@ -98,12 +103,13 @@ public actor ShutterCoordinator {
     /// Creates a coordinator. `observer` hears the status after every change; it must
     /// return quickly. `tracker` follows the shots in flight.
     public init(
-        backend: any CaptureBackend, triggers: [NamedTrigger], sinks: [NamedSink],
+        backend: any CaptureBackend, companions: [any CaptureBackend] = [], triggers: [NamedTrigger], sinks: [NamedSink],
         session: String, settings: CoordinatorSettings = CoordinatorSettings(),
         log: Logger, observer: (@Sendable (CoordinatorStatus) -> Void)? = nil, tracker: ShotTracker = ShotTracker()
     ) {
         self.shotsInFlight = tracker
         self.backend = backend
+        self.companions = companions
         self.triggers = triggers
         self.chain = SinkChain(sinks: sinks, backend: backend, settings: settings, log: log)
         self.session = session
@@ -246,8 +252,8 @@ public actor ShutterCoordinator {
         case .label(let request, let triggerIndex, let reply):
             ingress?.dequeued()
             handle(request, from: triggerIndex, answer: reply)
-        case .cameraShot(let photo):
-            await storeCameraShot(photo)
+        case .cameraShot(let photo, let index):
+            await storeCameraShot(photo, from: index == 0 ? nil : companions[index - 1])
         case .endOfInput:
             if status.inPhotoMode || enterGaveUp { await stopBackend() }
             ingress?.close()
@@ -274,6 +280,7 @@ public actor ShutterCoordinator {
             }
             status.inPhotoMode = true
             enterGaveUp = false
+            await prepareCompanions()
             return nil
         } catch {
             let failure = ShutterError.wrapping(error, as: .cameraFailure)
@@ -289,6 +296,23 @@ public actor ShutterCoordinator {
         await pending.take()?.value
     }
 
+    /// Prepares the companion backends: one that cannot start is logged, and the session
+    /// goes on with the capturing backend and the others.
+    private func prepareCompanions() async {
+        preparedCompanions = []
+        for (index, companion) in companions.enumerated() {
+            let context = BackendContext(log: log.named("backend \(index + 2)"), deliver: { [ingress] photo in
+                ingress?.submitCameraShot(photo, from: index + 1)
+            })
+            do {
+                try await withDeadline(settings.enterTimeout, "entering photo mode") { try await companion.prepare(context) }
+                preparedCompanions.append(index)
+            } catch {
+                log.error("backend \(index + 2) (\(await companion.cameraName)) could not start: \(ShutterError.wrapping(error)); the session goes on without it")
+            }
+        }
+    }
+
     private func stopBackend() async {
         let backend = self.backend
         do {
@@ -296,6 +320,13 @@ public actor ShutterCoordinator {
         } catch {
             log.warning("backend did not stop cleanly: \(ShutterError.wrapping(error))")
         }
+        for index in preparedCompanions {
+            let companion = companions[index]
+            do { try await withDeadline(settings.exitTimeout, "leaving photo mode") { await companion.stop() } } catch {
+                log.warning("backend \(index + 2) did not stop cleanly: \(ShutterError.wrapping(error))")
+            }
+        }
+        preparedCompanions = []
         status.inPhotoMode = false
         enterGaveUp = false
     }

@@ -64,8 +64,8 @@ struct SinkChain: Sendable {
     /// Tells the backend whether `photo` is archived, so it may delete the camera's copy.
     /// Called after the answer: deleting never delays it (in a burst, a camera runs the
     /// delete after the next capture, which can take seconds).
-    func finish(_ photo: CapturedPhoto, archived: Bool) async {
-        let backend = self.backend
+    func finish(_ photo: CapturedPhoto, archived: Bool, by owner: (any CaptureBackend)? = nil) async {
+        let backend = owner ?? self.backend
         do {
             try await withDeadline(settings.finishTimeout, "the backend finishing with the photo") {
                 await backend.finish(photo, stored: archived)
