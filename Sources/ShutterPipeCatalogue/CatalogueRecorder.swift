@@ -140,7 +140,10 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
     public func observe(_ answer: ShutterAnswer, trigger: String) async {
         guard answer.request.event == .capture, let shot = answer.shot else { return }
         let camera = cameras.withLock { $0.removeValue(forKey: shot) }
-        writer.withLock { $0 }?.enqueue([PendingShot(answer: answer, trigger: trigger, camera: camera, observed: Date())])
+        // A shot no trigger asked for is recorded by how it came: "camera" for the camera's
+        // button, "card import" or "hot folder" for one its backend brought in.
+        let by = trigger == "camera" ? answer.request.origin.flatMap { $0 == "camera button" ? nil : $0 } ?? trigger : trigger
+        writer.withLock { $0 }?.enqueue([PendingShot(answer: answer, trigger: by, camera: camera, observed: Date())])
     }
 
     /// Writes what is queued and closes, waiting at most ten seconds (a hung disk must not

@@ -99,9 +99,10 @@ extension CameraSession {
             var files: [WorkerFile] = [], descriptors: [Int32] = []
             for added in exposure {
                 do throws(GPhotoFailure) {
-                    let (file, descriptor) = try download(added.path, from: camera)
+                    var (file, descriptor) = try download(added.path, from: camera)
                     card.downloaded(Self.described(added, downloaded: file))
                     handledSinceEnter[added.path] = added
+                    file.modified = added.modified
                     files.append(file)
                     descriptors.append(descriptor)
                 } catch {

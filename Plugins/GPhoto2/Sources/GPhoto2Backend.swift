@@ -338,7 +338,13 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
                 log.info("shot taken on the camera: \(files.map(\.name).joined(separator: ", "))", [("camera", camera)])
             }
             let model = state.withLock { $0.identities[camera]?.model } ?? camera
-            context.deliver(CapturedPhoto(files: files, camera: isRig ? camera : model))
+            var photo = CapturedPhoto(files: files, camera: isRig ? camera : model)
+            if case .importedShot = event {
+                // Taken while away: marked as imported, with the time the card gives it.
+                photo.origin = "card import"
+                if let modified = shot.compactMap(\.modified).first { photo.captureTime = Date(timeIntervalSince1970: Double(modified)) }
+            }
+            context.deliver(photo)
         case .lost(let reason):
             state.withLock { $0.statuses = nil }
             log.warning("camera connection lost\(isRig ? " ('\(camera)')" : ""); reconnecting", [("event", "cameraLost"), ("camera", camera), ("reason", reason)])

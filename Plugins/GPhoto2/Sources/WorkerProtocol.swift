@@ -215,10 +215,13 @@ public struct WorkerEnvelope: Codable, Sendable {
 public struct WorkerFile: Codable, Sendable, Equatable {
     public var path: CardPath
     public var size: Int
+    /// The file's time on the card (libgphoto2's mtime, the camera's clock), for imports.
+    public var modified: Int?
 
-    public init(path: CardPath, size: Int) {
+    public init(path: CardPath, size: Int, modified: Int? = nil) {
         self.path = path
         self.size = size
+        self.modified = modified
     }
 }
 

@@ -41,6 +41,10 @@ struct CardCatchUpTests {
         session.closeInput()
         #expect(await session.wait(timeout: .seconds(30)).status == 0)
         #expect(stored(folder).count == 7 && count("imported from the card", in: session.stderrSoFar) == 5)
+        // Marked in the catalogue as imported, not captured.
+        let listed = try await shutterpipe(["shots", "--config", config, "--json"], in: folder.path, environment: environment)
+        let triggers = (try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]] ?? []).compactMap { $0["trigger"] as? String }
+        #expect(triggers.sorted() == ["card import", "card import", "card import", "card import", "card import", "stdin", "stdin"], "\(listed.stdout) \(listed.stderr)")
 
         // A restart: the 7 still on the card were all delivered; nothing comes twice.
         session = try RunningProcess(["run", "--config", config, "--verbose"], in: folder.path, environment: environment)

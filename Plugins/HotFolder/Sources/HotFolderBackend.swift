@@ -136,7 +136,9 @@ public final class HotFolderBackend: CaptureBackend {
         let name = (path as NSString).lastPathComponent
         let taken = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
         log.info("taken from the hot folder: \(name) (\(data.count) bytes)")
-        context.deliver(CapturedPhoto(files: [CapturedFile(name: name, data: data, cameraPath: path)], camera: options.camera, captureTime: taken))
+        var photo = CapturedPhoto(files: [CapturedFile(name: name, data: data, cameraPath: path)], camera: options.camera, captureTime: taken)
+        photo.origin = "hot folder"
+        context.deliver(photo)
     }
 
     /// Whether a file of this name is taken: not hidden, not a temporary name, one of the

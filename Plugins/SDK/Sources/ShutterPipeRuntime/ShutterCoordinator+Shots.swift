@@ -54,7 +54,7 @@ extension ShutterCoordinator {
         var photo = photo
         let id = nextShot()
         photo.id = id
-        await store(photo, answering: ShutterAnswer(request: TriggerEvent(.capture, origin: owner == nil ? "camera button" : "\(photo.camera)"),
+        await store(photo, answering: ShutterAnswer(request: TriggerEvent(.capture, origin: photo.origin ?? (owner == nil ? "camera button" : photo.camera)),
                                                     state: .photoSuccess, shot: id),
                     to: nil, started: .now, finishedBy: owner)
     }

@@ -62,6 +62,11 @@ public struct CapturedPhoto: Sendable, Equatable {
     /// the files hold what did come, the sinks store them, and the capture is answered
     /// ``ShutterState/photoFailed`` with this failure, which names what is missing.
     public var missing: ShutterError?
+    /// How a photo that no trigger asked for came, for the log and the catalogue: `nil`
+    /// for a capture or the camera's own button; `card import` for one taken while the
+    /// camera was away (the gphoto2 backend's card catch-up), `hot folder`, or a plugin's
+    /// own word. (Added in ABI 8.)
+    public var origin: String?
 
     /// Creates a photo.
     public init(files: [CapturedFile], camera: String, captureTime: Date = Date(), missing: ShutterError? = nil) {
