@@ -192,6 +192,9 @@ public final class MQTTTrigger: TriggerSource {
                           "fix": "publish commands without the retain flag (rig capture does); clear this one with mosquitto_pub -r -n -t \(commandTopic)"])
             return
         }
+        if command.event == RigProtocol.labelEvent {
+            return setLabel(command, proof: secret)
+        }
         guard let event = options.map.event(for: command.event) else {
             let known = options.map.events.keys.sorted().joined(separator: ", ")
             refuse(command.id, "unknown event '\(command.event)'; this node takes \(known)", proof: secret)
@@ -239,6 +242,19 @@ public final class MQTTTrigger: TriggerSource {
     }
 
     /// Gives an event to the coordinator, unless the trigger has stopped meanwhile.
+    /// A `label` command: the session label, in its turn among the events; the answer is
+    /// published as `labelled` (or `labelRefused`, with the reason).
+    private func setLabel(_ command: RigCommandMessage, proof secret: String) {
+        let request = LabelRequest(command.label ?? "", origin: "mqtt \(command.id)")
+        state.withLock { $0.events }?.send(request) { [weak self] answer in
+            guard let self else { return }
+            var object: [String: Any] = ["id": command.id, "node": self.options.node, "event": command.event, "paths": [String](), "proof": secret,
+                                         "state": answer.failure == nil ? "labelled" : "labelRefused", "label": answer.label ?? ""]
+            if let failure = answer.failure { object["cause"] = failure.cause.rawValue; object["message"] = failure.description }
+            self.publishState(object)
+        }
+    }
+
     private func handOver(_ event: TriggerEvent) {
         state.withLock { $0.events }?.send(event)
     }

@@ -6,7 +6,7 @@ import ShutterPipeSupport
 /// through its broker, and every node's answer; or the nodes and their last states.
 struct RigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "rig", abstract: "fire every node of a rig through its MQTT broker (capture, enter, exit), or list its nodes (status)",
+        commandName: "rig", abstract: "fire every node of a rig through its MQTT broker (capture, enter, exit), set their session label (label --text), or list its nodes (status)",
         discussion: """
         capture, enter and exit publish one command on shutterpipe/RIG/command and collect
         the answer of every node known from the presence topics, online or not; an answer
@@ -21,7 +21,7 @@ struct RigCommand: ParsableCommand {
         together with chrony or NTP: docs/rigs.md).
         """)
 
-    @Argument(valueName: "ACTION", help: "capture, enter, exit or status")
+    @Argument(valueName: "ACTION", help: "capture, enter, exit, label (with --text) or status")
     var action: String
 
     @Option(valueName: "URL", help: "the broker: mqtt://HOST:PORT, or mqtts://HOST:PORT with --ca")
@@ -32,6 +32,9 @@ struct RigCommand: ParsableCommand {
 
     @Option(valueName: "+DELAY", help: "fire this long from now, such as +300ms (every node by its own clock)")
     var at: String?
+
+    @Option(valueName: "TEXT", help: "for label: the session label every node's next shots carry (\"\" clears it)")
+    var text: String?
 
     @Option(valueName: "DURATION", help: "how long to wait for the answers")
     var timeout: Duration = .seconds(5)
@@ -49,8 +52,11 @@ struct RigCommand: ParsableCommand {
     var ca: String?
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        guard ["capture", "enter", "exit", "status"].contains(action) else {
-            throw UsageError("unknown action '\(action)'; use capture, enter, exit or status")
+        guard ["capture", "enter", "exit", "label", "status"].contains(action) else {
+            throw UsageError("unknown action '\(action)'; use capture, enter, exit, label or status")
+        }
+        guard (action == "label") == (text != nil) else {
+            throw UsageError(action == "label" ? "label needs --text: shutterpipe rig label --text ORDER-1234" : "--text goes with label only")
         }
         guard RigProtocol.isValidName(rig) else { throw UsageError("--rig must be a name without '/', '+' or '#'") }
         var fireDelay: Duration?
@@ -70,7 +76,7 @@ struct RigCommand: ParsableCommand {
             password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
         }
         let credentials = username.map { (user: $0, password: password) }
-        let (action, rig, timeout, json, delay) = (self.action, self.rig, self.timeout, self.json, fireDelay)
+        let (action, rig, timeout, json, delay, text) = (self.action, self.rig, self.timeout, self.json, fireDelay, self.text)
         let queue = BlockingQueue(label: "shutterpipe.rig")
         let outcome: Result<RigReport, ShutterError> = await queue.run {
             Result { () throws(ShutterError) -> RigReport in
@@ -88,7 +94,7 @@ struct RigCommand: ParsableCommand {
                 // Always an expiry: a command queued by a broker or a reconnect never fires
                 // after this command has stopped waiting for it.
                 let expires = (at ?? now) + Double(timeout / .milliseconds(1))
-                let command = RigCommandMessage(id: UUID().uuidString.lowercased(), event: action, at: at, expires: expires)
+                let command = RigCommandMessage(id: UUID().uuidString.lowercased(), event: action, at: action == "label" ? nil : at, expires: expires, label: text)
                 let collected = try session.send(command, awaiting: nodes, timeout: timeout + (delay ?? .zero))
                 return RigReport(action: action, rig: rig, nodes: nodes, collected: collected)
             }

@@ -28,6 +28,8 @@ enum RigProtocol {
     /// The command `rig status` sends to read every node's clock: each answers at once on
     /// its ack topic with `{"id", "node", "clock"}` (its Unix time in ms), takes nothing.
     static let clockEvent = "clock"
+    /// The command that sets the session label on every node (`label`: the text).
+    static let labelEvent = "label"
 
     /// A fresh secret for one command's answer (32 hex digits).
     static func newSecret() -> String {
@@ -72,6 +74,8 @@ struct RigCommandMessage: Sendable, Equatable {
     var at: Double?
     /// Unix ms after which it must not fire.
     var expires: Double?
+    /// For a `label` command: the label ("" clears it).
+    var label: String?
 
     enum Problem: Error, Equatable {
         case tooLarge(Int)
@@ -101,19 +105,25 @@ struct RigCommandMessage: Sendable, Equatable {
         self.event = event
         at = try time("at")
         expires = try time("expires")
+        if let value = object["label"], !(value is NSNull) {
+            guard let text = value as? String else { throw .malformed("'label' must be a string", id: id) }
+            label = text
+        }
     }
 
-    init(id: String, event: String, at: Double? = nil, expires: Double? = nil) {
+    init(id: String, event: String, at: Double? = nil, expires: Double? = nil, label: String? = nil) {
         self.id = id
         self.event = event
         self.at = at
         self.expires = expires
+        self.label = label
     }
 
     var payload: Data {
         var object: [String: Any] = ["id": id, "event": event]
         if let at { object["at"] = at }
         if let expires { object["expires"] = expires }
+        if let label { object["label"] = label }
         return RigProtocol.encode(object)
     }
 }

@@ -31,6 +31,7 @@ struct RigReport: Sendable {
         switch action {
         case "enter": "enteredPhotoMode"
         case "exit": "exitedOrUnableToEnter"
+        case "label": "labelled"
         default: "photoSuccess"
         }
     }
