@@ -112,6 +112,7 @@ enum WebPage {
   <button id="enter">Enter</button>
   <button id="shutter" aria-label="Take a photo">Shoot</button>
   <button id="exit">Exit</button>
+  <input id="session-label" type="text" maxlength="200" placeholder="Label" aria-label="Session label: the next shots carry it ({label}); Enter sets it" title="Session label ({label}): Enter sets it, empty clears it">
 </footer>
 <dialog id="help-dialog">
   <h2>Keys</h2>

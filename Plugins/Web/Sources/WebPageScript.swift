@@ -345,7 +345,22 @@ document.querySelectorAll("#marks [data-pick]").forEach((b) => b.onclick = () =>
 for (const [id, key] of [["filter-rating", "rating"], ["filter-label", "label"], ["filter-pick", "pick"], ["filter-camera", "camera"], ["filter-session", "session"]]) {
   $(id).onchange = () => { app.filter[key] = $(id).value; reload().catch(showError); };
 }
+async function setLabel() {
+  const field = $("session-label");
+  try {
+    const response = await fetch("/api/label", { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify({ label: field.value }) });
+    const answer = await response.json();
+    if (!response.ok) return showError(Object.assign(new Error(answer.error), { fix: answer.fix }));
+    field.value = answer.label || "";
+    $("state").className = "";
+    $("state").textContent = answer.label ? "label " + answer.label + ": the next shots carry it" : "label cleared";
+  } catch (error) {
+    showError(new Error("no answer: " + error.message));
+  }
+}
+
 if ($("shutter")) {
+  $("session-label").onkeydown = (event) => { if (event.key === "Enter") { event.preventDefault(); setLabel(); } };
   $("shutter").onclick = () => post("capture");
   $("enter").onclick = () => post("enter");
   $("exit").onclick = () => post("exit");

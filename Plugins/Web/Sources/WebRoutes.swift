@@ -53,6 +53,18 @@ struct WebRoutes: Sendable {
             var response = HTTPResponse.json(["role": role.rawValue])
             if let token, trigger.options.token != nil { response.headers.append(WebRole.setCookie(token)) }
             return response
+        case ("POST", "/api/label"):
+            // The session label (an order number, a subject's code): the next shots carry it.
+            guard let body = try? JSONSerialization.jsonObject(with: request.body) as? [String: Any], let text = body["label"] as? String else {
+                return .error(400, "the body must be JSON: {\"label\": \"ORDER-1234\"} (\"\" clears it)")
+            }
+            guard let answer = trigger.label(LabelRequest(text, origin: "web \(request.client)")) else {
+                return .error(503, "no answer: the session is stopping or did not answer in time")
+            }
+            if let failure = answer.failure {
+                return .json(["error": failure.message, "cause": failure.cause.rawValue, "fix": failure.fix ?? ""], status: 409)
+            }
+            return .json(["label": answer.label.map { $0 as Any } ?? NSNull(), "summary": answer.summary] as [String: Any])
         case ("GET", "/api/share.svg"):
             return ShareLink(options: trigger.options, host: request.headers["host"]).svg()
         case ("GET", "/api/share"):

@@ -161,6 +161,19 @@ public final class WebTrigger: TriggerSource, SessionObserver {
 extension WebTrigger {
     /// Sends a settings request to the coordinator (it takes its turn between shots) and
     /// waits for the answer, on the calling thread (a connection's own), at most `timeout`.
+    /// Sets the session label through the coordinator, in its turn; `nil` without an answer.
+    func label(_ request: LabelRequest, timeout: Duration = .seconds(30)) -> LabelAnswer? {
+        guard let events = channel.withLock({ $0 }) else { return nil }
+        let answer = Mutex<LabelAnswer?>(nil)
+        let arrived = DispatchSemaphore(value: 0)
+        events.send(request) { value in
+            answer.withLock { $0 = value }
+            arrived.signal()
+        }
+        guard arrived.wait(timeout: .now() + .milliseconds(Int(timeout.components.seconds) * 1000)) == .success else { return nil }
+        return answer.withLock { $0 }
+    }
+
     func settings(_ request: SettingsRequest, timeout: Duration = .seconds(60)) -> SettingsAnswer? {
         guard let events = channel.withLock({ $0 }) else { return nil }
         let answer = Mutex<SettingsAnswer?>(nil)
