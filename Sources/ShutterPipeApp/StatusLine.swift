@@ -6,7 +6,7 @@ import ShutterPipeSupport
 /// The text of the live status line photographers glance at between shots.
 enum StatusLine {
     static func text(_ status: CoordinatorStatus, freeBytes: Int64?, cameras: [CameraStatus] = [],
-                     inFlight: [ShotTracker.Shot] = [], now: ContinuousClock.Instant = .now) -> String {
+                     inFlight: [ShotTracker.Shot] = [], notes: [String] = [], now: ContinuousClock.Instant = .now) -> String {
         var parts = [status.inPhotoMode ? "● photo mode" : "○ idle"]
         // The shot in flight comes first: it is what the photographer waits for.
         parts += inFlight.map { shotText($0, now: now) }
@@ -25,6 +25,8 @@ enum StatusLine {
             if let card = camera.freeCardBytes { words.append("card \(formatByteCount(card)) free") }
             if !words.isEmpty { parts.append(words.joined(separator: " ")) }
         }
+        // Work after the answers: queued copies and uploads, and a destination away.
+        parts += notes.map(LogText.escaped)
         return parts.joined(separator: " · ") + "  › "
     }
 

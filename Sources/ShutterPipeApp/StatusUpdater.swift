@@ -16,7 +16,7 @@ final class StatusUpdater: Sendable {
     private let backend: any CaptureBackend
     /// The shots in flight: give it to the coordinator.
     let tracker: ShotTracker
-    private let latest = Mutex<(status: CoordinatorStatus, free: Int64?, cameras: [CameraStatus])>((CoordinatorStatus(), nil, []))
+    private let latest = Mutex<(status: CoordinatorStatus, free: Int64?, cameras: [CameraStatus], notes: [String])>((CoordinatorStatus(), nil, [], []))
     private let refreshers = Mutex<[Task<Void, Never>]>([])
 
     init(output: LogOutput, sinks: [NamedSink], backend: any CaptureBackend) {
@@ -62,21 +62,24 @@ final class StatusUpdater: Sendable {
 
     private func redraw() {
         drawing.withLock { _ in
-            let (status, free, cameras) = latest.withLock { ($0.status, $0.free, $0.cameras) }
-            output.setStatus(StatusLine.text(status, freeBytes: free, cameras: cameras, inFlight: tracker.shots))
+            let (status, free, cameras, notes) = latest.withLock { ($0.status, $0.free, $0.cameras, $0.notes) }
+            output.setStatus(StatusLine.text(status, freeBytes: free, cameras: cameras, inFlight: tracker.shots, notes: notes))
         }
     }
 
     private func refreshFreeSpace() async {
         var free: Int64?
+        var notes: [String] = []
         for sink in sinks {
             if let bytes = await sink.sink.availableCapacity() { free = min(free ?? .max, bytes) }
+            if let note = await sink.sink.statusNote() { notes.append(note) }
         }
         let current = latest.withLock { $0.status }
         let cameras = current.inPhotoMode ? await backend.status() : []
         latest.withLock { latest in
             latest.free = free
             latest.cameras = cameras
+            latest.notes = notes
         }
         redraw()
     }

@@ -3,6 +3,8 @@ import ShutterPipeKit
 @testable import ShutterPipeApp
 import ShutterPipeRuntime
 import ShutterPipeSupport
+import Synchronization
+import TestSupport
 import Testing
 
 @Suite("status line: the shot in flight")
@@ -23,5 +25,28 @@ struct StatusLineTests {
         #expect(StatusLine.shotText(shot(.storing), now: now) == "shot 3 storing")
         let line = StatusLine.text(CoordinatorStatus(), freeBytes: nil, inFlight: [shot(.storing)], now: now)
         #expect(line.hasPrefix("○ idle · shot 3 storing · 0 shots"), "\(line)")
+    }
+}
+
+@Suite("status line: deliveries after the answers")
+struct StatusLineDeliveryTests {
+    @Test("a delivery queue says how many wait and which destination is away (its password left out); nothing once it is empty; the line carries the sinks' notes")
+    func queueNotes() async throws {
+        let folder = TemporaryDirectory("status-queue")
+        let away = Mutex(true)
+        let queue = DeliveryQueue(journal: folder.file("journal"), what: "upload", noun: "upload(s)", log: .discarding,
+                                  shown: { $0.replacingOccurrences(of: "secret", with: "…") }) { _ in
+            away.withLock { $0 } ? .wait("connection refused") : .done
+        }
+        queue.start()
+        #expect(queue.statusNote == nil)
+        try queue.enqueue([DeliveryQueue.Job(destination: ":sftp,pass=secret:", fields: ["a"]), DeliveryQueue.Job(destination: ":sftp,pass=secret:", fields: ["b"])])
+        let note = "upload ':sftp,pass=…:' waiting, 2 queued"
+        #expect(await eventually { queue.statusNote == note }, "\(queue.statusNote ?? "nil")")
+        let line = StatusLine.text(CoordinatorStatus(), freeBytes: nil, notes: [queue.statusNote ?? ""])
+        #expect(line.hasSuffix("· \(note)  › "), "\(line)")
+        away.withLock { $0 = false }
+        #expect(await eventually { queue.statusNote == nil })
+        queue.stop(within: .seconds(5))
     }
 }

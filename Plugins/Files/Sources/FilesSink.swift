@@ -137,6 +137,8 @@ public final class FilesSink: PhotoSink {
     }
 
     /// Free bytes where the last photo went (or would go).
+    public func statusNote() async -> String? { mirrorQueue?.statusNote }
+
     public func availableCapacity() async -> Int64? {
         let directory = state.withLock { $0.lastDirectory } ?? staticDirectoryPrefix
         return await io.run { DurableWriter.availableBytes(at: directory) }

@@ -47,6 +47,9 @@ final class MirrorQueue: Sendable {
     /// How many copies wait.
     var queued: Int { queue.snapshot.queued }
 
+    /// The status line's words, when copies wait.
+    var statusNote: String? { queue.statusNote }
+
     /// Waits up to `limit` for the queue to empty, then stops; what is left stays in the
     /// journal for the next start.
     func stop(within limit: Duration) { queue.stop(within: limit) }

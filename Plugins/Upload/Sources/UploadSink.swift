@@ -93,6 +93,8 @@ public final class UploadSink: PhotoSink {
         await waiter.run { queue.stop(within: .seconds(30), interrupt: upload.interrupt) }
     }
 
+    public func statusNote() async -> String? { queue.statusNote }
+
     /// How many uploads wait, how many were made, and which remotes wait why.
     public var snapshot: DeliveryQueue.Snapshot { queue.snapshot }
 

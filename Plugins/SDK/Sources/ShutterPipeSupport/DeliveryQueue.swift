@@ -139,6 +139,16 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
         lock.withLock { Snapshot(queued: pending.count, delivered: delivered, waiting: waiting) }
     }
 
+    /// The status line's words: `upload 3 queued`, `mirror '/media/usb' waiting, 12
+    /// queued`; `nil` when nothing waits.
+    public var statusNote: String? {
+        lock.withLock {
+            guard !pending.isEmpty else { return nil }
+            let away = waiting.keys.sorted().map { "'\(shown($0))' waiting" }
+            return "\(what) " + (away + ["\(pending.count) queued"]).joined(separator: ", ")
+        }
+    }
+
     /// Waits up to `limit` for the queue to empty (not for a destination that failed three
     /// times in a row: it is away, not hiccuping), then calls `interrupt` (which makes a delivery under way give up: kills
     /// its program, say) and stops the thread once that delivery returns; what is left

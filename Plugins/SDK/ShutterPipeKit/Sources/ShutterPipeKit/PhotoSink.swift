@@ -41,6 +41,11 @@ public protocol PhotoSink: Sendable {
     /// Bytes free at the destination, for the status line; `nil` if unknown.
     func availableCapacity() async -> Int64?
 
+    /// A few words for the status line about work after the answers (`upload 3 queued`,
+    /// `mirror '/media/usb' away, 12 queued`); `nil` when there is nothing to say. Must
+    /// return quickly. (Added in ABI 8.)
+    func statusNote() async -> String?
+
     /// Called once when the pipeline starts, before any event: the place to check that
     /// the sink can work (its destination exists and takes files). A failure stops the
     /// session before its triggers start, with the error's message: a config that cannot
@@ -63,6 +68,8 @@ extension PhotoSink {
     public var role: SinkRole { .processing }
     /// Unknown by default.
     public func availableCapacity() async -> Int64? { nil }
+    /// Nothing to say by default.
+    public func statusNote() async -> String? { nil }
     /// Nothing to begin by default.
     public func begin() async throws {}
     /// Nothing to observe by default.

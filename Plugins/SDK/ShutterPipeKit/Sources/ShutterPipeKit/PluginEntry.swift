@@ -32,7 +32,8 @@ public enum PluginEntry {
     /// mistake in one pass (`PluginOptions` records them; `ConfigErrors` is in the contract);
     /// 6, the shot identity and the catalogue (`ShotID`, `ShotCatalogue`); 7, the
     /// catalogue's paging and change reports; 8, session labels (`EventChannel.send(_: LabelRequest)`, `ShotContext.label`,
-    /// `ShutterAnswer.label`) and `CapturedFile.cameraSerial`.
+    /// `ShutterAnswer.label`), `CapturedFile.cameraSerial`, `CapturedPhoto.origin`,
+    /// `PhotoSink.statusNote()`, the catalogue's session labels.
     @_alwaysEmitIntoClient
     public static var abi: Int32 { 8 }
 
