@@ -21,6 +21,13 @@ extension UploadSink {
         public var queueFolder: String?
         /// The program: `rclone` on PATH, or a path.
         public var rclone = "rclone"
+        /// Upload a shot only once it is rated at least this (1–5); 0: every shot, at once.
+        public var minRating = 0
+        /// Upload a shot only once it is picked.
+        public var picksOnly = false
+
+        /// Whether shots wait for the photographer's marks before they go.
+        var waitsForMarks: Bool { minRating > 0 || picksOnly }
 
         public init() {}
 
@@ -56,5 +63,7 @@ extension UploadSink.Options {
         timeout = try options.duration("timeout", default: timeout)
         queueFolder = try options.path("queueFolder")
         rclone = try options.string("rclone", default: rclone)
+        minRating = try options.int("minRating", default: minRating, in: 0...5)
+        picksOnly = try options.bool("picksOnly", default: picksOnly)
     }
 }

@@ -4,6 +4,7 @@
 import Foundation
 import ShutterPipeKit
 import ShutterPipeSupport
+import Synchronization
 
 /// A sink that uploads each shot's files to any rclone remote (SFTP, WebDAV, FTP, S3,
 /// Dropbox, Google Drive, …) by running Debian's `rclone`, after the shot is answered.
@@ -15,7 +16,7 @@ import ShutterPipeSupport
 /// - The file uploaded is the one an earlier sink stored (a `files` sink's, tagged); with
 ///   none, the queue keeps a spooled copy of the camera's bytes until it is uploaded.
 /// - A session killed with uploads queued goes on with them at its next start.
-public final class UploadSink: PhotoSink {
+public final class UploadSink: PhotoSink, SessionObserver {
     public static let typeName = "upload"
 
     public static func register(in registry: PluginRegistry) throws {
@@ -32,6 +33,8 @@ public final class UploadSink: PhotoSink {
     private let upload: RcloneUpload
     private let queue: DeliveryQueue
     private let waiter = BlockingQueue(label: "shutterpipe.upload")
+    /// With `minRating` or `picksOnly`: the catalogue shots queued in this run.
+    private let queuedShots = Mutex<Set<Int>>([])
 
     /// An upload keeps no copy the camera's may be deleted for: a remote can be away for
     /// hours.
@@ -62,6 +65,8 @@ public final class UploadSink: PhotoSink {
     }
 
     public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
+        // Rated or picked later: queued when the photographer marks it (``begin(_:)``).
+        guard !options.waitsForMarks else { return SinkReceipt(files: []) }
         let remote = Self.expand(options.remote, session: context.session, date: Date())
         var jobs: [DeliveryQueue.Job] = []
         var warnings: [String] = []
@@ -87,6 +92,41 @@ public final class UploadSink: PhotoSink {
         }
         return SinkReceipt(files: [], warnings: warnings)
     }
+
+    /// With `minRating` or `picksOnly`: watches the catalogue's marks, and queues a shot's
+    /// files the first time its marks qualify.
+    public func begin(_ session: SessionView) async {
+        guard options.waitsForMarks else { return }
+        guard let catalogue = session.catalogue else {
+            return log.error("upload: minRating and picksOnly wait for the photographer's marks, and this session keeps no catalogue: nothing will be uploaded (remove 'catalogue: off')")
+        }
+        catalogue.observe { [weak self] change in
+            guard let self, case .marked(let shot) = change, self.qualifies(shot),
+                  self.queuedShots.withLock({ $0.insert(shot.id).inserted }) else { return }
+            Task { await self.waiter.run { self.queue(marked: shot) } }
+        }
+    }
+
+    private func qualifies(_ shot: CatalogueShot) -> Bool {
+        (options.minRating == 0 || shot.rating >= options.minRating) && (!options.picksOnly || shot.pick == .picked)
+    }
+
+    /// Queues a marked shot's files, as stored.
+    private func queue(marked shot: CatalogueShot) {
+        let remote = Self.expand(options.remote, session: shot.session ?? session, date: Date())
+        let jobs = shot.files.filter { !$0.missing && options.selects(extension: (($0.path as NSString).pathExtension).lowercased()) }.map {
+            RcloneUpload.job(remote: remote, source: $0.path, name: ($0.path as NSString).lastPathComponent, spooled: false)
+        }
+        do {
+            try queue.enqueue(jobs)
+            log.info("shot \(shot.id) \(shot.pick == .picked ? "picked" : "rated \(shot.rating)"): \(jobs.count) file(s) queued for upload")
+        } catch {
+            queuedShots.withLock { _ = $0.remove(shot.id) }
+            log.error("shot \(shot.id) not queued for upload: \(error.message)")
+        }
+    }
+
+    public func observe(_ answer: ShutterAnswer, trigger: String) async {}
 
     public func end() async {
         let (queue, upload) = (self.queue, self.upload)

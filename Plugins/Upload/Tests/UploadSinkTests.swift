@@ -105,6 +105,35 @@ struct UploadSinkTests {
         #expect(outcome.status == 0 && !outcome.stderr.contains("still queued"), "\(outcome.stderr)")
     }
 
+    @Test("minRating 4: nothing goes at the shot; rated 4 from the command line, that shot's file goes, once, even rated again; one rated 2 stays")
+    func ratedOnly() async throws {
+        let sftp = try await RcloneServer(.sftp, "rated")
+        let folder = TemporaryDirectory("upload-rated")
+        let socket = folder.file("s.sock")
+        let config = try writeConfig("""
+        version: 1
+        session: up
+        backend: {type: file-stub, width: 320, height: 240}
+        triggers: [{type: stdin}, {type: socket, path: \(socket)}]
+        sinks:
+          - {type: files, directory: \(folder.file("out")), filename: "{session}-{seq:04}.{ext}"}
+          - {type: upload, queueFolder: \(folder.file("queue")), remote: "\(sftp.remote("picks"))", minRating: 4}
+        """, in: folder)
+        let session = try RunningProcess(["run", "--config", config, "--no-status", "--verbose"], in: folder.path)
+        await shootOneByOne(session, 3)
+        await session.waitForOutput("3 shots recorded") { shotsRecorded(in: $0) >= 3 }
+        for (shot, rating) in [(2, 4), (3, 2), (2, 5)] {
+            let rated = try await shutterpipe(["shots", "rate", String(shot), String(rating), "--socket", socket], in: folder.path)
+            #expect(rated.status == 0, "\(rated.stdout) \(rated.stderr)")
+        }
+        let second = try #require(storedPhotos(folder.file("out"))["up-0002.jpg"])
+        #expect(await eventually { sftp.files() == ["picks/up-0002.jpg": second] }, "\(sftp.files().keys.sorted())")
+        session.signal(SIGTERM)
+        let outcome = await session.wait(timeout: .seconds(60))
+        #expect(outcome.status == 0 && count("queued for upload", in: outcome.stderr) == 1, "\(outcome.stderr)")
+        #expect(sftp.files().keys.sorted() == ["picks/up-0002.jpg"])
+    }
+
     @Test("mistakes are named with the config's line and column: no remote, a remote without a colon, an unknown 'files'; a missing rclone stops the start with the fix")
     func configMistakes() async throws {
         let folder = TemporaryDirectory("upload-mistakes")
