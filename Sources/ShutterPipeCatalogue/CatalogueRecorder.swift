@@ -54,6 +54,8 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
 
     private let reads: SessionCatalogue
     private let observers = Mutex<[@Sendable (CatalogueChange) -> Void]>([])
+    /// Copies whose files were not recorded yet when they were reported.
+    private let waitingCopies = Mutex<[(String, FileCopy)]>([])
 
     public init(options: Options, session: String, log: Logger) {
         self.options = options
@@ -80,6 +82,24 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         observers.withLock { $0.append(observer) }
     }
 
+    /// A copy of a file not recorded yet (a mirror faster than the recorder) waits for
+    /// its shot's record, and is written with the next batch.
+    public func recordCopy(of path: String, _ copy: FileCopy) async throws {
+        if try await reads.recordCopyNow(of: Catalogue.absolute(path), copy) { return }
+        waitingCopies.withLock { $0.append((Catalogue.absolute(path), copy)) }
+    }
+
+    /// The copies that waited for their shots' records, tried again.
+    private func recordWaitingCopies() {
+        let waiting = waitingCopies.withLock { list -> [(String, FileCopy)] in defer { list = [] }; return list }
+        guard !waiting.isEmpty else { return }
+        Task { [self] in
+            for (path, copy) in waiting where (try? await reads.recordCopyNow(of: path, copy)) != true {
+                waitingCopies.withLock { $0.append((path, copy)) }  // its shot is not recorded yet either
+            }
+        }
+    }
+
     private func tell(_ change: CatalogueChange) {
         for observer in observers.withLock({ $0 }) { observer(change) }
     }
@@ -87,6 +107,7 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
     /// The writer recorded these shots: whoever observes hears each as the catalogue has
     /// it (read on the reads' thread, never the writer's).
     private func recorded(_ identities: [ShotID]) {
+        recordWaitingCopies()
         guard !observers.withLock({ $0.isEmpty }) else { return }
         let reads = self.reads
         Task {
@@ -153,5 +174,10 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         await Self.within(.seconds(10), log: log, "still writing after 10 s; leaving it (the next start records what is missing)") { done in
             writer.finish(done)
         }
+        // Every shot is recorded now: the copies that waited for theirs go in.
+        let waiting = waitingCopies.withLock { list -> [(String, FileCopy)] in defer { list = [] }; return list }
+        var lost = 0
+        for (path, copy) in waiting where (try? await reads.recordCopyNow(of: path, copy)) != true { lost += 1 }
+        if lost > 0 { log.warning("\(lost) copy(ies) of files the catalogue has no record of were not recorded") }
     }
 }

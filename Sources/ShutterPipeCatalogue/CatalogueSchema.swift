@@ -4,7 +4,7 @@
 /// refused (its new columns would be lost or misread), with the fix.
 enum CatalogueSchema {
     /// The version this build writes.
-    static let current = 3
+    static let current = 4
 
     /// `migrations[n]` takes a file from version n to n + 1.
     static let migrations: [String] = [
@@ -77,6 +77,16 @@ enum CatalogueSchema {
         """
         ALTER TABLE shots ADD COLUMN session_label TEXT;
         CREATE INDEX shots_by_session_label ON shots(session_label);
+        """,
+        // 3 → 4: the copies made of each file after its answer (mirrors, uploads).
+        """
+        CREATE TABLE copies(
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            destination TEXT NOT NULL,
+            location TEXT,
+            time REAL NOT NULL,
+            PRIMARY KEY (file_id, destination)
+        );
         """,
     ]
 }

@@ -47,6 +47,11 @@ public final class SessionCatalogue: ShotCatalogue {
         try await withCatalogue { try CatalogueMarker.mark(id, changes, in: $0).shot }
     }
 
+    /// Records a copy; false when the file is not recorded yet.
+    func recordCopyNow(of path: String, _ copy: FileCopy) async throws -> Bool {
+        try await withCatalogue { try $0.recordCopy(of: path, copy) }
+    }
+
     /// Runs `work` on the catalogue's thread, opening it first; a failure to open or
     /// read is a `storageUnavailable` naming the file.
     private func withCatalogue<T: Sendable>(_ work: @escaping @Sendable (Catalogue) throws -> T) async throws -> T {

@@ -48,6 +48,18 @@ public enum ShotJSON {
             var entry = Object()
             entry.open(&out)
             entry.string("cameraFile", file.cameraFile, &out)
+            entry.key("copies", &out)
+            out += "["
+            for (number, copy) in file.copies.enumerated() {
+                if number > 0 { out += "," }
+                var item = Object()
+                item.open(&out)
+                item.string("destination", copy.destination, &out)
+                item.string("location", copy.location, &out)
+                item.date("time", copy.time, &out)
+                out += "}"
+            }
+            out += "]"
             entry.string("kind", file.kind.rawValue, &out)
             entry.key("missing", &out)
             out += file.missing ? "true" : "false"

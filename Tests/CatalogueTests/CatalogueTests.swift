@@ -235,7 +235,7 @@ struct CatalogueTests {
         try handle.write(contentsOf: Data([0, 0, 0, 99]))
         try handle.close()
         let refused = try await shutterpipe(["shots", "--config", config], in: folder.path)
-        #expect(refused.status == 1 && refused.stderr.contains("was written by a newer shutterpipe (schema 99; this one reads up to 3): upgrade shutterpipe"), "\(refused.stderr)")
+        #expect(refused.status == 1 && refused.stderr.contains("was written by a newer shutterpipe (schema 99; this one reads up to 4): upgrade shutterpipe"), "\(refused.stderr)")
         let session = try await shutterpipe(["run", "--config", config], input: "capture\n", in: folder.path)
         #expect(session.status == 0 && session.lines.first?.hasPrefix("photoSuccess") == true, "a newer catalogue costs no shot: \(session.stderr)")
 

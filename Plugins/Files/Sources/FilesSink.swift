@@ -5,7 +5,7 @@ import Synchronization
 
 /// A sink that writes every file of a photo into a folder, durably, under a name from a
 /// template, never overwriting anything.
-public final class FilesSink: PhotoSink {
+public final class FilesSink: PhotoSink, SessionObserver {
     /// The type name in configs.
     public static let typeName = "files"
 
@@ -110,6 +110,7 @@ public final class FilesSink: PhotoSink {
     public func end() async {
         guard let mirrorQueue else { return }
         await io.run { mirrorQueue.stop(within: .seconds(30)) }
+        await mirrorQueue.copies.flush()
     }
 
     private func preflight(_ directory: String, templated: Bool, minimum: Int64) throws(ShutterError) {
@@ -138,6 +139,13 @@ public final class FilesSink: PhotoSink {
 
     /// Free bytes where the last photo went (or would go).
     public func statusNote() async -> String? { mirrorQueue?.statusNote }
+
+    /// The catalogue, if the session keeps one, hears of every mirror copy.
+    public func begin(_ session: SessionView) async {
+        mirrorQueue?.copies.use(session.catalogue)
+    }
+
+    public func observe(_ answer: ShutterAnswer, trigger: String) async {}
 
     public func availableCapacity() async -> Int64? {
         let directory = state.withLock { $0.lastDirectory } ?? staticDirectoryPrefix

@@ -29,12 +29,16 @@ final class MirrorQueue: Sendable {
     static let journalName = ".shutterpipe-mirror-queue"
 
     private let queue: DeliveryQueue
+    /// The catalogue, told of each copy.
+    let copies: CopyRecorder
 
     /// The queue of the sink whose photos are under `folder`.
     init(folder: String, log: Logger) {
+        let copies = CopyRecorder(log: log)
+        self.copies = copies
         queue = DeliveryQueue(journal: "\(folder)/\(Self.journalName)", what: "mirror", noun: "copy(ies)", log: log) { job in
             guard job.fields.count == 2 else { return .dropped("a damaged line in the journal") }
-            return Self.copy(Job(mirror: job.destination, source: job.fields[0], relative: job.fields[1]))
+            return Self.copy(Job(mirror: job.destination, source: job.fields[0], relative: job.fields[1]), copies: copies)
         }
     }
 
@@ -55,7 +59,7 @@ final class MirrorQueue: Sendable {
     func stop(within limit: Duration) { queue.stop(within: limit) }
 
     /// Copies one file, checked; says why not.
-    private static func copy(_ job: Job) -> DeliveryQueue.Outcome {
+    private static func copy(_ job: Job, copies: CopyRecorder) -> DeliveryQueue.Outcome {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: job.mirror, isDirectory: &isDirectory), isDirectory.boolValue else {
             return .wait("it is not there (unplugged, or not mounted?)")
@@ -79,6 +83,7 @@ final class MirrorQueue: Sendable {
         guard let back = FileManager.default.contents(atPath: target), back.count == data.count, Self.sha256(back) == digest else {
             return .wait("the copy '\(target)' does not read back as the photo (size or SHA-256 differ): the disk may be failing")
         }
+        copies.record(job.source, FileCopy(destination: job.mirror, location: target))
         return .done
     }
 

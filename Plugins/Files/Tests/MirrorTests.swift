@@ -78,6 +78,14 @@ struct MirrorTests {
         #expect(outcome.status == 0 && !outcome.stderr.contains("still queued"), "\(outcome.stderr)")
         // Once: nothing copied twice (no second name for any photo).
         #expect(filesBelow(mirror).count == 5)
+        // The catalogue records each copy, with where it went.
+        let listed = try await shutterpipe(["shots", "--config", config, "--json"], in: folder.path)
+        let files = (try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]] ?? []).flatMap { $0["files"] as? [[String: Any]] ?? [] }
+        #expect(files.count == 5 && files.allSatisfy { file in
+            let copies = file["copies"] as? [[String: Any]] ?? []
+            return copies.count == 1 && copies[0]["destination"] as? String == mirror
+                && (copies[0]["location"] as? String)?.hasPrefix(mirror + "/") == true
+        }, "\(listed.stdout) \(listed.stderr) \(outcome.stderr)")
     }
 }
 

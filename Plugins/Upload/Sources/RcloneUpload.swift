@@ -17,9 +17,12 @@ final class RcloneUpload: Sendable {
     private let log: Logger
     /// The rclone under way, so that the end of the session can stop it.
     private let running = Mutex<ChildProcess?>(nil)
+    /// The catalogue, told of each upload.
+    let copies: CopyRecorder
 
     init(options: UploadSink.Options, queueFolder: String, instance: String, log: Logger) {
         self.options = options
+        copies = CopyRecorder(log: log)
         errorFile = "\(queueFolder)/rclone-errors-\(instance).txt"
         batchFolder = "\(queueFolder)/batch-\(instance)"
         self.log = log
@@ -61,7 +64,12 @@ final class RcloneUpload: Sendable {
         }
         for file in files {
             outcomes[file.index] = outcome
-            if case .done = outcome, file.spooled { unlink(file.source) }
+            guard case .done = outcome else { continue }
+            if file.spooled {
+                unlink(file.source)
+            } else {
+                copies.record(file.source, FileCopy(destination: Self.shown(destination), location: Self.shown(Self.join(destination, file.name))))
+            }
         }
         if case .done = outcome { log.debug("uploaded \(files.map(\.name).joined(separator: ", ")) to \(Self.shown(destination))") }
         return outcomes

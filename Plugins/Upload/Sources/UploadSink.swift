@@ -96,6 +96,7 @@ public final class UploadSink: PhotoSink, SessionObserver {
     /// With `minRating` or `picksOnly`: watches the catalogue's marks, and queues a shot's
     /// files the first time its marks qualify.
     public func begin(_ session: SessionView) async {
+        upload.copies.use(session.catalogue)
         guard options.waitsForMarks else { return }
         guard let catalogue = session.catalogue else {
             return log.error("upload: minRating and picksOnly wait for the photographer's marks, and this session keeps no catalogue: nothing will be uploaded (remove 'catalogue: off')")
@@ -131,6 +132,7 @@ public final class UploadSink: PhotoSink, SessionObserver {
     public func end() async {
         let (queue, upload) = (self.queue, self.upload)
         await waiter.run { queue.stop(within: .seconds(30), interrupt: upload.interrupt) }
+        await upload.copies.flush()
     }
 
     public func statusNote() async -> String? { queue.statusNote }

@@ -52,6 +52,13 @@ struct UploadSinkTests {
         session.closeInput()
         let outcome = await session.wait(timeout: .seconds(60))
         #expect(outcome.status == 0 && !outcome.stderr.contains("still queued") && !outcome.stderr.contains("warning"), "\(outcome.stderr)")
+        // The catalogue knows where each file went: the JPEGs to both servers, the RAWs to SFTP.
+        let listed = try await shutterpipe(["shots", "--config", config, "--json"], in: folder.path)
+        let files = (try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]] ?? []).flatMap { $0["files"] as? [[String: Any]] ?? [] }
+        let copies = files.map { file in ((file["path"] as? String ?? "").hasSuffix(".jpg"), (file["copies"] as? [[String: Any]] ?? []).compactMap { $0["destination"] as? String }) }
+        #expect(copies.count == 6 && copies.allSatisfy { jpeg, destinations in
+            destinations.count == (jpeg ? 2 : 1) && destinations.allSatisfy { $0.hasPrefix(":sftp,") || $0.hasPrefix(":webdav,") } && !destinations.joined().contains(sftp.obscured)
+        }, "\(copies)")
     }
 
     @Test("the SFTP server killed in the middle of an upload and started again: the shots were answered meanwhile, and every file arrives once, whole")

@@ -117,6 +117,9 @@ public struct CatalogueFile: Sendable, Equatable, Codable {
     public var cameraFile: String?
     /// Not on disk at the last check.
     public var missing: Bool
+    /// The copies made of it after its answer (mirrors, uploads), as the sinks that made
+    /// them recorded them (``ShotCatalogue/recordCopy(of:_:)``). (Added in ABI 8.)
+    public var copies: [FileCopy] = []
 
     public init(path: String, size: Int, kind: FileKind, sha256: String? = nil, cameraFile: String? = nil, missing: Bool = false) {
         self.path = path
@@ -125,6 +128,24 @@ public struct CatalogueFile: Sendable, Equatable, Codable {
         self.sha256 = sha256
         self.cameraFile = cameraFile
         self.missing = missing
+    }
+}
+
+/// A copy of a stored file made after the shot's answer: a mirror's, an upload's.
+/// (Added in ABI 8.)
+public struct FileCopy: Sendable, Equatable, Codable {
+    /// Where it went: a mirror folder, an rclone remote (its secrets left out).
+    public var destination: String
+    /// The copy itself: its path or URL, or a public link; `nil` when only the
+    /// destination is known.
+    public var location: String?
+    /// When it was made and checked.
+    public var time: Date
+
+    public init(destination: String, location: String? = nil, time: Date = Date()) {
+        self.destination = destination
+        self.location = location
+        self.time = time
     }
 }
 

@@ -37,6 +37,12 @@ public protocol ShotCatalogue: Sendable {
     /// called on the catalogue's thread: return quickly. (Added in ABI 7.)
     func observe(_ observer: @escaping @Sendable (CatalogueChange) -> Void)
 
+    /// Records that a copy of the stored file at `path` (absolute, as a files sink stored
+    /// it) was made: a mirror's, an upload's. A copy recorded before its shot is (a fast
+    /// mirror) is kept until the shot is. Once per destination: a second record of one
+    /// replaces the first. (Added in ABI 8.)
+    func recordCopy(of path: String, _ copy: FileCopy) async throws
+
     /// A folder beside the catalogue where a plugin may keep files it made from shots
     /// (previews), one sub-folder per plugin name; `nil` when there is none. What is in
     /// it can be made again: the host may empty it.
@@ -103,4 +109,9 @@ public enum ShotMarkChange: Sendable, Equatable {
         let known = ["red", "yellow", "green", "blue", "purple"]
         return known.contains(lower) ? lower.prefix(1).uppercased() + lower.dropFirst() : word
     }
+}
+
+extension ShotCatalogue {
+    /// A catalogue that keeps no copies ignores them.
+    public func recordCopy(of path: String, _ copy: FileCopy) async throws {}
 }
