@@ -339,30 +339,12 @@ public final class Catalogue: @unchecked Sendable {
                 shots[position].files.append(CatalogueFile(path: row[1].text ?? "", size: row[2].integer ?? 0, kind: FileKind(rawValue: row[3].text ?? "") ?? .jpeg,
                                                            sha256: row[4].text, cameraFile: row[5].text, missing: row[6].integer == 1))
             }
-            let copies = "SELECT f.shot_id, f.path, c.destination, c.location, c.time FROM copies c JOIN files f ON f.id = c.file_id WHERE f.shot_id \(selection) ORDER BY c.time"
-            for row in try database.query(copies, selectionValues) {
-                guard let shot = row[0].integer, let position = index[shot], let path = row[1].text,
-                      let file = shots[position].files.firstIndex(where: { $0.path == path }) else { continue }
-                shots[position].files[file].copies.append(FileCopy(destination: row[2].text ?? "", location: row[3].text,
-                                                                   time: Date(timeIntervalSince1970: row[4].real ?? 0)))
-            }
+            try attachCopies(to: &shots, index: index, selection: selection, selectionValues)
             for row in try database.query("SELECT shot_id, keyword FROM keywords WHERE shot_id \(selection) ORDER BY keyword", selectionValues) {
                 guard let shot = row[0].integer, let position = index[shot], let keyword = row[1].text else { continue }
                 shots[position].keywords.append(keyword)
             }
             return shots
-        }
-    }
-
-    /// Records a copy of the file at `path`; false when no such file is recorded (yet).
-    func recordCopy(of path: String, _ copy: FileCopy) throws(CatalogueError) -> Bool {
-        try run {
-            guard let file = try database.query("SELECT id FROM files WHERE path = ?", [.text(path)]).first?.first?.integer else { return false }
-            try database.query("""
-                INSERT INTO copies(file_id, destination, location, time) VALUES (?, ?, ?, ?)
-                ON CONFLICT(file_id, destination) DO UPDATE SET location = excluded.location, time = excluded.time
-                """, [.integer(Int64(file)), .text(copy.destination), SQLiteValue(copy.location), .real(copy.time.timeIntervalSince1970)])
-            return true
         }
     }
 
