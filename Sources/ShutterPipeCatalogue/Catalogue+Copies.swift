@@ -3,15 +3,17 @@ import ShutterPipeKit
 
 /// The copies made of each file after its answer (mirrors, uploads): schema 4's `copies`.
 extension Catalogue {
-    /// Records a copy of the file at `path`; false when no such file is recorded (yet).
-    func recordCopy(of path: String, _ copy: FileCopy) throws(CatalogueError) -> Bool {
+    /// Records a copy of the file at `path`; returns its shot's id, `nil` when no such file
+    /// is recorded (yet).
+    func recordCopy(of path: String, _ copy: FileCopy) throws(CatalogueError) -> Int? {
         try run {
-            guard let file = try database.query("SELECT id FROM files WHERE path = ?", [.text(path)]).first?.first?.integer else { return false }
+            guard let row = try database.query("SELECT id, shot_id FROM files WHERE path = ?", [.text(path)]).first,
+                  let file = row[0].integer, let shot = row[1].integer else { return nil }
             try database.query("""
                 INSERT INTO copies(file_id, destination, location, time) VALUES (?, ?, ?, ?)
                 ON CONFLICT(file_id, destination) DO UPDATE SET location = excluded.location, time = excluded.time
                 """, [.integer(Int64(file)), .text(copy.destination), SQLiteValue(copy.location), .real(copy.time.timeIntervalSince1970)])
-            return true
+            return shot
         }
     }
 

@@ -85,7 +85,7 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
     /// A copy of a file not recorded yet (a mirror faster than the recorder) waits for
     /// its shot's record, and is written with the next batch.
     public func recordCopy(of path: String, _ copy: FileCopy) async throws {
-        if try await reads.recordCopyNow(of: Catalogue.absolute(path), copy) { return }
+        if let shot = try await reads.recordCopyNow(of: Catalogue.absolute(path), copy) { return tell(.copied(shot)) }
         waitingCopies.withLock { $0.append((Catalogue.absolute(path), copy)) }
     }
 
@@ -94,7 +94,8 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         let waiting = waitingCopies.withLock { list -> [(String, FileCopy)] in defer { list = [] }; return list }
         guard !waiting.isEmpty else { return }
         Task { [self] in
-            for (path, copy) in waiting where (try? await reads.recordCopyNow(of: path, copy)) != true {
+            for (path, copy) in waiting {
+                if let shot = try? await reads.recordCopyNow(of: path, copy) { tell(.copied(shot)); continue }
                 waitingCopies.withLock { $0.append((path, copy)) }  // its shot is not recorded yet either
             }
         }
@@ -177,7 +178,7 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         // Every shot is recorded now: the copies that waited for theirs go in.
         let waiting = waitingCopies.withLock { list -> [(String, FileCopy)] in defer { list = [] }; return list }
         var lost = 0
-        for (path, copy) in waiting where (try? await reads.recordCopyNow(of: path, copy)) != true { lost += 1 }
+        for (path, copy) in waiting where (try? await reads.recordCopyNow(of: path, copy)) == nil { lost += 1 }
         if lost > 0 { log.warning("\(lost) copy(ies) of files the catalogue has no record of were not recorded") }
     }
 }

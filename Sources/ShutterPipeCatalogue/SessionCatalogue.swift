@@ -47,9 +47,9 @@ public final class SessionCatalogue: ShotCatalogue {
         try await withCatalogue { try CatalogueMarker.mark(id, changes, in: $0).shot }
     }
 
-    /// Records a copy; false when the file is not recorded yet.
-    func recordCopyNow(of path: String, _ copy: FileCopy) async throws -> Bool {
-        try await withCatalogue { try $0.recordCopy(of: path, copy) }
+    /// Records a copy; the shot as it is now, `nil` when the file is not recorded yet.
+    func recordCopyNow(of path: String, _ copy: FileCopy) async throws -> CatalogueShot? {
+        try await withCatalogue { catalogue in try catalogue.recordCopy(of: path, copy).flatMap { try catalogue.shot($0) } }
     }
 
     /// Runs `work` on the catalogue's thread, opening it first; a failure to open or

@@ -108,7 +108,8 @@ struct CatalogueRoutes: Sendable {
         var object: [String: Any] = [
             "id": shot.id, "state": shot.state.rawValue, "rating": shot.rating, "keywords": shot.keywords,
             "files": shot.files.map { file -> [String: Any] in
-                ["name": (file.path as NSString).lastPathComponent, "kind": file.kind.rawValue, "size": file.size, "missing": file.missing]
+                ["name": (file.path as NSString).lastPathComponent, "kind": file.kind.rawValue, "size": file.size, "missing": file.missing,
+                 "copies": file.copies.map(\.destination)]
             },
         ]
         let optional: [String: Any?] = [

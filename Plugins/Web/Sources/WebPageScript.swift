@@ -142,6 +142,14 @@ function onMarked(shot) {
   render();
 }
 
+// A copy of the shot's files was made (a mirror, an upload): its files as they are now.
+function onCopied(shot) {
+  const index = app.shots.findIndex((s) => s && s.id === shot.id);
+  if (index < 0) return;
+  app.shots[index] = Object.assign(app.shots[index], { files: shot.files });
+  render();
+}
+
 // MARK: marks
 const marksQueue = [];
 let marksSending = false;
@@ -323,6 +331,7 @@ async function start() {
   events.addEventListener("answer", (m) => showState(JSON.parse(m.data)));
   events.addEventListener("shot", (m) => onRecorded(JSON.parse(m.data)));
   events.addEventListener("marked", (m) => onMarked(JSON.parse(m.data)));
+  events.addEventListener("copied", (m) => onCopied(JSON.parse(m.data)));
   events.onopen = () => { document.body.dataset.ready = "yes"; };
 }
 

@@ -291,6 +291,10 @@ const panel = {
       if (shot.camera || shot.model) rows.push(["Camera", [shot.camera, shot.model].filter(Boolean).join(" · ")]);
       if (shot.taken || shot.time) rows.push(["Time", shot.taken || new Date(shot.time).toLocaleString()]);
       for (const file of shot.files || []) rows.push([file.kind, file.name + " · " + size(file.size) + (file.missing ? " · missing" : "")]);
+      // Where the files went after the shot: mirrors and uploads, as they are made.
+      const copies = [...new Set((shot.files || []).flatMap((file) => file.copies || []))];
+      const shortName = (place) => place.startsWith(":") ? place.replace(/^:([a-z0-9]+)[^:]*:/, "$1:") : place.split("/").filter(Boolean).pop();
+      if (copies.length) rows.push(["Copies", copies.map(shortName).join(" · ")]);
       if (shot.shotID) rows.push(["Shot", shot.shotID]);
       if (shot.state === "failed" || shot.state === "photoFailed") rows.push(["Failed", (shot.cause || "") + (shot.message ? ": " + shot.message : "")]);
     }

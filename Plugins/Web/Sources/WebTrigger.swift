@@ -91,6 +91,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
             switch change {
             case .recorded(let shot): hub.publish("shot", CatalogueRoutes.json(shot))
             case .marked(let shot): hub.publish("marked", CatalogueRoutes.json(shot))
+            case .copied(let shot): hub.publish("copied", CatalogueRoutes.json(shot))
             }
         }
         if options.previewCacheMB > 0, let folder = session.catalogue?.cacheFolder {

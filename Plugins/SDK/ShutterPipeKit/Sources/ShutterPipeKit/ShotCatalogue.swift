@@ -55,6 +55,9 @@ public enum CatalogueChange: Sendable {
     case recorded(CatalogueShot)
     /// A shot's marks changed; the shot as it is now.
     case marked(CatalogueShot)
+    /// A copy of one of a shot's files was recorded (a mirror's, an upload's); the shot as
+    /// it is now. (Added in ABI 8.)
+    case copied(CatalogueShot)
 }
 
 /// A shot's rating, colour label and pick, as the catalogue and the sidecars hold them.
