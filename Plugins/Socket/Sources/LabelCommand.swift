@@ -26,13 +26,7 @@ struct LabelCommand: ParsableCommand {
         guard text.count <= LabelRequest.maximumLength, !text.contains("\n") else {
             throw UsageError("a label is one line of at most \(LabelRequest.maximumLength) characters")
         }
-        let (text, path, timeout) = (self.text, socket, self.timeout)
-        let queue = BlockingQueue(label: "shutterpipe.label")
-        let outcome: Result<SocketReply, SocketClientError> = await queue.run {
-            Result { () throws(SocketClientError) -> SocketReply in
-                try SocketClient.send(SocketRequest(label: text), to: path, timeout: timeout)
-            }
-        }
+        let outcome = await SocketClient.ask(SocketRequest(label: text), to: socket, timeout: timeout, name: "label")
         switch outcome {
         case .success(let reply):
             if let error = reply.error {

@@ -82,10 +82,7 @@ struct GetCommand: ParsableCommand {
 enum SettingsClient {
     static func ask(_ request: SocketRequest, command: String, socket: String, timeout: Duration, json: Bool,
                     context: CommandContext) async -> Int32 {
-        let queue = BlockingQueue(label: "shutterpipe.\(command)")
-        let outcome: Result<SocketReply, SocketClientError> = await queue.run {
-            Result { () throws(SocketClientError) -> SocketReply in try SocketClient.send(request, to: socket, timeout: timeout) }
-        }
+        let outcome = await SocketClient.ask(request, to: socket, timeout: timeout, name: command)
         let reply: SocketReply
         switch outcome {
         case .success(let answer): reply = answer

@@ -13,6 +13,13 @@ public struct SocketClientError: Error, Sendable, CustomStringConvertible {
 
 /// The client side of the socket trigger: one request, one reply.
 public enum SocketClient {
+    /// ``send(_:to:timeout:)`` on a thread of its own (`name` names it), for commands.
+    public static func ask(_ request: SocketRequest, to path: String, timeout: Duration, name: String) async -> Result<SocketReply, SocketClientError> {
+        await BlockingQueue(label: "shutterpipe.\(name)").run {
+            Result { () throws(SocketClientError) -> SocketReply in try send(request, to: path, timeout: timeout) }
+        }
+    }
+
     /// Sends `request` to the session listening at `path` and waits up to `timeout` for
     /// its reply. Blocks: call it on a thread of your own.
     public static func send(_ request: SocketRequest, to path: String, timeout: Duration) throws(SocketClientError) -> SocketReply {

@@ -26,13 +26,7 @@ struct TriggerCommand: ParsableCommand {
         guard !event.isEmpty, event.utf8.count <= 256 else {
             throw UsageError("give an event: enter, capture or exit, or a name the session's map: knows")
         }
-        let (event, path, timeout) = (self.event, socket, self.timeout)
-        let queue = BlockingQueue(label: "shutterpipe.trigger")
-        let outcome: Result<SocketReply, SocketClientError> = await queue.run {
-            Result { () throws(SocketClientError) -> SocketReply in
-                try SocketClient.send(SocketRequest(event: event), to: path, timeout: timeout)
-            }
-        }
+        let outcome = await SocketClient.ask(SocketRequest(event: event), to: socket, timeout: timeout, name: "trigger")
         switch outcome {
         case .success(let reply):
             if let error = reply.error {

@@ -160,26 +160,26 @@ public final class WebTrigger: TriggerSource, SessionObserver {
 }
 
 extension WebTrigger {
-    /// Sends a settings request to the coordinator (it takes its turn between shots) and
-    /// waits for the answer, on the calling thread (a connection's own), at most `timeout`.
-    /// Sets the session label through the coordinator, in its turn; `nil` without an answer.
+    /// Sets the session label through the coordinator (it takes its turn between shots)
+    /// and waits for the answer, on the calling thread (a connection's own), at most
+    /// `timeout`; `nil` without an answer.
     func label(_ request: LabelRequest, timeout: Duration = .seconds(30)) -> LabelAnswer? {
-        guard let events = channel.withLock({ $0 }) else { return nil }
-        let answer = Mutex<LabelAnswer?>(nil)
-        let arrived = DispatchSemaphore(value: 0)
-        events.send(request) { value in
-            answer.withLock { $0 = value }
-            arrived.signal()
-        }
-        guard arrived.wait(timeout: .now() + .milliseconds(Int(timeout.components.seconds) * 1000)) == .success else { return nil }
-        return answer.withLock { $0 }
+        waitForAnswer(timeout) { events, answer in events.send(request, answer: answer) }
     }
 
+    /// Sends a settings request to the coordinator (it takes its turn between shots) and
+    /// waits for the answer, on the calling thread (a connection's own), at most `timeout`.
     func settings(_ request: SettingsRequest, timeout: Duration = .seconds(60)) -> SettingsAnswer? {
+        waitForAnswer(timeout) { events, answer in events.send(request, answer: answer) }
+    }
+
+    /// Asks through the session's channel and waits for the one answer.
+    private func waitForAnswer<Answer: Sendable>(_ timeout: Duration,
+                                                 _ ask: (EventChannel, @escaping @Sendable (Answer) -> Void) -> Void) -> Answer? {
         guard let events = channel.withLock({ $0 }) else { return nil }
-        let answer = Mutex<SettingsAnswer?>(nil)
+        let answer = Mutex<Answer?>(nil)
         let arrived = DispatchSemaphore(value: 0)
-        events.send(request) { value in
+        ask(events) { value in
             answer.withLock { $0 = value }
             arrived.signal()
         }

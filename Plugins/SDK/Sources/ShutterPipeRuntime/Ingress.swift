@@ -77,16 +77,7 @@ final class Ingress: Sendable {
 
     /// A settings request waits in the same queue as events and counts against its bound.
     func submit(_ request: SettingsRequest, from trigger: Int, answer: @escaping @Sendable (SettingsAnswer) -> Void) {
-        let accepted = state.withLock { state -> Bool in
-            guard !state.closed else { return false }
-            if state.waiting >= limit {
-                refused.yield(.settings(request, trigger: trigger, answer: answer))
-            } else {
-                state.waiting += 1
-                ordered.yield(.settings(request, trigger: trigger, answer: answer))
-            }
-            return true
-        }
+        let accepted = submitRequest(.settings(request, trigger: trigger, answer: answer), or: .settings(request, trigger: trigger, answer: answer))
         // After the session ended nobody would answer it: say so at once (rule 1's spirit).
         if !accepted {
             answer(SettingsAnswer(request: request, failure: ShutterError(.busy, "the session is stopping; the settings were not changed")))
@@ -95,17 +86,23 @@ final class Ingress: Sendable {
 
     /// A label waits in the same queue as events and counts against its bound.
     func submit(_ request: LabelRequest, from trigger: Int, answer: @escaping @Sendable (LabelAnswer) -> Void) {
-        let accepted = state.withLock { state -> Bool in
+        let accepted = submitRequest(.label(request, trigger: trigger, answer: answer), or: .label(request, trigger: trigger, answer: answer))
+        if !accepted { answer(LabelAnswer(request: request, failure: ShutterError(.busy, "the session is stopping; the label was not set"))) }
+    }
+
+    /// Queues a request answered through a function, or refuses it past the bound; false
+    /// once the session has ended.
+    private func submitRequest(_ submission: Submission, or refusal: Refusal) -> Bool {
+        state.withLock { state -> Bool in
             guard !state.closed else { return false }
             if state.waiting >= limit {
-                refused.yield(.label(request, trigger: trigger, answer: answer))
+                refused.yield(refusal)
             } else {
                 state.waiting += 1
-                ordered.yield(.label(request, trigger: trigger, answer: answer))
+                ordered.yield(submission)
             }
             return true
         }
-        if !accepted { answer(LabelAnswer(request: request, failure: ShutterError(.busy, "the session is stopping; the label was not set"))) }
     }
 
     func submitCameraShot(_ photo: CapturedPhoto, from backend: Int = 0) {
