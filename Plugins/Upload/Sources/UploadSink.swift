@@ -53,9 +53,12 @@ public final class UploadSink: PhotoSink, SessionObserver {
     }
 
     public func begin() async throws {
-        for path in [folder, spool] where mkdir(path, 0o700) != 0 && errno != EEXIST {
-            throw ShutterError(.storageUnavailable, "upload: cannot make the queue folder '\(path)': \(String(cString: strerror(errno)))",
-                               fix: "set queueFolder to a folder you can write, or fix that folder's owner or mode")
+        for path in [folder, spool] {
+            // The folders above too: a fresh account may have no ~/.local/state yet.
+            do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) } catch {
+                throw ShutterError(.storageUnavailable, "upload: cannot make the queue folder '\(path)': \(error.localizedDescription)",
+                                   fix: "set queueFolder to a folder you can write, or fix that folder's owner or mode")
+            }
         }
         guard Self.findProgram(options.rclone) != nil else {
             throw ShutterError(.invalidConfiguration, "upload: cannot run '\(options.rclone)': not found\(options.rclone.contains("/") ? "" : " on PATH") or not executable",
@@ -151,8 +154,7 @@ public final class UploadSink: PhotoSink, SessionObserver {
     static func defaultQueueFolder() -> String {
         let environment = ProcessInfo.processInfo.environment
         let state = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(environment["HOME"] ?? NSHomeDirectory())/.local/state"
-        for path in ["\(state)/shutterpipe", "\(state)/shutterpipe/uploads"] { mkdir(path, 0o700) }
-        return "\(state)/shutterpipe/uploads"
+        return "\(state)/shutterpipe/uploads"  // made, with the folders above it, at begin()
     }
 
     /// `{session}` and `{date}` in the remote.

@@ -142,6 +142,28 @@ struct UploadSinkTests {
         #expect(sftp.files().keys.sorted() == ["picks/up-0002.jpg"])
     }
 
+    @Test("a fresh account (no ~/.local/state yet) and no queueFolder: the queue goes in ~/.local/state/shutterpipe/uploads, made as it is needed, and the shot is uploaded")
+    func freshAccount() async throws {
+        let sftp = try await RcloneServer(.sftp, "fresh")
+        let folder = TemporaryDirectory("upload-fresh")
+        let home = TemporaryDirectory("upload-fresh-home")
+        let config = try writeConfig("""
+        version: 1
+        session: up
+        backend: {type: file-stub, width: 64, height: 48}
+        triggers: [{type: stdin}]
+        sinks:
+          - {type: files, directory: \(folder.file("out"))}
+          - {type: upload, remote: "\(sftp.remote("shots"))"}
+        """, in: folder)
+        let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path, environment: ["HOME": home.path, "XDG_STATE_HOME": ""])
+        await shootOneByOne(session, 1)
+        #expect(await eventually { sftp.files().count == 1 }, "\(session.stderrSoFar)")
+        session.closeInput()
+        #expect(await session.wait(timeout: .seconds(60)).status == 0)
+        #expect(home.names(".local/state/shutterpipe/uploads").contains("queue-up-upload.txt"), "\(home.names(".local/state/shutterpipe/uploads"))")
+    }
+
     @Test("mistakes are named with the config's line and column: no remote, a remote without a colon, an unknown 'files'; a missing rclone stops the start with the fix")
     func configMistakes() async throws {
         let folder = TemporaryDirectory("upload-mistakes")
