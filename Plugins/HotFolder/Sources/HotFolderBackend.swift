@@ -66,7 +66,11 @@ public final class HotFolderBackend: CaptureBackend {
             state.ledger = ledger
             state.watcher = watcher
         }
-        try await reader.run { try watcher.start() }
+        do { try await reader.run { try watcher.start() } } catch {
+            // Not watching: nothing half-prepared is kept for a later stop or shot.
+            state.withLock { $0 = State() }
+            throw error
+        }
         log.info("watching '\(options.folder)' for photos (\(options.originals) them once stored)")
     }
 
