@@ -3,12 +3,13 @@
 //
 // Layout (see docs/architecture.md):
 // - Plugins/SDK       the SDK. Its nested package ShutterPipeKit is the plugin contract, a
-//                     dynamic library that everything here links as a product, never as a
-//                     target, so the process holds one copy. The SDK package itself has
-//                     the helpers (ShutterPipeSupport), the runtime (ShutterPipeRuntime:
-//                     the coordinator), the conformance kit and the test fixtures.
+//                     dynamic library built with library evolution that everything here
+//                     links as a product, never as a target, so the process holds one copy.
+//                     The SDK package itself has the helpers (ShutterPipeSupport), the
+//                     conformance kit and the test fixtures.
 // - Plugins/<Name>    one built-in plugin per folder: Sources, Tests, README.md,
-//                     example.yaml.
+//                     example.yaml; listed once, in `builtInPlugins` below.
+// - Sources/ShutterPipeRuntime  the coordinator: the host's, out of every plugin's reach.
 // - Sources/C*        C libraries as system library targets.
 // - Sources/ShutterPipeCatalogue  the session catalogue: SQLite, sidecar ratings, the
 //                     recorder the host adds to every pipeline.
@@ -18,9 +19,50 @@ import PackageDescription
 
 let kit: Target.Dependency = .product(name: "ShutterPipeKit", package: "ShutterPipeKit")
 let support: Target.Dependency = .product(name: "ShutterPipeSupport", package: "SDK")
-let runtime: Target.Dependency = .product(name: "ShutterPipeRuntime", package: "SDK")
 let fixtures: Target.Dependency = .product(name: "ShutterPipeFixtures", package: "SDK")
 let conformance: Target.Dependency = .product(name: "ShutterPipeConformance", package: "SDK")
+
+/// Every flag every Swift target of ours is built with: warnings are errors.
+let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]
+
+/// A built-in plugin: its folder under Plugins/, its module, what it links besides the
+/// contract and the helpers, and what its tests link besides TestSupport.
+struct BuiltInPlugin {
+    var folder: String
+    var module: String
+    var links: [Target.Dependency] = []
+    var testLinks: [Target.Dependency] = []
+    /// Folders under its Tests that are data, not sources.
+    var testExclude: [String] = []
+}
+
+/// The built-in plugins: adding one is a folder under Plugins/ and a line here. The
+/// plugin's module, its test target and its place in the host all follow from this list
+/// (the host's BuiltInPlugins.swift is checked against it by ArchitectureTests).
+let builtInPlugins: [BuiltInPlugin] = [
+    BuiltInPlugin(folder: "FileStub", module: "FileStubBackend", links: [fixtures], testLinks: [fixtures], testExclude: ["Fixtures"]),
+    BuiltInPlugin(folder: "Stdin", module: "StdinTrigger"),
+    BuiltInPlugin(folder: "Socket", module: "SocketTrigger", testLinks: ["shutterpipe"]),
+    BuiltInPlugin(folder: "Evdev", module: "EvdevTrigger", links: ["CLinux"], testLinks: ["CLinux", "shutterpipe"]),
+    BuiltInPlugin(folder: "MPRIS", module: "MPRISTrigger", links: ["CDBus"], testLinks: ["shutterpipe"]),
+    // The gphoto2 backend's host side: no libgphoto2 (that is in its camera worker).
+    BuiltInPlugin(folder: "GPhoto2", module: "GPhoto2Backend",
+                  testLinks: [fixtures, "GPhoto2Camera", "CGPhoto2", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"]),
+    BuiltInPlugin(folder: "Command", module: "CommandSink", testLinks: ["shutterpipe"]),
+    BuiltInPlugin(folder: "Files", module: "FilesSink", links: ["CLinux", "CExif", "CCrypto"], testLinks: [fixtures]),
+    // Files other programs write into a folder, through inotify.
+    BuiltInPlugin(folder: "HotFolder", module: "HotFolderBackend", testLinks: [fixtures, "shutterpipe"]),
+    // rclone as a child process, from a durable queue.
+    BuiltInPlugin(folder: "Upload", module: "UploadSink", testLinks: ["shutterpipe"]),
+    // libmicrohttpd, libturbojpeg, and LibRaw and libheif for the previews of RAW and HEIF.
+    BuiltInPlugin(folder: "Web", module: "WebTrigger", links: ["CWebServer", "CTurboJPEG", "CLibRaw", "CHeif", "CTIFF", "CZlib"],
+                  testLinks: [fixtures, "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"]),
+    // A node of a rig, and the rig command, on libmosquitto.
+    BuiltInPlugin(folder: "MQTT", module: "MQTTTrigger", links: ["CMosquitto", "CCrypto"],
+                  testLinks: ["shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"]),
+]
+
+let pluginModules: [Target.Dependency] = builtInPlugins.map { .target(name: $0.module) }
 
 let package = Package(
     name: "shutterpipe",
@@ -51,82 +93,57 @@ let package = Package(
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
-        // Built-in plugins: the contract and the helpers, like any third-party plugin.
-        .target(name: "FileStubBackend", dependencies: [kit, support, fixtures], path: "Plugins/FileStub/Sources"),
-        .target(name: "StdinTrigger", dependencies: [kit, support], path: "Plugins/Stdin/Sources"),
-        .target(name: "SocketTrigger", dependencies: [kit, support], path: "Plugins/Socket/Sources"),
-        .target(name: "EvdevTrigger", dependencies: [kit, support, "CLinux"], path: "Plugins/Evdev/Sources"),
-        .target(name: "MPRISTrigger", dependencies: [kit, support, "CDBus"], path: "Plugins/MPRIS/Sources"),
-        // The gphoto2 backend (in the host: no libgphoto2), and its camera worker, the only
-        // process that loads libgphoto2 (the library, then the executable around it).
-        .target(name: "GPhoto2Backend", dependencies: [kit, support], path: "Plugins/GPhoto2/Sources"),
+        // Built-in plugins come from `builtInPlugins` below; the gphoto2 plugin's worker side
+        // (libgphoto2 is loaded only there) and the web plugin's C part are here.
         // The worker's confinement (no_new_privs, capabilities, user, Landlock, a seccomp
         // filter), applied before libgphoto2 loads.
         .target(name: "CWorkerConfinement", path: "Plugins/GPhoto2/Confinement", linkerSettings: [.linkedLibrary("seccomp")]),
-        .target(name: "GPhoto2Camera", dependencies: [kit, support, "CGPhoto2", "CWorkerConfinement", "GPhoto2Backend"], path: "Plugins/GPhoto2/Camera"),
-        .executableTarget(name: "shutterpipe-camera-worker", dependencies: ["GPhoto2Camera"], path: "Plugins/GPhoto2/Worker"),
-        .target(name: "CommandSink", dependencies: [kit, support], path: "Plugins/Command/Sources"),
-        .target(name: "FilesSink", dependencies: [kit, support, "CLinux", "CExif", "CCrypto"], path: "Plugins/Files/Sources"),
-        // The hotfolder backend: files other programs write into a folder, through inotify.
-        .target(name: "HotFolderBackend", dependencies: [kit, support], path: "Plugins/HotFolder/Sources"),
-        // The upload sink: rclone as a child process, from a durable queue.
-        .target(name: "UploadSink", dependencies: [kit, support], path: "Plugins/Upload/Sources"),
-        // The web trigger: libmicrohttpd (through a small C part for its variadic calls),
-        // libturbojpeg, and LibRaw and libheif for the previews of RAW and HEIF photos.
+        .target(name: "GPhoto2Camera", dependencies: [kit, support, "CGPhoto2", "CWorkerConfinement", "GPhoto2Backend"], path: "Plugins/GPhoto2/Camera",
+                swiftSettings: strict),
+        .executableTarget(name: "shutterpipe-camera-worker", dependencies: ["GPhoto2Camera"], path: "Plugins/GPhoto2/Worker", swiftSettings: strict),
+        // libmicrohttpd's variadic calls, wrapped in C for the web plugin.
         .target(name: "CWebServer", path: "Plugins/Web/CWebServer", linkerSettings: [.linkedLibrary("microhttpd")]),
-        .target(name: "WebTrigger", dependencies: [kit, support, "CWebServer", "CTurboJPEG", "CLibRaw", "CHeif", "CTIFF", "CZlib"], path: "Plugins/Web/Sources"),
-        // The mqtt trigger (a node of a rig) and the rig command, on libmosquitto.
-        .target(name: "MQTTTrigger", dependencies: [kit, support, "CMosquitto", "CCrypto"], path: "Plugins/MQTT/Sources"),
 
         // Host
+        // The runtime: the coordinator, pipeline assembly, ingress and the answer log. The
+        // host's alone: no SDK product carries it, so a plugin cannot import it.
+        .target(name: "ShutterPipeRuntime", dependencies: [kit, support], path: "Sources/ShutterPipeRuntime", swiftSettings: strict),
         // The session catalogue (SQLite), ratings in sidecars, and the recorder that fills it.
-        .target(name: "ShutterPipeCatalogue", dependencies: [kit, support, "CSQLite", "CCrypto", "CExif", "CLibRaw", "CHeif"], path: "Sources/ShutterPipeCatalogue"),
-        .target(name: "ShutterPipeApp", dependencies: [kit, support, runtime, "CYAML", "FileStubBackend", "StdinTrigger", "SocketTrigger",
-                                                       "EvdevTrigger", "MPRISTrigger", "FilesSink", "CommandSink", "GPhoto2Backend", "WebTrigger", "MQTTTrigger",
-                                                       "UploadSink", "HotFolderBackend", "ShutterPipeCatalogue"],
-                path: "Sources/ShutterPipeApp"),
-        .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp", "CLinux"], path: "Sources/shutterpipe"),
-        .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit, support, fixtures], path: "Sources/shutterpipe-fakecam"),
+        .target(name: "ShutterPipeCatalogue", dependencies: [kit, support, "CSQLite", "CCrypto", "CExif", "CLibRaw", "CHeif"], path: "Sources/ShutterPipeCatalogue",
+                swiftSettings: strict),
+        .target(name: "ShutterPipeApp", dependencies: [kit, support, "ShutterPipeRuntime", "CYAML", "ShutterPipeCatalogue"] + pluginModules,
+                path: "Sources/ShutterPipeApp", swiftSettings: strict),
+        .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp", "CLinux"], path: "Sources/shutterpipe", swiftSettings: strict),
+        .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit, support, fixtures], path: "Sources/shutterpipe-fakecam", swiftSettings: strict),
 
         // Tests
         // The helpers every test uses; their C part kills a test's children when the test
         // process is interrupted or exits.
         .target(name: "CTestSupport", path: "Tests/CTestSupport"),
-        .target(name: "TestSupport", dependencies: [kit, support, runtime, fixtures, "CLinux", "CTestSupport"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: [kit, support, "ShutterPipeRuntime", fixtures, "CLinux", "CTestSupport"], path: "Tests/TestSupport",
+                swiftSettings: strict),
         // The kit against libgphoto2 in a process of its own (libgphoto2 reads HOME once).
         .executableTarget(name: "gphoto2-conformance", dependencies: [kit, support, conformance, "GPhoto2Backend"],
-                          path: "Tests/GPhoto2ConformanceRunner"),
-        .testTarget(name: "ConformanceTests", dependencies: [kit, support, conformance, fixtures, "TestSupport",
-                                                             "FilesSink", "CommandSink", "FileStubBackend", "StdinTrigger",
-                                                             "SocketTrigger", "EvdevTrigger", "MPRISTrigger",
-                                                             "gphoto2-conformance", "shutterpipe-fakecam", "shutterpipe-camera-worker"],
-                    path: "Tests/ConformanceTests"),
-        .testTarget(name: "ShutterPipeSupportTests", dependencies: [kit, support, "TestSupport"], path: "Tests/ShutterPipeSupportTests"),
-        .testTarget(name: "ShutterPipeRuntimeTests", dependencies: [kit, support, runtime, "TestSupport"], path: "Tests/ShutterPipeRuntimeTests"),
-        .testTarget(name: "ShutterPipeAppTests", dependencies: [kit, support, runtime, "ShutterPipeApp", "TestSupport"], path: "Tests/ShutterPipeAppTests"),
+                          path: "Tests/GPhoto2ConformanceRunner", swiftSettings: strict),
+        .testTarget(name: "ConformanceTests", dependencies: [kit, support, conformance, fixtures, "TestSupport", "ShutterPipeApp",
+                                                             "gphoto2-conformance", "shutterpipe-fakecam", "shutterpipe-camera-worker"] + pluginModules,
+                    path: "Tests/ConformanceTests", swiftSettings: strict),
+        .testTarget(name: "ShutterPipeSupportTests", dependencies: [kit, support, "TestSupport"], path: "Tests/ShutterPipeSupportTests", swiftSettings: strict),
+        .testTarget(name: "ShutterPipeRuntimeTests", dependencies: [kit, support, "ShutterPipeRuntime", "TestSupport"], path: "Tests/ShutterPipeRuntimeTests",
+                    swiftSettings: strict),
+        .testTarget(name: "ShutterPipeAppTests", dependencies: [kit, support, "ShutterPipeRuntime", "ShutterPipeApp", "TestSupport"], path: "Tests/ShutterPipeAppTests",
+                    swiftSettings: strict),
         // Fault injection, fuzzing and long sessions (docs/reliability.md); full counts: scripts/chaos.
-        .testTarget(name: "ReliabilityTests", dependencies: [kit, support, runtime, fixtures, "CLinux", "ShutterPipeApp", "FilesSink", "EvdevTrigger",
+        .testTarget(name: "ReliabilityTests", dependencies: [kit, support, "ShutterPipeRuntime", fixtures, "CLinux", "ShutterPipeApp", "FilesSink", "EvdevTrigger",
                                                              "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker", "TestSupport"],
-                    path: "Tests/ReliabilityTests"),
+                    path: "Tests/ReliabilityTests", swiftSettings: strict),
         .testTarget(name: "EndToEndTests", dependencies: [kit, support, "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker", "TestSupport"],
-                    path: "Tests/EndToEndTests"),
-        .testTarget(name: "GPhoto2BackendTests", dependencies: [kit, support, fixtures, "GPhoto2Backend", "GPhoto2Camera", "CGPhoto2", "shutterpipe",
-                                                                "shutterpipe-fakecam", "shutterpipe-camera-worker", "TestSupport"],
-                    path: "Plugins/GPhoto2/Tests"),
-        .testTarget(name: "FileStubBackendTests", dependencies: [kit, support, fixtures, "FileStubBackend", "TestSupport"], path: "Plugins/FileStub/Tests",
-                    exclude: ["Fixtures"]),
-        .testTarget(name: "SocketTriggerTests", dependencies: [kit, support, "SocketTrigger", "shutterpipe", "TestSupport"], path: "Plugins/Socket/Tests"),
-        .testTarget(name: "WebTriggerTests", dependencies: [kit, support, fixtures, "WebTrigger", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker",
-                                                            "TestSupport"], path: "Plugins/Web/Tests"),
-        .testTarget(name: "MQTTTriggerTests", dependencies: [kit, support, "MQTTTrigger", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker",
-                                                            "TestSupport"], path: "Plugins/MQTT/Tests"),
-        .testTarget(name: "EvdevTriggerTests", dependencies: [kit, support, "EvdevTrigger", "CLinux", "shutterpipe", "TestSupport"], path: "Plugins/Evdev/Tests"),
-        .testTarget(name: "MPRISTriggerTests", dependencies: [kit, support, "MPRISTrigger", "shutterpipe", "TestSupport"], path: "Plugins/MPRIS/Tests"),
-        .testTarget(name: "HotFolderBackendTests", dependencies: [kit, support, fixtures, "HotFolderBackend", "shutterpipe", "TestSupport"], path: "Plugins/HotFolder/Tests"),
-        .testTarget(name: "UploadSinkTests", dependencies: [kit, support, "UploadSink", "shutterpipe", "TestSupport"], path: "Plugins/Upload/Tests"),
-        .testTarget(name: "CommandSinkTests", dependencies: [kit, support, "CommandSink", "shutterpipe", "TestSupport"], path: "Plugins/Command/Tests"),
-        .testTarget(name: "StdinTriggerTests", dependencies: [kit, support, "StdinTrigger", "TestSupport"], path: "Plugins/Stdin/Tests"),
-        .testTarget(name: "CatalogueTests", dependencies: [kit, support, fixtures, "ShutterPipeCatalogue", "shutterpipe", "TestSupport"], path: "Tests/CatalogueTests"),
-        .testTarget(name: "FilesSinkTests", dependencies: [kit, support, fixtures, "FilesSink", "TestSupport"], path: "Plugins/Files/Tests"),
-    ]
+                    path: "Tests/EndToEndTests", swiftSettings: strict),
+        .testTarget(name: "CatalogueTests", dependencies: [kit, support, fixtures, "ShutterPipeCatalogue", "shutterpipe", "TestSupport"], path: "Tests/CatalogueTests",
+                    swiftSettings: strict),
+    ] + builtInPlugins.flatMap { plugin -> [Target] in [
+        .target(name: plugin.module, dependencies: [kit, support] + plugin.links, path: "Plugins/\(plugin.folder)/Sources", swiftSettings: strict),
+        .testTarget(name: "\(plugin.module)Tests", dependencies: [kit, support, .target(name: plugin.module), "TestSupport"] + plugin.testLinks,
+                    path: "Plugins/\(plugin.folder)/Tests", exclude: plugin.testExclude, swiftSettings: strict),
+    ] }
 )

@@ -8,19 +8,18 @@
 // - ShutterPipeSupport: helpers any plugin may use (blocking queue, deadlines, POSIX I/O,
 //   processes, `map:` and `feedback:`). Static: each plugin carries its own copy, so it is
 //   not part of the ABI, and its types never cross from a plugin to the host.
-// - ShutterPipeRuntime: the coordinator, pipeline assembly and settings. The host's;
-//   runtime-loaded plugins never link it.
 // - ShutterPipeConformance: the contract checks plugin authors run in their tests.
 // - ShutterPipeFixtures: synthetic JPEGs and a seeded generator, for tests and stubs.
 import PackageDescription
 
 let kit: Target.Dependency = .product(name: "ShutterPipeKit", package: "ShutterPipeKit")
+/// Warnings are errors in the SDK as in the host.
+let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]
 
 let package = Package(
     name: "ShutterPipeSDK",
     products: [
         .library(name: "ShutterPipeSupport", targets: ["ShutterPipeSupport"]),
-        .library(name: "ShutterPipeRuntime", targets: ["ShutterPipeRuntime"]),
         .library(name: "ShutterPipeConformance", targets: ["ShutterPipeConformance"]),
         .library(name: "ShutterPipeFixtures", targets: ["ShutterPipeFixtures"]),
     ],
@@ -29,10 +28,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "CShutterPipeSupport", path: "Sources/CShutterPipeSupport"),
-        .target(name: "ShutterPipeSupport", dependencies: [kit, "CShutterPipeSupport"], path: "Sources/ShutterPipeSupport"),
-        .target(name: "ShutterPipeFixtures", path: "Sources/ShutterPipeFixtures"),
-        .target(name: "ShutterPipeRuntime", dependencies: [kit, "ShutterPipeSupport"], path: "Sources/ShutterPipeRuntime"),
+        .target(name: "ShutterPipeSupport", dependencies: [kit, "CShutterPipeSupport"], path: "Sources/ShutterPipeSupport", swiftSettings: strict),
+        .target(name: "ShutterPipeFixtures", path: "Sources/ShutterPipeFixtures", swiftSettings: strict),
         .target(name: "ShutterPipeConformance", dependencies: [kit, "ShutterPipeSupport", "ShutterPipeFixtures"],
-                path: "Sources/ShutterPipeConformance"),
+                path: "Sources/ShutterPipeConformance", swiftSettings: strict),
     ]
 )

@@ -76,7 +76,7 @@ public struct PluginLoadReport: Sendable {
     public var notes: [String] = []
 }
 
-/// Loads third-party plugin libraries: `dlopen`, the ABI check, the entry point. A
+/// Loads third-party plugin libraries: `dlopen`, the contract and toolchain check, the entry point. A
 /// library is never unloaded (Swift code cannot be unloaded safely).
 public enum PluginLoader {
     /// The environment variable with plugin paths, separated by `:`.
@@ -160,17 +160,29 @@ public enum PluginLoader {
             if skippingNonPlugins { return false }
             throw PluginLoadError(path: path, reason: "not a shutterpipe plugin: it exports no shutterpipe_plugin_abi/shutterpipe_plugin_entry (see docs/plugins.md)")
         }
-        typealias ABIFunction = @convention(c) () -> Int32
-        typealias EntryFunction = @convention(c) (UnsafeMutableRawPointer) -> Int32
-        let pluginABI = unsafeBitCast(abiSymbol, to: ABIFunction.self)()
-        guard Int64(pluginABI) == Int64(ShutterPipeSDK.abi) else {
-            throw PluginLoadError(path: path, reason: "built against plugin ABI \(pluginABI), but this shutterpipe \(ShutterPipeSDK.version) has ABI \(ShutterPipeSDK.abi); rebuild the plugin against this shutterpipe's SDK")
+        let host = "this shutterpipe \(ShutterPipeSDK.version) has contract \(ShutterPipeSDK.contract) with \(ShutterPipeSDK.toolchain)"
+        guard let contractSymbol = dlsym(handle, "shutterpipe_plugin_contract") else {
+            // Before contract 9 a plugin exported only the ABI number, matched exactly.
+            let pluginABI = unsafeBitCast(abiSymbol, to: (@convention(c) () -> Int32).self)()
+            throw PluginLoadError(path: path, reason: "built against plugin ABI \(pluginABI), before contract 9 (it exports no shutterpipe_plugin_contract), but \(host); rebuild the plugin against this shutterpipe's SDK")
         }
+        let (contract, toolchain) = PluginEntry.unpack(unsafeBitCast(contractSymbol, to: (@convention(c) () -> Int64).self)())
+        let plugin = "built against contract \(contract) with \(toolchain)"
+        guard ShutterPipeSDK.contract.loads(contract) else {
+            let fix = contract.major == ShutterPipeSDK.contract.major && contract.minor > ShutterPipeSDK.contract.minor
+                ? "upgrade shutterpipe to one with contract \(contract) or later, or rebuild the plugin against this shutterpipe's SDK"
+                : "rebuild the plugin against this shutterpipe's SDK"
+            throw PluginLoadError(path: path, reason: "\(plugin), but \(host); \(fix)")
+        }
+        guard toolchain == ShutterPipeSDK.toolchain else {
+            throw PluginLoadError(path: path, reason: "\(plugin), but \(host); Swift has no stable ABI across compilers on Linux: rebuild the plugin with \(ShutterPipeSDK.toolchain)")
+        }
+        typealias EntryFunction = @convention(c) (UnsafeMutableRawPointer) -> Int32
         var error = [UInt8](repeating: 0, count: 1024)
         let result: Int32 = error.withUnsafeMutableBufferPointer { buffer in
-            var context: [UInt64] = [UInt64(ShutterPipeSDK.abi), ShutterPipeSDK.coreIdentity,
+            var context: [UInt64] = [UInt64(ShutterPipeSDK.contract.major), ShutterPipeSDK.coreIdentity,
                                      UInt64(UInt(bitPattern: Unmanaged.passUnretained(registry).toOpaque())),
-                                     UInt64(UInt(bitPattern: buffer.baseAddress)), UInt64(buffer.count)]
+                                     UInt64(UInt(bitPattern: buffer.baseAddress)), UInt64(buffer.count), UInt64(ShutterPipeSDK.contract.minor)]
             var code: Int32 = 0
             do {
                 try registry.registering(from: .library(absolute)) {

@@ -12,6 +12,7 @@ enum ExifReader {
         case .raw: return RawMetadataReader.summary(of: path)
         case .heif: return HEIFMetadataReader.exif(of: path).map(summary(ofBlock:)) ?? ExifSummary()
         case .jpeg, .tiff, nil: break
+        @unknown default: break
         }
         guard let exif = exif_data_new_from_file(path) else { return ExifSummary() }
         defer { exif_data_unref(exif) }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ShutterPipeKit
 import TestSupport
 import Testing
 
@@ -318,13 +319,15 @@ struct EndToEndTests {
         #expect(outcome.stdout.contains(expected))
     }
 
-    @Test("plugins lists the built-in types with their origin and description")
+    @Test("plugins names the contract and lists the built-in types with their origin, abilities and description")
     func plugins() async throws {
         let outcome = try await shutterpipe(["plugins"], in: TemporaryDirectory("plugins").keep().path)
         #expect(outcome.status == 0)
-        #expect(outcome.lines.first?.hasPrefix("KIND") == true)
+        #expect(outcome.lines.first == "shutterpipe \(ShutterPipeSDK.version): plugin contract \(ShutterPipeSDK.contract), \(ShutterPipeSDK.toolchain)")
+        #expect(outcome.lines.dropFirst().first?.hasPrefix("KIND") == true)
         for (kind, type) in [("trigger", "stdin"), ("backend", "file-stub"), ("sink", "files")] {
             #expect(outcome.lines.contains { $0.hasPrefix(kind) && $0.contains(" \(type) ") && $0.contains("built-in") }, "\(outcome.stdout)")
         }
+        #expect(outcome.lines.contains { $0.hasPrefix("backend") && $0.contains(" gphoto2 ") && $0.contains(" cameraSettings,liveView ") }, "\(outcome.stdout)")
     }
 }

@@ -56,7 +56,7 @@ struct PluginLoadingTests {
         #expect(environment.lines.contains { $0.contains(" manifest ") })
     }
 
-    @Test("refusals name the file and the reason, and never crash", arguments: ["missing", "notPlugin", "noEntry", "wrongABI", "previousABI", "duplicate"])
+    @Test("refusals name the file and the reason, and never crash", arguments: ["missing", "notPlugin", "noEntry", "previousABI", "newerMinor", "otherMajor", "otherToolchain", "duplicate"])
     func refusals(kind: String) async throws {
         let folder = TemporaryDirectory("plugin-refuse")
         let path: String
@@ -71,15 +71,25 @@ struct PluginLoadingTests {
         case "noEntry":
             path = try await cLibrary("int shutterpipe_plugin_abi(void) { return 1; }\n", named: "noentry", in: folder)
             expected = "refused: not a shutterpipe plugin"
-        case "wrongABI":
-            path = try await cLibrary("int shutterpipe_plugin_abi(void) { return 99; }\nint shutterpipe_plugin_entry(void *c) { return 0; }\n",
-                                      named: "oldabi", in: folder)
-            expected = "refused: built against plugin ABI 99, but this shutterpipe \(ShutterPipeSDK.version) has ABI \(ShutterPipeSDK.abi); rebuild the plugin"
-        case "previousABI":  // a plugin built before session labels (ABI 7)
-            #expect(ShutterPipeSDK.abi == 8)
-            path = try await cLibrary("int shutterpipe_plugin_abi(void) { return 7; }\nint shutterpipe_plugin_entry(void *c) { return 0; }\n",
-                                      named: "abi7", in: folder)
-            expected = "refused: built against plugin ABI 7, but this shutterpipe \(ShutterPipeSDK.version) has ABI 8; rebuild the plugin against this shutterpipe's SDK"
+        case "previousABI":  // a plugin built before contracts could evolve (ABI 8, matched exactly)
+            path = try await cLibrary("int shutterpipe_plugin_abi(void) { return 8; }\nint shutterpipe_plugin_entry(void *c) { return 0; }\n",
+                                      named: "abi8", in: folder)
+            expected = "refused: built against plugin ABI 8, before contract 9 (it exports no shutterpipe_plugin_contract), but this shutterpipe \(ShutterPipeSDK.version) has contract \(ShutterPipeSDK.contract) with \(ShutterPipeSDK.toolchain); rebuild the plugin against this shutterpipe's SDK"
+        case "newerMinor", "otherMajor", "otherToolchain":
+            let contract = ShutterPipeSDK.contract, swift = ShutterPipeSDK.toolchain
+            let (major, minor, toolchain): (Int32, Int32, Int32) = kind == "newerMinor" ? (contract.major, contract.minor + 1, swift.packed)
+                : kind == "otherMajor" ? (contract.major + 1, 0, swift.packed) : (contract.major, contract.minor, swift.packed - 1)
+            let handshake = PluginEntry.pack(major: major, minor: minor, toolchain: toolchain)
+            path = try await cLibrary("""
+                int shutterpipe_plugin_abi(void) { return \(major); }
+                long long shutterpipe_plugin_contract(void) { return \(handshake)LL; }
+                int shutterpipe_plugin_entry(void *c) { return 0; }
+                """, named: kind, in: folder)
+            let plugin = "built against contract \(major).\(minor) with \(SwiftToolchain(packed: toolchain))"
+            expected = "refused: \(plugin), but this shutterpipe \(ShutterPipeSDK.version) has contract \(ShutterPipeSDK.contract) with \(ShutterPipeSDK.toolchain); " + (kind == "newerMinor"
+                ? "upgrade shutterpipe to one with contract \(major).\(minor) or later, or rebuild the plugin against this shutterpipe's SDK"
+                : kind == "otherMajor" ? "rebuild the plugin against this shutterpipe's SDK"
+                : "Swift has no stable ABI across compilers on Linux: rebuild the plugin with \(swift)")
         default:
             let library = try await examplePlugin()
             path = folder.file("libcopy.so")
@@ -93,7 +103,7 @@ struct PluginLoadingTests {
         let outcome = try await shutterpipe(["plugins", "--plugin-path", path], in: folder.path)
         #expect(outcome.status == 1)
         #expect(outcome.stderr.contains("plugin '\(path)' \(expected)"), "\(outcome.stderr)")
-        #expect(outcome.lines.first?.hasPrefix("KIND") == true)  // the built-ins are still listed
+        #expect(outcome.lines.contains { $0.hasPrefix("KIND") } && outcome.lines.contains { $0.contains(" file-stub ") })  // the built-ins are still listed
         // In a config, the refusal is a config error at the paths entry.
         let config = try writeConfig("version: 1\nplugins:\n  paths: [\(path)]\nbackend: {type: file-stub}\ntriggers: [{type: stdin}]\nsinks: [{type: files}]\n", in: folder)
         let run = try await shutterpipe(["validate", config], in: folder.path)

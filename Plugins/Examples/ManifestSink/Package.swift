@@ -21,11 +21,11 @@ let package = Package(
         .target(name: "ShutterPipeManifest", dependencies: [
             .product(name: "ShutterPipeKit", package: "ShutterPipeKit"),
             .product(name: "ShutterPipeSupport", package: "SDK"),
-        ]),
+        ], swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]),
         // The SDK's conformance kit checks the sink against the coordinator's contracts.
         .testTarget(name: "ShutterPipeManifestTests", dependencies: [
             "ShutterPipeManifest", .product(name: "ShutterPipeConformance", package: "SDK"),
             .product(name: "ShutterPipeKit", package: "ShutterPipeKit"),
-        ]),
+        ], swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]),
     ]
 )

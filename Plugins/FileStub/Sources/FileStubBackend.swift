@@ -44,7 +44,7 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
 
     /// Registers the `file-stub` type.
     public static func register(in registry: PluginRegistry) throws {
-        try registry.registerBackend(typeName, summary: "replays image files from a folder, or synthesises JPEGs; can simulate faults") { options, _ in
+        try registry.registerBackend(typeName, summary: "replays image files from a folder, or synthesises JPEGs; can simulate faults", abilities: [.liveView]) { options, _ in
             FileStubBackend(options: try Options(options))
         }
     }

@@ -56,7 +56,7 @@ public final class FilesSink: PhotoSink, SessionObserver {
 
     /// Registers the `files` type.
     public static func register(in registry: PluginRegistry) throws {
-        try registry.registerSink(typeName, summary: "writes photos into a folder durably (temp file, fsync, rename), never overwriting") { options, environment in
+        try registry.registerSink(typeName, summary: "writes photos into a folder durably (temp file, fsync, rename), never overwriting", abilities: [.sessionObserver]) { options, environment in
             FilesSink(options: try Options(options), log: environment.log)
         }
     }

@@ -19,7 +19,8 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
 
     /// Registers the `gphoto2` type and the `cameras` command.
     public static func register(in registry: PluginRegistry) throws {
-        try registry.registerBackend(typeName, summary: "tethered cameras through libgphoto2, one or several, each in a worker process: capture, download, settings, reconnection") { options, environment in
+        try registry.registerBackend(typeName, summary: "tethered cameras through libgphoto2, one or several, each in a worker process: capture, download, settings, reconnection",
+                                     abilities: [.liveView, .cameraSettings]) { options, environment in
             GPhoto2Backend(options: try Options(options), log: environment.log)
         }
         try registry.registerCommand(CamerasCommand.self)

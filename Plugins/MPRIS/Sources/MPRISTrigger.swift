@@ -137,6 +137,7 @@ public final class MPRISTrigger: TriggerSource {
         case .notInPhotoMode: return "not in photo mode"
         case .invalidConfiguration: return "bad settings"
         case .unexpected: return "error"
+        @unknown default: return "error"  // a cause a newer contract adds
         }
     }
 

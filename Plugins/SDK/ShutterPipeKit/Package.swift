@@ -15,6 +15,12 @@ let package = Package(
         .library(name: "ShutterPipeKit", type: .dynamic, targets: ["ShutterPipeKit"]),
     ],
     targets: [
-        .target(name: "ShutterPipeKit", path: "Sources/ShutterPipeKit"),
+        .target(name: "ShutterPipeKit", path: "Sources/ShutterPipeKit",
+                // Library evolution: additive changes keep older plugins loading (SDKVersion.swift).
+                // Its one warning is that Foundation is not built with library evolution, once
+                // per file that imports it; the handshake's toolchain check covers that, so
+                // warnings are silenced here and ContractTests type-checks these sources with
+                // warnings shown and fails on any other.
+                swiftSettings: [.unsafeFlags(["-enable-library-evolution", "-suppress-warnings"])]),
     ]
 )

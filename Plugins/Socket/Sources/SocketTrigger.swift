@@ -39,7 +39,7 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
 
     /// Registers the `socket` type.
     public static func register(in registry: PluginRegistry) throws {
-        try registry.registerTrigger(typeName, summary: "JSON lines on a Unix socket (0600); each request gets the answering state back") { options, environment in
+        try registry.registerTrigger(typeName, summary: "JSON lines on a Unix socket (0600); each request gets the answering state back", abilities: [.sessionObserver]) { options, environment in
             SocketTrigger(options: try Options(options), log: environment.log)
         }
         try registry.registerCommand(TriggerCommand.self)

@@ -20,7 +20,8 @@ public final class UploadSink: PhotoSink, SessionObserver {
     public static let typeName = "upload"
 
     public static func register(in registry: PluginRegistry) throws {
-        try registry.registerSink(typeName, summary: "uploads each shot to an rclone remote (SFTP, WebDAV, FTP, S3, cloud drives) from a durable queue, after the answer") { options, environment in
+        try registry.registerSink(typeName, summary: "uploads each shot to an rclone remote (SFTP, WebDAV, FTP, S3, cloud drives) from a durable queue, after the answer",
+                                  abilities: [.sessionObserver]) { options, environment in
             UploadSink(options: try Options(options), session: environment.session, instance: environment.instanceName, log: environment.log)
         }
     }

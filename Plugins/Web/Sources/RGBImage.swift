@@ -93,6 +93,7 @@ enum PhotoFormat: Equatable {
         case .raw: self = .raw
         case .tiff: self = .tiff
         case nil: return nil
+        @unknown default: return nil  // a format a newer contract names: not shown
         }
     }
 }

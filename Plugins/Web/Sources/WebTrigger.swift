@@ -20,7 +20,8 @@ public final class WebTrigger: TriggerSource, SessionObserver {
 
     /// Registers the `web` type.
     public static func register(in registry: PluginRegistry) throws {
-        try registry.registerTrigger(typeName, summary: "a web page and JSON routes: the last shot large, recent shots, a shutter button, live updates") { options, environment in
+        try registry.registerTrigger(typeName, summary: "a web page and JSON routes: the last shot large, recent shots, a shutter button, live updates",
+                                     abilities: [.sessionObserver]) { options, environment in
             WebTrigger(options: try WebOptions(options), log: environment.log)
         }
     }
@@ -92,6 +93,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
             case .recorded(let shot): hub.publish("shot", CatalogueRoutes.json(shot))
             case .marked(let shot): hub.publish("marked", CatalogueRoutes.json(shot))
             case .copied(let shot): hub.publish("copied", CatalogueRoutes.json(shot))
+            @unknown default: break  // a change a newer contract reports: pages do not know it
             }
         }
         if options.previewCacheMB > 0, let folder = session.catalogue?.cacheFolder {

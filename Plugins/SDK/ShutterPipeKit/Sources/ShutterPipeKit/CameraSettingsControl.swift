@@ -49,7 +49,7 @@ public struct SettingsRefusal: Error, Sendable, Equatable, CustomStringConvertib
 /// One camera setting, with its value and what it may be set to.
 public struct CameraSetting: Sendable, Equatable, Codable {
     /// What kind of value it takes.
-    public enum Kind: String, Sendable, Equatable, Codable, CaseIterable {
+    @frozen public enum Kind: String, Sendable, Equatable, Codable, CaseIterable {
         /// Free text.
         case text
         /// A number between ``CameraSetting/range``'s bounds.
@@ -160,7 +160,7 @@ public struct SettingChange: Sendable, Hashable, Codable {
 /// ``EventChannel/send(_:answer:)``.
 public struct SettingsRequest: Sendable, Equatable {
     /// What is asked.
-    public enum Action: Sendable, Equatable {
+    @frozen public enum Action: Sendable, Equatable {
         /// Read these settings; every setting when empty.
         case read([String])
         /// Change these settings, all or none.

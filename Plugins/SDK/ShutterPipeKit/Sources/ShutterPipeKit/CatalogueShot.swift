@@ -77,7 +77,7 @@ public enum ShotState: String, Sendable, Codable {
 }
 
 /// A pick flag: Lightroom's pick and reject, CaptureGRID's.
-public enum Pick: Int, Sendable, Codable {
+@frozen public enum Pick: Int, Sendable, Codable {
     case rejected = -1
     case none = 0
     case picked = 1
@@ -214,7 +214,7 @@ public struct CatalogueShot: Sendable, Equatable, Codable {
 
 /// Which shots to list.
 public struct ShotFilter: Sendable {
-    public enum Comparison: String, Sendable { case equal = "=", atLeast = ">=", atMost = "<=", above = ">", below = "<" }
+    @frozen public enum Comparison: String, Sendable { case equal = "=", atLeast = ">=", atMost = "<=", above = ">", below = "<" }
     public var session: String?
     public var camera: String?
     public var rating: (Comparison, Int)?

@@ -23,7 +23,7 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
 /// The YAML loader builds these; plugins read them through ``PluginOptions``.
 public struct ConfigNode: Sendable {
     /// The shape of a node.
-    public enum Value: Sendable {
+    @frozen public enum Value: Sendable {
         /// A scalar, as text. `quoted` is true for `'…'`/`"…"` scalars, which are
         /// never null.
         case scalar(String, quoted: Bool)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// How much a log record matters.
-public enum LogLevel: String, Sendable, Comparable, CaseIterable {
+@frozen public enum LogLevel: String, Sendable, Comparable, CaseIterable {
     /// Detail for developers; shown with `--verbose`.
     case debug
     /// What happened: one line per event.

@@ -1,6 +1,6 @@
 /// What a sink does with a photo's bytes, which decides whether the camera may delete
 /// its copy.
-public enum SinkRole: String, Sendable, CaseIterable {
+@frozen public enum SinkRole: String, Sendable, CaseIterable {
     /// Keeps the bytes of every file of every photo (the `files` sink, an upload to an
     /// archive). Once every archival sink has stored every file of a shot, the backend
     /// may delete it from the camera's card.

@@ -1,10 +1,13 @@
 /// The C-ABI handshake between shutterpipe and a plugin library.
 ///
-/// A plugin library exports two C functions, written with `@_cdecl`:
+/// A plugin library exports three C functions, written with `@_cdecl`:
 ///
 /// ```swift
 /// @_cdecl("shutterpipe_plugin_abi")
 /// public func shutterpipePluginABI() -> Int32 { PluginEntry.abi }
+///
+/// @_cdecl("shutterpipe_plugin_contract")
+/// public func shutterpipePluginContract() -> Int64 { PluginEntry.handshake }
 ///
 /// @_cdecl("shutterpipe_plugin_entry")
 /// public func shutterpipePluginEntry(_ context: UnsafeMutableRawPointer) -> Int32 {
@@ -14,28 +17,72 @@
 /// }
 /// ```
 ///
-/// shutterpipe calls `shutterpipe_plugin_abi` first and refuses a library built against
-/// another ABI. Then it calls `shutterpipe_plugin_entry` with a context of plain integers
-/// (never a Swift type, so reading it is safe whatever the plugin was built with). The
-/// code that reads it is compiled into the plugin, so it also notices a plugin that
-/// carries its own copy of ShutterPipeKit, which would make every type exist twice, and
-/// refuses before touching anything of the host's.
+/// shutterpipe reads `shutterpipe_plugin_contract` first (the contract revision
+/// major.minor and the Swift compiler the plugin was built with, all compiled into the
+/// plugin) and refuses, in one line naming both sides, a plugin it cannot load (see
+/// ``ShutterPipeSDK`` for the rules). `shutterpipe_plugin_abi` is the major alone: what
+/// shutterpipe before contract 9 read, so an old host refuses a new plugin cleanly too.
+/// Then it calls `shutterpipe_plugin_entry` with a context of plain integers (never a
+/// Swift type, so reading it is safe whatever the plugin was built with). The code that
+/// reads it is compiled into the plugin, so it also notices a plugin that carries its own
+/// copy of ShutterPipeKit, which would make every type exist twice, and refuses before
+/// touching anything of the host's.
 public enum PluginEntry {
-    /// The ABI revision the plugin was built against, compiled into the plugin. Revision
-    /// history: 1, the first; 2, `PhotoSink.begin()`, `observe(_:)` and `end()`; 3, the
-    /// contract alone (helpers and the coordinator left the library), `PhotoSink.role`,
-    /// `StoredFile.cameraFile`, commands in the registry, several cameras per backend
-    /// (`CapturedFile.camera`, `CapturedPhoto.missing`, `status()` per camera); 4,
-    /// `CaptureBackend.capture(at:)`, `TriggerEvent.fireAt`, `ShutterAnswer.captureTime`;
-    /// 5, camera settings during a session (`CameraSettingsControl`, settings requests on
-    /// `EventChannel`), download progress (`BackendContext.report(_:)`), and every config
-    /// mistake in one pass (`PluginOptions` records them; `ConfigErrors` is in the contract);
-    /// 6, the shot identity and the catalogue (`ShotID`, `ShotCatalogue`); 7, the
-    /// catalogue's paging and change reports; 8, session labels (`EventChannel.send(_: LabelRequest)`, `ShotContext.label`,
-    /// `ShutterAnswer.label`), `CapturedFile.cameraSerial`, `CapturedPhoto.origin`,
-    /// `PhotoSink.statusNote()`, the catalogue's session labels.
+    /// The contract's major revision the plugin was built against, compiled into the
+    /// plugin. Before 9 this was an exact-match "ABI" number; its history: 1, the first;
+    /// 2, `PhotoSink.begin()`, `observe(_:)` and `end()`; 3, the contract alone,
+    /// `PhotoSink.role`, `StoredFile.cameraFile`, commands in the registry, several cameras
+    /// per backend; 4, `CaptureBackend.capture(at:)`, `TriggerEvent.fireAt`,
+    /// `ShutterAnswer.captureTime`; 5, camera settings during a session, download
+    /// progress, every config mistake in one pass; 6, the shot identity and the
+    /// catalogue; 7, the catalogue's paging and change reports; 8, session labels,
+    /// `CapturedFile.cameraSerial`, `CapturedPhoto.origin`, `PhotoSink.statusNote()`;
+    /// 9, the contract evolves: library evolution, minor revisions, the toolchain in the
+    /// handshake, declared abilities.
     @_alwaysEmitIntoClient
-    public static var abi: Int32 { 8 }
+    public static var abi: Int32 { 9 }
+
+    /// The contract's minor revision the plugin was built against: additive changes since
+    /// the major. History of 9: 0, the first.
+    @_alwaysEmitIntoClient
+    public static var contractMinor: Int32 { 0 }
+
+    /// The Swift compiler the plugin was built with, `major * 100 + minor`.
+    @_alwaysEmitIntoClient
+    public static var toolchain: Int32 {
+        #if compiler(>=7.0)
+        return 700
+        #elseif compiler(>=6.5)
+        return 605
+        #elseif compiler(>=6.4)
+        return 604
+        #elseif compiler(>=6.3)
+        return 603
+        #elseif compiler(>=6.2)
+        return 602
+        #elseif compiler(>=6.1)
+        return 601
+        #else
+        return 600
+        #endif
+    }
+
+    /// What `shutterpipe_plugin_contract` returns: major, minor and toolchain packed in
+    /// one integer (16 bits each, low to high: toolchain, minor, major).
+    @_alwaysEmitIntoClient
+    public static var handshake: Int64 { pack(major: abi, minor: contractMinor, toolchain: toolchain) }
+
+    /// Packs a handshake.
+    @_alwaysEmitIntoClient
+    public static func pack(major: Int32, minor: Int32, toolchain: Int32) -> Int64 {
+        (Int64(major) << 32) | (Int64(minor) << 16) | Int64(toolchain)
+    }
+
+    /// Unpacks a handshake.
+    public static func unpack(_ handshake: Int64) -> (contract: ContractVersion, toolchain: SwiftToolchain) {
+        (ContractVersion(major: Int32(truncatingIfNeeded: handshake >> 32), minor: Int32(truncatingIfNeeded: (handshake >> 16) & 0xFFFF)),
+         SwiftToolchain(packed: Int32(truncatingIfNeeded: handshake & 0xFFFF)))
+    }
 
     /// `shutterpipe_plugin_entry` registered the plugin's types.
     public static let registered: Int32 = 0
@@ -46,9 +93,10 @@ public enum PluginEntry {
     /// The plugin's registration threw (a duplicate type, say); the message says why.
     public static let registrationFailed: Int32 = 3
 
-    /// Context layout, 8-byte words: host ABI, host core identity, registry pointer, error
-    /// buffer pointer, error buffer length.
-    public static let contextWords = 5
+    /// Context layout, 8-byte words: host major, host core identity, registry pointer,
+    /// error buffer pointer, error buffer length, host minor. Words are only ever added at
+    /// the end: a plugin built against an older minor reads the ones it knows.
+    public static let contextWords = 6
 
     /// Reads the context, checks ABI and core, and runs `body` with the host's registry.
     /// Failures are written into the context's error buffer and returned as a code.
@@ -64,8 +112,9 @@ public enum PluginEntry {
             buffer[bytes.count] = 0
             return code
         }
-        guard hostABI == Int64(abi) else {
-            return fail(abiMismatch, "built against plugin ABI \(abi), but this shutterpipe has ABI \(hostABI); rebuild the plugin against its SDK")
+        let hostMinor = context.load(fromByteOffset: 40, as: Int64.self)
+        guard hostABI == Int64(abi), hostMinor >= Int64(contractMinor) else {
+            return fail(abiMismatch, "built against contract \(abi).\(contractMinor), but this shutterpipe has contract \(hostABI).\(hostMinor); rebuild the plugin against its SDK")
         }
         guard hostCore == ShutterPipeSDK.coreIdentity else {
             return fail(foreignCore, "carries its own copy of ShutterPipeKit; link the SDK's dynamic ShutterPipeKit product, never its target, and do not link it statically")

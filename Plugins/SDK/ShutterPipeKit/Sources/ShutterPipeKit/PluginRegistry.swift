@@ -1,7 +1,7 @@
 import Synchronization
 
 /// The three kinds of plugin.
-public enum PluginKind: String, Sendable, CaseIterable {
+@frozen public enum PluginKind: String, Sendable, CaseIterable {
     /// A ``TriggerSource``.
     case trigger
     /// A ``CaptureBackend``.
@@ -11,7 +11,7 @@ public enum PluginKind: String, Sendable, CaseIterable {
 }
 
 /// Where a plugin type comes from.
-public enum PluginOrigin: Sendable, Equatable, CustomStringConvertible {
+@frozen public enum PluginOrigin: Sendable, Equatable, CustomStringConvertible {
     /// Part of shutterpipe.
     case builtIn
     /// Loaded at run time from this shared library.
@@ -36,6 +36,13 @@ public struct PluginDescriptor: Sendable, Equatable {
     public var summary: String
     /// Where it comes from.
     public var origin: PluginOrigin
+    /// What it declared it can do beyond its kind.
+    public var abilities: Set<PluginAbility> = []
+
+    /// The abilities this shutterpipe does not know (the plugin is newer): listed, never used.
+    public var unknownAbilities: [PluginAbility] {
+        abilities.filter { PluginAbility.known[$0] == nil }.sorted()
+    }
 }
 
 /// What a plugin factory gets besides its options.
@@ -124,23 +131,27 @@ public final class PluginRegistry: Sendable {
     /// An empty registry.
     public init() {}
 
-    /// Registers a trigger type. `origin` defaults to where the registering code was
-    /// loaded from (built-in, or the plugin library being loaded).
-    public func registerTrigger(_ type: String, summary: String, origin: PluginOrigin? = nil,
+    /// Registers a trigger type. `abilities` says what it can do beyond a trigger
+    /// (``PluginAbility``); the host uses only those. `origin` defaults to where the
+    /// registering code was loaded from (built-in, or the plugin library being loaded).
+    public func registerTrigger(_ type: String, summary: String, abilities: Set<PluginAbility> = [], origin: PluginOrigin? = nil,
                                 make: @escaping TriggerFactory) throws {
-        try add(Entry(descriptor: PluginDescriptor(kind: .trigger, type: type, summary: summary, origin: origin ?? currentOrigin.withLock { $0 }), factory: .trigger(make)))
+        try add(Entry(descriptor: PluginDescriptor(kind: .trigger, type: type, summary: summary, origin: origin ?? currentOrigin.withLock { $0 }, abilities: abilities),
+                      factory: .trigger(make)))
     }
 
-    /// Registers a backend type. See ``registerTrigger(_:summary:origin:make:)``.
-    public func registerBackend(_ type: String, summary: String, origin: PluginOrigin? = nil,
+    /// Registers a backend type. See ``registerTrigger(_:summary:abilities:origin:make:)``.
+    public func registerBackend(_ type: String, summary: String, abilities: Set<PluginAbility> = [], origin: PluginOrigin? = nil,
                                 make: @escaping BackendFactory) throws {
-        try add(Entry(descriptor: PluginDescriptor(kind: .backend, type: type, summary: summary, origin: origin ?? currentOrigin.withLock { $0 }), factory: .backend(make)))
+        try add(Entry(descriptor: PluginDescriptor(kind: .backend, type: type, summary: summary, origin: origin ?? currentOrigin.withLock { $0 }, abilities: abilities),
+                      factory: .backend(make)))
     }
 
-    /// Registers a sink type. See ``registerTrigger(_:summary:origin:make:)``.
-    public func registerSink(_ type: String, summary: String, origin: PluginOrigin? = nil,
-                             make: @escaping SinkFactory) throws {
-        try add(Entry(descriptor: PluginDescriptor(kind: .sink, type: type, summary: summary, origin: origin ?? currentOrigin.withLock { $0 }), factory: .sink(make)))
+    /// Registers a sink type. See ``registerTrigger(_:summary:abilities:origin:make:)``.
+    public func registerSink(_ type: String, summary: String, abilities: Set<PluginAbility> = [], origin: PluginOrigin? = nil,
+                                make: @escaping SinkFactory) throws {
+        try add(Entry(descriptor: PluginDescriptor(kind: .sink, type: type, summary: summary, origin: origin ?? currentOrigin.withLock { $0 }, abilities: abilities),
+                      factory: .sink(make)))
     }
 
     /// Registers a command-line command (`shutterpipe cameras`). Its name must be new.
@@ -189,19 +200,19 @@ public final class PluginRegistry: Sendable {
 
     /// Makes a trigger as `spec` describes.
     public func makeTrigger(_ spec: PluginSpec, environment: PluginEnvironment) throws -> any TriggerSource {
-        guard case .trigger(let make) = try factory(for: spec) else { preconditionFailure("kind checked by lookup") }
+        guard case .trigger(let make) = try entry(for: spec).factory else { preconditionFailure("kind checked by lookup") }
         return try build(spec) { try make(spec.options, environment) }
     }
 
     /// Makes a backend as `spec` describes.
     public func makeBackend(_ spec: PluginSpec, environment: PluginEnvironment) throws -> any CaptureBackend {
-        guard case .backend(let make) = try factory(for: spec) else { preconditionFailure("kind checked by lookup") }
+        guard case .backend(let make) = try entry(for: spec).factory else { preconditionFailure("kind checked by lookup") }
         return try build(spec) { try make(spec.options, environment) }
     }
 
     /// Makes a sink as `spec` describes.
     public func makeSink(_ spec: PluginSpec, environment: PluginEnvironment) throws -> any PhotoSink {
-        guard case .sink(let make) = try factory(for: spec) else { preconditionFailure("kind checked by lookup") }
+        guard case .sink(let make) = try entry(for: spec).factory else { preconditionFailure("kind checked by lookup") }
         return try build(spec) { try make(spec.options, environment) }
     }
 
@@ -209,6 +220,7 @@ public final class PluginRegistry: Sendable {
     /// found together. A factory that throws has its error reported with those recorded
     /// before it (its unknown keys cannot be told then: it stopped reading).
     private func build<T>(_ spec: PluginSpec, _ make: () throws -> T) throws -> T {
+        let declared = try entry(for: spec).descriptor.abilities
         let plugin: T
         do { plugin = try make() } catch let error as ConfigError {
             try ConfigErrors.throwing(spec.options.recordedMistakes + [error])
@@ -218,7 +230,17 @@ public final class PluginRegistry: Sendable {
             throw errors
         }
         try spec.options.rejectUnknownKeys()
+        for ability in PluginAbility.known.keys.sorted() {
+            guard let implemented = ability.isImplemented(by: plugin), implemented != declared.contains(ability) else { continue }
+            throw ConfigError(AbilityMismatchError(type: spec.type, kind: spec.kind, ability: ability, declared: declared.contains(ability)).description,
+                              at: spec.typeLocation)
+        }
         return plugin
+    }
+
+    /// The abilities `spec`'s type declared (empty for a type not registered).
+    public func abilities(of spec: PluginSpec) -> Set<PluginAbility> {
+        (try? entry(for: spec))?.descriptor.abilities ?? []
     }
 
     private func add(_ entry: Entry) throws {
@@ -230,9 +252,9 @@ public final class PluginRegistry: Sendable {
         }
     }
 
-    private func factory(for spec: PluginSpec) throws -> Factory {
+    private func entry(for spec: PluginSpec) throws -> Entry {
         if let entry = entries.withLock({ $0.first { $0.descriptor.kind == spec.kind && $0.descriptor.type == spec.type } }) {
-            return entry.factory
+            return entry
         }
         let known = types(of: spec.kind)
         var message = "unknown \(spec.kind) type '\(spec.type)'"

@@ -92,7 +92,7 @@ public struct ShotMarks: Sendable, Equatable, Codable {
 }
 
 /// One change to a shot's marks.
-public enum ShotMarkChange: Sendable, Equatable {
+@frozen public enum ShotMarkChange: Sendable, Equatable {
     /// A rating from 0 (none) to 5.
     case rating(Int)
     /// A colour label; `nil` clears it.

@@ -3,7 +3,7 @@
 /// These are the four events of the remote-shutter flow that earbud SDKs use: a device
 /// asks to enter photo mode, to take a photo, or to leave photo mode. Anything a trigger
 /// cannot map to one of those arrives as ``unknown``.
-public enum ShutterEvent: String, Sendable, CaseIterable, Codable {
+@frozen public enum ShutterEvent: String, Sendable, CaseIterable, Codable {
     /// Enter photo mode: prepare the capture backend.
     case enter
     /// Take one photo.
@@ -21,7 +21,7 @@ public enum ShutterEvent: String, Sendable, CaseIterable, Codable {
 }
 
 /// The state the coordinator syncs back to a trigger device in answer to an event.
-public enum ShutterState: String, Sendable, CaseIterable, Codable {
+@frozen public enum ShutterState: String, Sendable, CaseIterable, Codable {
     /// Photo mode was entered (or was already on).
     case enteredPhotoMode
     /// Photo mode could not be entered, or has been left.

@@ -4,7 +4,7 @@ import Synchronization
 /// and what the help says.
 public struct ArgumentDefinition: Sendable, Equatable {
     /// What kind of thing it is on the command line.
-    public enum Kind: Sendable, Equatable {
+    @frozen public enum Kind: Sendable, Equatable {
         /// `--name VALUE`.
         case option
         /// `--name`, no value.

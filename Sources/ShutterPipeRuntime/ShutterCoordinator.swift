@@ -71,6 +71,8 @@ import Synchronization
 ///     starts without one, so no shot is named after the last subject by mistake.
 public actor ShutterCoordinator {
     let backend: any CaptureBackend
+    /// What the backend's type declared it can do (live view, settings).
+    let backendAbilities: Set<PluginAbility>
     /// Backends beside it that deliver shots by themselves (a hot folder); index 1… in
     /// ``Submission/cameraShot(_:backend:)``.
     let companions: [any CaptureBackend]
@@ -103,12 +105,14 @@ public actor ShutterCoordinator {
     /// Creates a coordinator. `observer` hears the status after every change; it must
     /// return quickly. `tracker` follows the shots in flight.
     public init(
-        backend: any CaptureBackend, companions: [any CaptureBackend] = [], triggers: [NamedTrigger], sinks: [NamedSink],
+        backend: any CaptureBackend, backendAbilities: Set<PluginAbility>? = nil, companions: [any CaptureBackend] = [],
+        triggers: [NamedTrigger], sinks: [NamedSink],
         session: String, settings: CoordinatorSettings = CoordinatorSettings(),
         log: Logger, observer: (@Sendable (CoordinatorStatus) -> Void)? = nil, tracker: ShotTracker = ShotTracker()
     ) {
         self.shotsInFlight = tracker
         self.backend = backend
+        self.backendAbilities = backendAbilities ?? PluginAbility.implemented(by: backend)
         self.companions = companions
         self.triggers = triggers
         self.chain = SinkChain(sinks: sinks, backend: backend, settings: settings, log: log)
@@ -117,7 +121,9 @@ public actor ShutterCoordinator {
         self.log = log
         self.answerLog = AnswerLog(log: log)
         self.observer = observer
-        self.sessionObservers = triggers.compactMap { $0.source as? any SessionObserver } + sinks.compactMap { $0.sink as? any SessionObserver }
+        // The host asks by ability: a plugin is used for what its type declared.
+        self.sessionObservers = triggers.filter { $0.abilities.contains(.sessionObserver) }.compactMap { $0.source as? any SessionObserver }
+            + sinks.filter { $0.abilities.contains(.sessionObserver) }.compactMap { $0.sink as? any SessionObserver }
     }
 
     /// Runs the pipeline until every trigger has returned or ``shutdown()`` was called,
@@ -150,8 +156,9 @@ public actor ShutterCoordinator {
             return status
         }
         let backend = self.backend
-        let catalogue = chain.sinks.lazy.compactMap { $0.sink as? any ShotCatalogue }.first
-        let view = SessionView(liveView: backend as? any LiveViewSource, cameras: { await backend.status() }, catalogue: catalogue)
+        let catalogue = chain.sinks.lazy.filter { $0.abilities.contains(.shotCatalogue) }.compactMap { $0.sink as? any ShotCatalogue }.first
+        let liveView = backendAbilities.contains(.liveView) ? backend as? any LiveViewSource : nil
+        let view = SessionView(liveView: liveView, cameras: { await backend.status() }, catalogue: catalogue)
         for sessionObserver in sessionObservers { await sessionObserver.begin(view) }
         if settings.enterAtStart {
             if let failure = await enterPhotoMode() {

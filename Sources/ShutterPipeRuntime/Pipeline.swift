@@ -7,6 +7,8 @@ public struct Pipeline: Sendable {
     public var config: PipelineConfig
     /// The backend: the one that takes captures.
     public var backend: any CaptureBackend
+    /// What its type declared it can do.
+    public var backendAbilities: Set<PluginAbility>
     /// The backends beside it, which deliver shots by themselves (``PipelineConfig/companionBackends``).
     public var companions: [any CaptureBackend]
     /// The triggers with their names.
@@ -36,10 +38,13 @@ public struct Pipeline: Sendable {
         }
         let backend = try attempt { try registry.makeBackend(config.backend, environment: environment(config.backend)) }
         let companions = try config.companionBackends.map { spec in try attempt { try registry.makeBackend(spec, environment: environment(spec)) } }
-        let triggers = try config.triggers.map { spec in try attempt { NamedTrigger(name: spec.name, source: try registry.makeTrigger(spec, environment: environment(spec))) } }
-        let sinks = try config.sinks.map { spec in try attempt { NamedSink(name: spec.name, sink: try registry.makeSink(spec, environment: environment(spec))) } }
+        let triggers = try config.triggers.map { spec in try attempt { NamedTrigger(name: spec.name, source: try registry.makeTrigger(spec, environment: environment(spec)),
+                                                                                  abilities: registry.abilities(of: spec)) } }
+        let sinks = try config.sinks.map { spec in try attempt { NamedSink(name: spec.name, sink: try registry.makeSink(spec, environment: environment(spec)),
+                                                                            abilities: registry.abilities(of: spec)) } }
         try ConfigErrors.throwing(errors)
         self.backend = backend!
+        self.backendAbilities = registry.abilities(of: config.backend)
         self.companions = companions.compactMap { $0 }
         self.triggers = triggers.compactMap { $0 }
         self.sinks = sinks.compactMap { $0 }
@@ -52,7 +57,7 @@ public struct Pipeline: Sendable {
     /// A coordinator that runs this pipeline.
     public func makeCoordinator(log: Logger, observer: (@Sendable (CoordinatorStatus) -> Void)? = nil,
                                 tracker: ShotTracker = ShotTracker()) -> ShutterCoordinator {
-        ShutterCoordinator(backend: backend, companions: companions, triggers: triggers, sinks: sinks, session: config.session,
+        ShutterCoordinator(backend: backend, backendAbilities: backendAbilities, companions: companions, triggers: triggers, sinks: sinks, session: config.session,
                            settings: config.coordinator, log: log.named("coordinator"), observer: observer, tracker: tracker)
     }
 }

@@ -25,7 +25,7 @@ extension ShutterCoordinator {
     /// Reads or changes camera settings in the request's turn (rule 15): the pending store
     /// has been answered, no capture runs.
     private func perform(_ request: SettingsRequest) async -> SettingsAnswer {
-        guard let control = backend as? any CameraSettingsControl else {
+        guard backendAbilities.contains(.cameraSettings), let control = backend as? any CameraSettingsControl else {
             let name = await backend.cameraName
             return SettingsAnswer(request: request, failure: ShutterError(
                 .invalidConfiguration, "the backend '\(name)' has no camera settings to read or change",
