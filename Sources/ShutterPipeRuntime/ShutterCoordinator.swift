@@ -370,8 +370,8 @@ public actor ShutterCoordinator {
         await deliver(answer, to: triggers[trigger], refused: true)
     }
 
-    /// The one way an answer leaves the coordinator: counted, logged, synced to its
-    /// trigger under a deadline (none for a shot from the camera's own button, `trigger`
+    /// The one way an answer leaves the coordinator: counted, logged, handed to its
+    /// trigger (its event's ``PendingAnswer``, then `sync`) under a deadline (none for a shot from the camera's own button, `trigger`
     /// `nil`), shown to the sinks and the observers, then the status is published.
     func deliver(_ answer: ShutterAnswer, to trigger: NamedTrigger?, refused: Bool = false) async {
         status.record(answer, refused: refused, fromCamera: trigger == nil)
@@ -380,7 +380,7 @@ public actor ShutterCoordinator {
             let source = trigger.source
             do {
                 try await withDeadline(settings.syncTimeout, "trigger '\(trigger.name)' taking the answer") {
-                    await source.sync(answer)
+                    await answer.deliver(to: source)
                 }
             } catch {
                 log.warning("\(ShutterError.wrapping(error))")

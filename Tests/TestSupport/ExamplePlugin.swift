@@ -24,3 +24,43 @@ private actor ExamplePluginBuild {
         return try await built!.value
     }
 }
+
+/// The example plugin built against the previous contract revision's SDK
+/// (Tests/Fixtures/previous-contract.tar.xz, made by scripts/snapshot-contract): built
+/// once per test run, in .build/previous-contract. Returns the contract it was built
+/// against ("9.0") and the path of its shared library.
+public func previousContractPlugin() async throws -> (contract: String, library: String) {
+    try await PreviousContractBuild.shared.library()
+}
+
+private actor PreviousContractBuild {
+    static let shared = PreviousContractBuild()
+    private var built: Task<(contract: String, library: String), any Error>?
+
+    func library() async throws -> (contract: String, library: String) {
+        if built == nil {
+            built = Task {
+                let fixtures = "\(repositoryRoot)/Tests/Fixtures"
+                let note = try String(contentsOfFile: "\(fixtures)/previous-contract.txt", encoding: .utf8)
+                guard let contract = note.split(separator: "\n").first(where: { $0.hasPrefix("contract ") })?.dropFirst(9),
+                      let commit = note.split(separator: "\n").first(where: { $0.hasPrefix("commit ") })?.dropFirst(7) else {
+                    throw TestSupportError("Tests/Fixtures/previous-contract.txt names no contract and commit")
+                }
+                let folder = "\(repositoryRoot)/.build/previous-contract/\(commit)"
+                if !FileManager.default.fileExists(atPath: "\(folder)/Plugins/Examples/ManifestSink/Package.swift") {
+                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                    let unpack = try await runProgram(["tar", "-xJf", "\(fixtures)/previous-contract.tar.xz", "-C", folder])
+                    guard unpack.status == 0 else { throw TestSupportError("unpacking the previous contract failed: \(unpack.errors)") }
+                }
+                let package = "\(folder)/Plugins/Examples/ManifestSink"
+                // Its own SDK, contract and helpers compile from scratch the first time: minutes on a loaded machine.
+                let build = try await runProgram(["swift", "build", "--package-path", package, "--product", "ShutterPipeManifest"], timeout: .seconds(900))
+                guard build.status == 0 else {
+                    throw TestSupportError("building the example plugin against contract \(contract) failed: \(build.text.suffix(2000))\(build.errors.suffix(2000))")
+                }
+                return (String(contract), "\(package)/.build/debug/libShutterPipeManifest.so")
+            }
+        }
+        return try await built!.value
+    }
+}

@@ -42,7 +42,8 @@ public final class MQTTTrigger: TriggerSource {
     /// camera for it): shorter than this, other triggers never wait.
     static let handOverLead = 0.5
 
-    private struct Pending: Sendable {
+    /// A command that was handed over: what its answer is published with.
+    private struct Command: Sendable {
         var id: String
         var event: String
         /// Revealed in the answer; its SHA-256 went out in the acknowledgement.
@@ -54,8 +55,6 @@ public final class MQTTTrigger: TriggerSource {
         var events: EventChannel?
         var seen: Set<String> = []
         var seenOrder: [String] = []
-        var pending: [UInt64: Pending] = [:]
-        var nextToken: UInt64 = 1
         var address = BrokerAddress(host: "", port: 0, tls: false)  // set by run, before any callback
         var lostAt: ContinuousClock.Instant?
         var connectedOnce = false
@@ -110,8 +109,7 @@ public final class MQTTTrigger: TriggerSource {
     }
 
     /// Publishes the answer to a command with its id.
-    public func sync(_ answer: ShutterAnswer) async {
-        guard let command = state.withLock({ $0.pending.removeValue(forKey: answer.request.token) }) else { return }
+    private func publish(_ answer: ShutterAnswer, to command: Command) {
         var object: [String: Any] = ["id": command.id, "node": options.node, "event": command.event, "state": answer.state.rawValue,
                                      "paths": answer.stored.map(\.location), "proof": command.secret]
         if let failure = answer.failure {
@@ -222,22 +220,17 @@ public final class MQTTTrigger: TriggerSource {
             publishState(object)
             return
         }
-        let token = state.withLock { state -> UInt64 in
-            let token = state.nextToken
-            state.nextToken += 1
-            state.pending[token] = Pending(id: command.id, event: command.event, secret: secret)
-            return token
-        }
+        let handed = Command(id: command.id, event: command.event, secret: secret)
         let fireAt = event == .capture ? command.at.flatMap { $0 > now ? Date(timeIntervalSince1970: $0 / 1000) : nil } : nil
-        let trigger = TriggerEvent(event, origin: "mqtt \(command.id)", token: token, fireAt: fireAt)
+        let trigger = TriggerEvent(event, origin: "mqtt \(command.id)", fireAt: fireAt)
         // Half a second before its moment, with it: the backend waits the rest on the
         // thread that fires. Until then the coordinator serves the other triggers.
         let wait = (fireAt?.timeIntervalSinceNow ?? 0) - Self.handOverLead
-        guard wait > 0 else { return handOver(trigger) }
+        guard wait > 0 else { return handOver(trigger, handed) }
         log.info("command '\(command.id)' (\(command.event)) fires in \(String(format: "%.1f", wait + Self.handOverLead)) s; it goes to the camera \(Self.handOverLead) s before, other triggers go on meanwhile")
         Task { [weak self] in
             try? await Task.sleep(for: .seconds(wait))
-            self?.handOver(trigger)
+            self?.handOver(trigger, handed)
         }
     }
 
@@ -255,8 +248,8 @@ public final class MQTTTrigger: TriggerSource {
         }
     }
 
-    private func handOver(_ event: TriggerEvent) {
-        state.withLock { $0.events }?.send(event)
+    private func handOver(_ event: TriggerEvent, _ command: Command) {
+        state.withLock { $0.events }?.submit(event).observe { [self] answer in publish(answer, to: command) }
     }
 
     private func acknowledge(_ id: String, secret: String) {

@@ -50,13 +50,15 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
 
     private struct Client {
         let connection: SocketConnection
-        var pending: [UInt64: JSONValue?] = [:]  // request token → the client's "id"
+        /// How many of its requests still owe an answer (each answer comes back on its
+        /// request's own handle or callback, with the client's `id`).
+        var owed = 0
     }
 
     private let options: Options
     private let log: Logger
     private let catalogue = Mutex<(any ShotCatalogue)?>(nil)
-    private let clients = Mutex<(byID: [UInt32: Client], nextID: UInt32, nextRequest: UInt32, stopping: Bool)>(([:], 1, 1, false))
+    private let clients = Mutex<(byID: [UInt32: Client], nextID: UInt32, stopping: Bool)>(([:], 1, false))
 
     /// Creates a trigger.
     public init(options: Options, log: Logger = .discarding) {
@@ -101,12 +103,12 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
     private func answerWhatIsPending() async {
         let waiting = clients.withLock { state -> Int in
             state.stopping = true
-            return state.byID.values.reduce(0) { $0 + $1.pending.count }
+            return state.byID.values.reduce(0) { $0 + $1.owed }
         }
         if waiting > 0 {
             log.info("stopping: answering the \(waiting) request(s) socket clients sent before")
             let deadline = ContinuousClock.now + Self.drainLimit
-            while ContinuousClock.now < deadline, clients.withLock({ state in state.byID.values.contains { !$0.pending.isEmpty } }) {
+            while ContinuousClock.now < deadline, clients.withLock({ state in state.byID.values.contains { $0.owed > 0 } }) {
                 try? await Task.sleep(for: .milliseconds(10))
             }
         }
@@ -121,22 +123,16 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
     /// The longest a stopping trigger waits for the answers its clients are owed.
     static let drainLimit: Duration = .seconds(120)
 
-    /// Queues the answer for the client that asked, if it is still connected; never waits
-    /// for the client to read it.
-    public func sync(_ answer: ShutterAnswer) async {
-        self.answer(answer.request.token) { SocketReply(answer, id: $0) }
-    }
-
-    /// Queues the reply to request `token` (made from the client's `id`) for the client
-    /// that sent it, if it is still connected.
-    private func answer(_ token: UInt64, with reply: (JSONValue?) -> SocketReply) {
-        let clientID = UInt32(token >> 32)
-        // Queued while the answer still counts as pending, so a stopping trigger that sees
-        // nothing pending knows every answer is queued.
+    /// Queues the reply to one of client `clientID`'s requests, if it is still connected;
+    /// never waits for the client to read it.
+    private func answer(client clientID: UInt32, with reply: SocketReply) {
+        // Queued while the answer still counts as owed, so a stopping trigger that sees
+        // nothing owed knows every answer is queued.
         let refused = clients.withLock { state -> SocketConnection? in
-            guard var client = state.byID[clientID], let id = client.pending.removeValue(forKey: token) else { return nil }
+            guard var client = state.byID[clientID] else { return nil }
+            client.owed -= 1
             state.byID[clientID] = client
-            return client.connection.send(SocketProtocol.line(reply(id))) ? nil : client.connection
+            return client.connection.send(SocketProtocol.line(reply)) ? nil : client.connection
         }
         if let refused { disconnect(refused, client: clientID) }  // the client left or reads nothing
     }
@@ -191,17 +187,19 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
                 reply(SocketProtocol.line(rejection), to: connection, client: id)
             case .event(let name, let requestID):
                 let event = options.map.event(for: name) ?? .unknown
-                guard let token = admit(requestID, client: id, connection: connection) else { return true }
-                events.send(event, origin: "client \(id): \(name.prefix(40))", token: token)
+                guard admit(client: id, connection: connection) else { return true }
+                events.submit(TriggerEvent(event, origin: "client \(id): \(name.prefix(40))")).observe { [self] answer in
+                    self.answer(client: id, with: SocketReply(answer, id: requestID))
+                }
             case .settings(let action, let camera, let requestID):
-                guard let token = admit(requestID, client: id, connection: connection) else { return true }
+                guard admit(client: id, connection: connection) else { return true }
                 events.send(SettingsRequest(action, camera: camera, origin: "client \(id)")) { [self] answer in
-                    self.answer(token, with: { SocketReply(answer, id: $0) })
+                    self.answer(client: id, with: SocketReply(answer, id: requestID))
                 }
             case .label(let text, let requestID):
-                guard let token = admit(requestID, client: id, connection: connection) else { return true }
+                guard admit(client: id, connection: connection) else { return true }
                 events.send(LabelRequest(text, origin: "client \(id)")) { [self] answer in
-                    self.answer(token, with: { SocketReply(answer, id: $0) })
+                    self.answer(client: id, with: SocketReply(answer, id: requestID))
                 }
             case .mark(let shot, let changes, let requestID):
                 guard let catalogue = catalogue.withLock({ $0 }) else {
@@ -210,16 +208,16 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
                                                           id: requestID)), to: connection, client: id)
                     return true
                 }
-                guard let token = admit(requestID, client: id, connection: connection) else { return true }
+                guard admit(client: id, connection: connection) else { return true }
                 // The catalogue works on a thread of its own; the reply is queued when it is done.
                 Task { [self] in
                     let started = ContinuousClock.now
                     do {
                         let marked = try await catalogue.mark(shot, changes)
                         let ms = Int((ContinuousClock.now - started).milliseconds.rounded())
-                        self.answer(token, with: { SocketReply(marked: marked, id: $0, ms: ms) })
+                        self.answer(client: id, with: SocketReply(marked: marked, id: requestID, ms: ms))
                     } catch {
-                        self.answer(token, with: { SocketReply(markFailed: ShutterError.wrapping(error), id: $0) })
+                        self.answer(client: id, with: SocketReply(markFailed: ShutterError.wrapping(error), id: requestID))
                     }
                 }
             }
@@ -234,23 +232,21 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
         catalogue.withLock { $0 = session.catalogue }
     }
 
-    /// Nothing to do with answers: each client gets its own through ``sync(_:)``.
+    /// Nothing to do with answers: each client gets its own on its request's handle.
     public func observe(_ answer: ShutterAnswer, trigger: String) async {}
 
-    /// Records a request as owed an answer and returns its token; a stopping trigger
-    /// refuses it instead (and says so to the client).
-    private func admit(_ requestID: JSONValue?, client id: UInt32, connection: SocketConnection) -> UInt64? {
-        let token = clients.withLock { state -> UInt64? in
-            guard !state.stopping else { return nil }
-            let token = UInt64(id) << 32 | UInt64(state.nextRequest)
-            state.nextRequest &+= 1
-            state.byID[id]?.pending[token] = .some(requestID)
-            return token
+    /// Counts a request as owed an answer; a stopping trigger refuses it instead (and says
+    /// so to the client).
+    private func admit(client id: UInt32, connection: SocketConnection) -> Bool {
+        let taken = clients.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.byID[id]?.owed += 1
+            return true
         }
-        if token == nil {
+        if !taken {
             reply(SocketProtocol.line(SocketReply(error: "the session is stopping; the request was not taken")), to: connection, client: id)
         }
-        return token
+        return taken
     }
 }
 

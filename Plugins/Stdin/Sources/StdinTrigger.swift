@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import ShutterPipeKit
+import Synchronization
 import ShutterPipeSupport
 
 /// A trigger that reads `enter`, `capture` and `exit` lines from standard input and
@@ -34,8 +35,6 @@ public struct StdinTrigger: TriggerSource {
     private let interactive: Bool
     private let log: Logger
     private let output: LineWriter
-    private let answered: AsyncStream<Void>
-    private let answeredInput: AsyncStream<Void>.Continuation
 
     /// Reads standard input and prints answers on `console`.
     public init(console: Console = .standardOutput) {
@@ -59,15 +58,15 @@ public struct StdinTrigger: TriggerSource {
         self.output = LineWriter(label: "shutterpipe stdout", limit: 100, write: output) { dropped in
             log.warning("standard output is not being read: \(dropped) answer line(s) dropped so far; read it, or redirect it to a file")
         }
-        (answered, answeredInput) = AsyncStream.makeStream(of: Void.self)
     }
 
     /// Delivers one event per line until end of input, then `exit`.
     public func run(delivering events: EventChannel) async throws {
         var lineNumber = 0
         var last: ShutterEvent?
-        var answers = answered.makeAsyncIterator()
-        var unanswered = 0
+        // The lines still owed an answer, oldest first: each answer is printed when it
+        // comes, and at most `linesAhead` lines are read ahead of their answers.
+        var owed: [AnswerTurn] = []
         // Read a copy of the descriptor, not descriptor 0 itself: libgphoto2 2.5.30 closes
         // descriptor 0 when it drops a PTP/IP camera (its ptpip_disconnect closes a jpgfd
         // it never opened), which ended the session with an exit nobody sent.
@@ -76,49 +75,53 @@ public struct StdinTrigger: TriggerSource {
             throw ShutterError(.unexpected, "stdin trigger: cannot read standard input: \(String(cString: strerror(errno)))")
         }
         reading: for await line in LineReader.lines(from: copy, threadName: "shutterpipe stdin", closingAtEnd: true) {
-            while unanswered >= Self.linesAhead {
-                guard await answers.next() != nil else { break reading }  // cancelled: this line stays unread
-                unanswered -= 1
+            while owed.count >= Self.linesAhead {
+                guard await owed.removeFirst().answered() else { break reading }  // cancelled: this line stays unread
             }
             lineNumber += 1
+            // Each answer is printed in answer order (the coordinator's), with the others.
+            let turn = AnswerTurn()
             if let label = Self.label(in: line) {
-                events.send(LabelRequest(label, origin: "line \(lineNumber)")) { [output, answeredInput] answer in
-                    output.enqueue(answer.summary)  // in answer order, with the events' lines
-                    answeredInput.yield()
+                events.send(LabelRequest(label, origin: "line \(lineNumber)")) { [output] answer in
+                    output.enqueue(answer.summary)
+                    turn.end()
                 }
-                unanswered += 1
+                owed.append(turn)
                 continue
             }
             if let request = settingsRequest(for: line, lineNumber: lineNumber) {
                 switch request {
                 case .success(let request):
-                    events.send(request) { [output, answeredInput] answer in
-                        output.enqueue(answer.summary)  // in answer order, with the events' lines
-                        answeredInput.yield()
+                    events.send(request) { [output] answer in
+                        output.enqueue(answer.summary)
+                        turn.end()
                     }
                 case .failure(let usage):
                     // Answered here, after the lines before it, so that answers keep the
                     // order of the lines.
-                    while unanswered > 0 {
-                        guard await answers.next() != nil else { break reading }
-                        unanswered -= 1
+                    while !owed.isEmpty {
+                        guard await owed.removeFirst().answered() else { break reading }
                     }
                     log.warning("line \(lineNumber): \(usage.description)")
                     await output.write("settingsRefused invalidConfiguration: \(usage.description)")
                     continue
                 }
-                unanswered += 1
+                owed.append(turn)
                 continue
             }
             let event = event(for: line)
+            let origin: String
             if event == .unknown {
-                let text = String(line.trimmingCharacters(in: .whitespacesAndNewlines).prefix(60))
-                log.warning("line \(lineNumber) '\(text)' is not a command: the commands are enter, capture and exit, one per line\(interactive ? " (Enter alone: capture)" : ""), set KEY=VALUE… or get [KEY…] for camera settings, and label TEXT for the session label")
-                events.send(event, origin: text)
+                origin = String(line.trimmingCharacters(in: .whitespacesAndNewlines).prefix(60))
+                log.warning("line \(lineNumber) '\(origin)' is not a command: the commands are enter, capture and exit, one per line\(interactive ? " (Enter alone: capture)" : ""), set KEY=VALUE… or get [KEY…] for camera settings, and label TEXT for the session label")
             } else {
-                events.send(event, origin: "line \(lineNumber)")
+                origin = "line \(lineNumber)"
             }
-            unanswered += 1
+            events.submit(TriggerEvent(event, origin: origin)).observe { [output] answer in
+                output.enqueue(answer.summary)
+                turn.end()
+            }
+            owed.append(turn)
             if event != .unknown { last = event }
         }
         if Task.isCancelled {
@@ -128,14 +131,8 @@ public struct StdinTrigger: TriggerSource {
         }
         // End of input means exit, unless the input just said so itself.
         if !Task.isCancelled && last != nil && last != .exit {
-            events.send(.exit, origin: "end of input")
+            events.submit(TriggerEvent(.exit, origin: "end of input")).observe { [output] answer in output.enqueue(answer.summary) }
         }
-    }
-
-    /// Prints `answer` as one line: the state's name, then the stored paths or the cause.
-    public func sync(_ answer: ShutterAnswer) async {
-        await output.write(answer.summary)
-        answeredInput.yield()
     }
 
     /// The text of a `label TEXT` line (empty: `label` alone clears it), or `nil`.
@@ -169,5 +166,34 @@ public struct StdinTrigger: TriggerSource {
         let word = line.trimmingCharacters(in: .whitespacesAndNewlines)
         if word.isEmpty && interactive { return .capture }
         return ShutterEvent(parsing: word)
+    }
+}
+
+/// One line's turn for its answer: ended when the answer is printed; the reader waits
+/// for the oldest turns so that it never runs far ahead of the answers.
+private final class AnswerTurn: Sendable {
+    private let state = Mutex<(ended: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    func end() {
+        state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.ended = true
+            return state.waiter.take()
+        }?.resume()
+    }
+
+    /// Waits for the end; false when the waiting task was cancelled first.
+    func answered() async -> Bool {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ended = state.withLock { state -> Bool in
+                    if !state.ended && !Task.isCancelled { state.waiter = continuation }
+                    return state.ended || Task.isCancelled
+                }
+                if ended { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiter.take() }?.resume()
+        }
+        return state.withLock { $0.ended }
     }
 }

@@ -23,7 +23,7 @@ func events(from input: String, interactive: Bool = false) async throws -> [Trig
         // Answer every event, as the coordinator does: the trigger reads on only then.
         try await trigger.run(delivering: EventChannel { event in
             sent.withLock { $0.append(event) }
-            Task { await trigger.sync(ShutterAnswer(request: event, state: .enteredPhotoMode)) }
+            Task { await ShutterAnswer(request: event, state: .enteredPhotoMode).deliver(to: trigger) }
         })
     }
     return sent.withLock { $0 }
@@ -50,23 +50,38 @@ struct StdinTriggerTests {
         #expect(try await events(from: "\n\nexit\n", interactive: true).map(\.event) == [.capture, .capture, .exit])
     }
 
-    @Test("each answer is printed as one line starting with the state's name")
-    func answerLines() async {
+    @Test("each answer is printed as one line starting with the state's name, in line order")
+    func answerLines() async throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        _ = Array("capture\ncapture\nenter\ncapture\n".utf8).withUnsafeBytes { write(descriptors[1], $0.baseAddress, $0.count) }
+        close(descriptors[1])
+        defer { close(descriptors[0]) }
         let printed = Mutex<[String]>([])
-        let trigger = StdinTrigger(input: -1, interactive: false) { line in printed.withLock { $0.append(line) } }
-        let request = TriggerEvent(.capture)
-        await trigger.sync(ShutterAnswer(request: request, state: .photoSuccess,
-                                         stored: [StoredFile(location: "/shots/a.jpg", byteCount: 1), StoredFile(location: "/shots/a.cr2", byteCount: 1)]))
-        await trigger.sync(ShutterAnswer(request: request, state: .photoFailed,
-                                         failure: ShutterError(.storageUnavailable, "disk full: /shots", fix: "free space")))
-        await trigger.sync(ShutterAnswer(request: TriggerEvent(.enter), state: .enteredPhotoMode))
-        await trigger.sync(ShutterAnswer(request: request, state: .photoSuccess, stored: [StoredFile(location: "/b.jpg", byteCount: 1)],
-                                         warnings: ["truncated JPEG"]))
+        let trigger = StdinTrigger(input: descriptors[0], interactive: false) { line in printed.withLock { $0.append(line) } }
+        let answers = Mutex([
+            { (request: TriggerEvent) in ShutterAnswer(request: request, state: .photoSuccess, stored: [StoredFile(location: "/shots/a.jpg", byteCount: 1),
+                                                                                                    StoredFile(location: "/shots/a.cr2", byteCount: 1)]) },
+            { request in ShutterAnswer(request: request, state: .photoFailed, failure: ShutterError(.storageUnavailable, "disk full: /shots", fix: "free space")) },
+            { request in ShutterAnswer(request: request, state: .enteredPhotoMode) },
+            { request in ShutterAnswer(request: request, state: .photoSuccess, stored: [StoredFile(location: "/b.jpg", byteCount: 1)], warnings: ["truncated JPEG"]) },
+            { request in ShutterAnswer(request: request, state: .exitedOrUnableToEnter) },
+        ] as [@Sendable (TriggerEvent) -> ShutterAnswer])
+        // Answered one at a time in arrival order, as the coordinator does.
+        let (arrived, arrival) = AsyncStream.makeStream(of: TriggerEvent.self)
+        let coordinator = Task { for await event in arrived { await answers.withLock { $0.removeFirst() }(event).deliver(to: trigger) } }
+        try await withDeadline(.seconds(60), "stdin trigger") {
+            try await trigger.run(delivering: EventChannel { event in arrival.yield(event) })
+        }
+        #expect(await eventually { printed.withLock { $0.count } == 5 })
+        arrival.finish()
+        await coordinator.value
         #expect(printed.withLock { $0 } == [
             "photoSuccess /shots/a.jpg /shots/a.cr2",
             "photoFailed storageUnavailable: disk full: /shots (free space)",
             "enteredPhotoMode",
             "photoSuccess /b.jpg (warning: truncated JPEG)",
+            "exitedOrUnableToEnter",
         ])
     }
 
@@ -86,7 +101,7 @@ struct StdinTriggerTests {
         // broke the rule time to show it; the rule passes without it.)
         try await Task.sleep(for: .milliseconds(100))
         #expect(sent.withLock { $0.count } == ahead)
-        await trigger.sync(ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess))
+        await ShutterAnswer(request: sent.withLock { $0[0] }, state: .photoSuccess).deliver(to: trigger)
         #expect(await eventually { sent.withLock { $0.count } == ahead + 1 })
         task.cancel()
     }
@@ -125,7 +140,7 @@ struct StdinSettingsTests {
                 // A slow shot: the lines after it wait their turn.
                 Task {
                     try? await Task.sleep(for: .milliseconds(200))
-                    await trigger.sync(ShutterAnswer(request: event, state: event.event == .capture ? .photoSuccess : .exitedOrUnableToEnter))
+                    await ShutterAnswer(request: event, state: event.event == .capture ? .photoSuccess : .exitedOrUnableToEnter).deliver(to: trigger)
                 }
             }, settings: { request, answer in
                 requests.withLock { $0.append(request) }

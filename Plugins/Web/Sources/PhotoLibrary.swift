@@ -26,30 +26,46 @@ final class PhotoLibrary: Sendable {
     }
 
     private let keeping: Int
-    private let state = Mutex<(entries: [Entry], summary: Summary)>(([], Summary()))
+    /// The entries, the summary, and the handles of the answers recorded last (held, so
+    /// that no new handle can take an old one's place), so that an answer is recorded once
+    /// whether the request that waits for it or the session's observer records it first.
+    private let state = Mutex<(entries: [Entry], summary: Summary, recorded: [PendingAnswer])>(([], Summary(), []))
 
     init(keeping: Int) {
         self.keeping = keeping
     }
 
-    /// Notes an answer; returns its entry when it is a shot (a success or a failed photo).
-    func record(_ answer: ShutterAnswer, trigger: String) -> Entry? {
-        state.withLock { state -> Entry? in
-            switch answer.state {
-            case .enteredPhotoMode: state.summary.inPhotoMode = true
-            case .exitedOrUnableToEnter: state.summary.inPhotoMode = false
-            case .photoSuccess: state.summary.inPhotoMode = true
-            case .photoFailed: if answer.failure?.cause == .notInPhotoMode { state.summary.inPhotoMode = false }
+    /// Notes an answer once: `first` is false when it was already recorded (it came with a
+    /// handle seen before). `entry` is its entry when it is a shot (a success or a failed
+    /// photo).
+    func record(_ answer: ShutterAnswer, trigger: String) -> (entry: Entry?, first: Bool) {
+        state.withLock { state -> (entry: Entry?, first: Bool) in
+            if let handle = answer.request.pendingAnswer {
+                if state.recorded.contains(handle) {
+                    return (answer.shot.flatMap { shot in state.entries.last { $0.shot == shot } }, false)
+                }
+                state.recorded.append(handle)
+                if state.recorded.count > 256 { state.recorded.removeFirst() }
             }
-            guard answer.state == .photoSuccess || answer.state == .photoFailed, answer.failure?.cause != .busy else { return nil }
-            if answer.state == .photoSuccess { state.summary.stored += 1 } else { state.summary.failed += 1 }
-            let entry = Entry(id: answer.shot?.number, shot: answer.shot, state: answer.state, time: Date(), paths: answer.stored.map(\.location),
-                              cause: answer.failure?.cause, message: answer.failure?.message, trigger: trigger)
-            state.entries.append(entry)
-            if state.entries.count > keeping { state.entries.removeFirst(state.entries.count - keeping) }
-            state.summary.latest = entry
-            return entry
+            return (Self.note(answer, trigger: trigger, in: &state.entries, &state.summary, keeping: keeping), true)
         }
+    }
+
+    private static func note(_ answer: ShutterAnswer, trigger: String, in entries: inout [Entry], _ summary: inout Summary, keeping: Int) -> Entry? {
+        switch answer.state {
+        case .enteredPhotoMode: summary.inPhotoMode = true
+        case .exitedOrUnableToEnter: summary.inPhotoMode = false
+        case .photoSuccess: summary.inPhotoMode = true
+        case .photoFailed: if answer.failure?.cause == .notInPhotoMode { summary.inPhotoMode = false }
+        }
+        guard answer.state == .photoSuccess || answer.state == .photoFailed, answer.failure?.cause != .busy else { return nil }
+        if answer.state == .photoSuccess { summary.stored += 1 } else { summary.failed += 1 }
+        let entry = Entry(id: answer.shot?.number, shot: answer.shot, state: answer.state, time: Date(), paths: answer.stored.map(\.location),
+                          cause: answer.failure?.cause, message: answer.failure?.message, trigger: trigger)
+        entries.append(entry)
+        if entries.count > keeping { entries.removeFirst(entries.count - keeping) }
+        summary.latest = entry
+        return entry
     }
 
     /// Newest first.

@@ -74,7 +74,7 @@ struct WebRoutes: Sendable {
             guard let (answer, photo) = trigger.fire(event, from: request.client) else {
                 return .error(503, "no answer: the session is stopping or did not answer in time")
             }
-            return .json(WebJSON.answer(answer, trigger: "web", photo: photo))
+            return .json(WebJSON.answer(answer, trigger: trigger.name, photo: photo))
         case ("GET", "/api/photos"):
             return .json(["photos": trigger.library.entries.map(WebJSON.photo)])
         case ("GET", "/events"):

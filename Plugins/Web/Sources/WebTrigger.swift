@@ -22,12 +22,14 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     public static func register(in registry: PluginRegistry) throws {
         try registry.registerTrigger(typeName, summary: "a web page and JSON routes: the last shot large, recent shots, a shutter button, live updates",
                                      abilities: [.sessionObserver]) { options, environment in
-            WebTrigger(options: try WebOptions(options), log: environment.log)
+            WebTrigger(options: try WebOptions(options), log: environment.log, name: environment.instanceName)
         }
     }
 
     let options: WebOptions
     let log: Logger
+    /// Its name in the pipeline: how the answers to its own requests are recorded.
+    let name: String
     let library: PhotoLibrary
     let hub = EventHub()
     let liveViews = LiveViews()
@@ -35,14 +37,14 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     private let sessionCatalogue = Mutex<(any ShotCatalogue)?>(nil)
     let previews: PreviewMaker
     let fullImages: FullImageCache
-    private let waiting = Mutex<(next: UInt64, byToken: [UInt64: AnswerWaiter])>((1, [:]))
     let channel = Mutex<EventChannel?>(nil)
     private let listening = Mutex<UInt16?>(nil)
 
     /// Creates a trigger; nothing listens until ``run(delivering:)``.
-    public init(options: WebOptions, log: Logger = .discarding) {
+    public init(options: WebOptions, log: Logger = .discarding, name: String = WebTrigger.typeName) {
         self.options = options
         self.log = log
+        self.name = name
         library = PhotoLibrary(keeping: options.recent)
         previews = PreviewMaker(longEdge: options.previewSize, log: log)
         fullImages = FullImageCache(limit: options.fullImageCacheMB << 20, log: log)
@@ -68,16 +70,6 @@ public final class WebTrigger: TriggerSource, SessionObserver {
             liveViews.close()
         }
         server.stop()
-        // Requests still waiting for an answer get none: the session is ending.
-        let left = waiting.withLock { state -> [AnswerWaiter] in defer { state.byToken = [:] }; return Array(state.byToken.values) }
-        left.forEach { $0.resolve(nil) }
-    }
-
-    /// The answer to an event this trigger sent (a POST route). The request that waits for
-    /// it gets it once ``observe(_:trigger:)`` has put it in the library, which the
-    /// coordinator calls next: the reply then names its photo's id.
-    public func sync(_ answer: ShutterAnswer) async {
-        waiting.withLock { $0.byToken[answer.request.token] }?.hold(answer)
     }
 
     /// The session starts: its live view, its cameras' status and its catalogue are what
@@ -130,34 +122,32 @@ public final class WebTrigger: TriggerSource, SessionObserver {
 
     /// Every answer of the session: the library and the page's event stream hear it.
     public func observe(_ answer: ShutterAnswer, trigger: String) async {
-        let entry = library.record(answer, trigger: trigger)
+        publish(answer, trigger: trigger)
+    }
+
+    /// Records an answer in the library and tells the pages, once (the request that waits
+    /// for it may have done so first); returns its photo's id.
+    @discardableResult
+    private func publish(_ answer: ShutterAnswer, trigger: String) -> Int? {
+        let (entry, first) = library.record(answer, trigger: trigger)
+        guard first else { return entry?.id }
         hub.publish("answer", WebJSON.answer(answer, trigger: trigger, photo: entry?.id))
         if let entry { hub.publish("photo", WebJSON.photo(entry)) }
         // After the events, which it would delay; only while a page listens: nobody may
         // ever ask for it otherwise.
         if hub.count > 0, let photo = entry.flatMap({ PreviewMaker.previewSource($0.paths) }) { previews.prepare(photo) }
-        let waiter = waiting.withLock { state -> AnswerWaiter? in
-            guard let waiter = state.byToken[answer.request.token], waiter.holds(answer) else { return nil }
-            return state.byToken.removeValue(forKey: answer.request.token)
-        }
-        waiter?.resolve((answer, entry?.id))
+        return entry?.id
     }
 
     /// Sends `event` to the coordinator and waits for its answer, on the calling thread
-    /// (a connection's own), at most `timeout`.
+    /// (a connection's own), at most `timeout`. The answer is in the library (and the
+    /// pages told) before the reply, which names its photo's id.
     func fire(_ event: ShutterEvent, from client: String, timeout: Duration = .seconds(120)) -> (answer: ShutterAnswer, photo: Int?)? {
-        guard let events = channel.withLock({ $0 }) else { return nil }
-        let waiter = AnswerWaiter()
-        let token = waiting.withLock { state -> UInt64 in
-            let token = state.next
-            state.next += 1
-            state.byToken[token] = waiter
-            return token
+        waitForAnswer(timeout) { [self] events, reply in
+            events.submit(TriggerEvent(event, origin: "web \(client)")).observe { answer in
+                reply((answer, self.publish(answer, trigger: self.name)))
+            }
         }
-        events.send(event, origin: "web \(client)", token: token)
-        let answer = waiter.wait(timeout: timeout)
-        if answer == nil { _ = waiting.withLock { $0.byToken.removeValue(forKey: token) } }
-        return answer
     }
 }
 
@@ -188,36 +178,5 @@ extension WebTrigger {
         let nanoseconds = Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000)
         guard arrived.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success else { return nil }
         return answer.withLock { $0 }
-    }
-}
-
-/// One request waiting for its answer, and then for the library to record it.
-final class AnswerWaiter: Sendable {
-    private let answer = Mutex<(held: ShutterAnswer?, value: (answer: ShutterAnswer, photo: Int?)?, done: Bool)>((nil, nil, false))
-    private let arrived = DispatchSemaphore(value: 0)
-
-    /// The trigger's answer, synced before the session's observers hear it.
-    func hold(_ value: ShutterAnswer) {
-        answer.withLock { $0.held = value }
-    }
-
-    func holds(_ value: ShutterAnswer) -> Bool {
-        answer.withLock { $0.held == value }
-    }
-
-    func resolve(_ value: (answer: ShutterAnswer, photo: Int?)?) {
-        let first = answer.withLock { state -> Bool in
-            guard !state.done else { return false }
-            state.value = value
-            state.done = true
-            return true
-        }
-        if first { arrived.signal() }
-    }
-
-    func wait(timeout: Duration) -> (answer: ShutterAnswer, photo: Int?)? {
-        let nanoseconds = Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000)
-        guard arrived.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success else { return nil }
-        return answer.withLock { $0.value }
     }
 }

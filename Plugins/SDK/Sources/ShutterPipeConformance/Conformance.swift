@@ -202,7 +202,7 @@ public enum Conformance {
             if events.count < count { problems.append("\(events.count) event(s) arrived, expected \(count)") }
             for event in events {
                 let answer = ShutterAnswer(request: event, state: event.event == .capture ? .photoSuccess : .enteredPhotoMode)
-                let (_, held) = try await withDeadline(.seconds(30), "sync") { try await watch.run { await trigger.sync(answer) } }
+                let (_, held) = try await withDeadline(.seconds(30), "sync") { try await watch.run { await answer.deliver(to: trigger) } }
                 if held > PoolWatch.limit { problems.append("sync blocked a thread of the cooperative pool for \(formatDuration(held))") }
             }
         } catch {

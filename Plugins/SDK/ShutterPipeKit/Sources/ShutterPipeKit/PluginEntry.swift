@@ -43,9 +43,11 @@ public enum PluginEntry {
     public static var abi: Int32 { 9 }
 
     /// The contract's minor revision the plugin was built against: additive changes since
-    /// the major. History of 9: 0, the first.
+    /// the major. History of 9: 0, the first; 1, ask and answer: ``EventChannel/submit(_:)``
+    /// returns a ``PendingAnswer`` (``TriggerEvent/pendingAnswer``,
+    /// ``ShutterAnswer/deliver(to:)``), and `TriggerSource.sync(_:)` has a default.
     @_alwaysEmitIntoClient
-    public static var contractMinor: Int32 { 0 }
+    public static var contractMinor: Int32 { 1 }
 
     /// The Swift compiler the plugin was built with, `major * 100 + minor`.
     @_alwaysEmitIntoClient

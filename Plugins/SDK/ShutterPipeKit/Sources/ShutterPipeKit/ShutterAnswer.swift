@@ -15,6 +15,9 @@ public struct TriggerEvent: Sendable, Equatable {
     /// turn comes, so that the backend, not the trigger, waits for it: the wait ends on
     /// the thread that fires. `nil`: at once. (Added in ABI 4.)
     public var fireAt: Date?
+    /// The handle its answer arrives on, when it was sent with ``EventChannel/submit(_:)``.
+    /// (Added in contract 9.1.)
+    public internal(set) var pendingAnswer: PendingAnswer?
 
     /// Creates an event.
     public init(_ event: ShutterEvent, origin: String? = nil, token: UInt64 = 0, fireAt: Date? = nil) {
@@ -22,6 +25,11 @@ public struct TriggerEvent: Sendable, Equatable {
         self.origin = origin
         self.token = token
         self.fireAt = fireAt
+    }
+
+    /// Equal when they say the same; the handle an answer arrives on is not compared.
+    public static func == (a: TriggerEvent, b: TriggerEvent) -> Bool {
+        a.event == b.event && a.origin == b.origin && a.token == b.token && a.fireAt == b.fireAt
     }
 }
 

@@ -21,6 +21,12 @@ public protocol TriggerSource: Sendable {
     func sync(_ answer: ShutterAnswer) async
 }
 
+extension TriggerSource {
+    /// Nothing: a trigger that takes its answers from the handles ``EventChannel/submit(_:)``
+    /// returns needs no `sync`. (The default was added in contract 9.1.)
+    public func sync(_ answer: ShutterAnswer) async {}
+}
+
 /// The way into the coordinator for one trigger.
 ///
 /// Sending never blocks and never waits for the answer: the answer arrives later through
@@ -54,6 +60,17 @@ public struct EventChannel: Sendable {
     /// Delivers one event to the coordinator.
     public func send(_ event: TriggerEvent) {
         submit(event)
+    }
+
+    /// Delivers one event to the coordinator and returns the handle its answer arrives on:
+    /// await it or observe it, instead of matching tokens in ``TriggerSource/sync(_:)``.
+    /// Never blocks. (Added in contract 9.1.)
+    public func submit(_ event: TriggerEvent) -> PendingAnswer {
+        var event = event
+        let handle = PendingAnswer(request: event)
+        event.pendingAnswer = handle
+        submit(event)
+        return handle
     }
 
     /// Delivers one event to the coordinator.

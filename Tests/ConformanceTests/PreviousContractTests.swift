@@ -1,0 +1,33 @@
+import Foundation
+import ShutterPipeApp
+import ShutterPipeConformance
+import ShutterPipeKit
+import TestSupport
+import Testing
+
+/// The contract evolves without breaking (docs/plugins.md, "How the contract evolves"):
+/// the example plugin, built against the previous contract revision's SDK
+/// (Tests/Fixtures/previous-contract.tar.xz), loads into today's host and passes today's kit.
+@Suite("A plugin built against the previous contract revision", .timeLimit(.minutes(20)))
+struct PreviousContractTests {
+    @Test("loads into today's host, declares what it declared then, and passes today's conformance kit")
+    func passesTodaysKit() async throws {
+        let (contract, library) = try await previousContractPlugin()
+        #expect(contract != "\(ShutterPipeSDK.contract)", "the fixture is today's contract: run scripts/snapshot-contract with the previous revision's last commit")
+        #expect(contract.hasPrefix("\(ShutterPipeSDK.contract.major)."))
+        let registry = PluginRegistry()
+        try PluginLoader.load(library, into: registry)
+        let descriptor = try #require(registry.descriptors.first { $0.type == "manifest" })
+        #expect(descriptor.origin == .library(library) && descriptor.abilities.isEmpty)
+        let folder = TemporaryDirectory("previous-contract")
+        try Data().write(to: URL(fileURLWithPath: folder.file("blocker")))
+        @Sendable func sink(_ path: String) throws -> any PhotoSink {
+            let spec = PluginSpec(kind: .sink, type: "manifest", typeLocation: SourceLocation(file: "test", line: 1, column: 1), name: "manifest",
+                                  options: try PluginOptions(configNode(["path": path]), owner: "sink 'manifest'"))
+            return try registry.makeSink(spec, environment: PluginEnvironment(session: "previous", instanceName: "manifest", log: Logger(source: "manifest") { _ in },
+                                                                              console: .standardOutput))
+        }
+        let problems = await Conformance.checkSink({ try sink(folder.file("out/manifest.jsonl")) }, failing: { try sink(folder.file("blocker/manifest.jsonl")) })
+        #expect(problems.isEmpty, "\(problems)")
+    }
+}
