@@ -4,6 +4,7 @@
 import Dispatch
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 import Synchronization
 
 /// The catalogue sink's thread: it opens the catalogue, reconciles it with the folders,
@@ -43,9 +44,7 @@ final class CatalogueWriter: Sendable {
         self.settings = settings
         self.log = log
         self.recorded = recorded
-        let thread = Thread { [self] in loop() }
-        thread.name = "catalogue"
-        thread.start()
+        OwnedThread.start("catalogue") { [self] in loop() }
     }
 
     /// Runs `done` once the catalogue was opened and reconciled with the folders (or

@@ -1,5 +1,6 @@
 import Foundation
 import ShutterPipeFixtures
+import ShutterPipeSupport
 import Synchronization
 
 /// The live-view stream's frames, each made one ahead on a thread of its own, as a camera
@@ -50,14 +51,12 @@ final class LiveViewFrames: Sendable {
     var served: Int { state.withLock { $0.served } }
 
     private func prepare(_ number: Int) {
-        let thread = Thread { [self] in
+        OwnedThread.start("live view frame \(number)") { [self] in
             let data = make(number, Self.comment(number))
             state.withLock { state in
                 if state.served < number { state.ready = (number, data) }  // not overtaken by a request meanwhile
             }
         }
-        thread.name = "live view frame \(number)"
-        thread.start()
     }
 
 }

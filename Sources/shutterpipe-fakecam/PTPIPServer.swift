@@ -53,8 +53,7 @@ final class PTPIPServer: Sendable {
             if client < 0 { if errno == EINTR { continue }; return }
             var yes: Int32 = 1
             setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
-            let thread = Thread { [self] in self.handle(client) }
-            thread.start()
+            OwnedThread.start("fakecam client") { [self] in self.handle(client) }
         }
     }
 
@@ -203,14 +202,14 @@ final class PTPIPServer: Sendable {
     private func announceCapture(transaction: UInt32) {
         let delay = camera.options.captureDelay
         let arrival = gate?.arrive()
-        Thread { [self] in
+        OwnedThread.start("fakecam capture") { [self] in
             let handles = camera.expose()
             if delay > .zero { usleep(UInt32(delay.milliseconds * 1000)) }
             if let arrival { gate?.hold(arrival, log: log) }
             announce(handles, transaction: transaction)
             sendEvent(.captureComplete, transaction: transaction, parameter: nil)
             if let arrival { log("capture \(arrival) announced") }  // its events are on their way
-        }.start()
+        }
     }
 
     func sendEvent(_ event: PTP.Event, transaction: UInt32, parameter: UInt32?) {

@@ -174,6 +174,5 @@ if let readyFile = options.readyFile {
     rename(temporary, readyFile)
 }
 log("listening on 127.0.0.1:\(server.port) (use --port ptpip:127.0.0.1:\(server.port):\(server.port) --camera \"PTP/IP Camera\")")
-let acceptor = Thread { server.serve() }
-acceptor.start()
+OwnedThread.start("fakecam accept") { server.serve() }
 while true { sleep(3600) }

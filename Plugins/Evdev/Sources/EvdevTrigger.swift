@@ -75,12 +75,10 @@ public final class EvdevTrigger: TriggerSource {
             throw Self.permissionError(path, name: options.name)
         }
         let done = AsyncStream<Void>.makeStream()
-        let thread = Thread { [self] in
+        OwnedThread.start("shutterpipe evdev") { [self] in
             self.readLoop(events)
             done.continuation.finish()
         }
-        thread.name = "shutterpipe evdev"
-        thread.start()
         await withTaskCancellationHandler {
             for await _ in done.stream {}
         } onCancel: {

@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import GPhoto2Backend
+import ShutterPipeSupport
 
 /// The one thread of a worker that calls libgphoto2 (it is not thread-safe): the
 /// requests, one at a time, and between them the session's tick at its poll interval.
@@ -71,9 +72,7 @@ final class CameraThread: @unchecked Sendable {  // `jobs` and `stopping` are gu
 
     /// Starts the thread (when made with `startNow: false`, once what it calls is wired).
     func start() {
-        let thread = Thread { [self] in loop() }
-        thread.name = name
-        thread.start()
+        OwnedThread.start(name) { [self] in loop() }
     }
 
     deinit {

@@ -135,9 +135,7 @@ final class CameraWorker: Sendable {
             }
             running = try spawn(generation)
             let replaces = state.withLock { generation > 1 && !$0.stopping }
-            let reader = Thread { [self, running] in self.read(running) }
-            reader.name = "shutterpipe worker \(name)"
-            reader.start()
+            OwnedThread.start("shutterpipe worker \(name)") { [self, running] in self.read(running) }
             if replaces, let request = listeners.withLock({ $0.restart })() {
                 let id = pending.register(generation: generation)
                 do { try WorkerProtocol.send(WorkerEnvelope(id: id, request: request.request), over: running.channel) } catch {
@@ -169,7 +167,7 @@ final class CameraWorker: Sendable {
                                          passing: [theirs.descriptor])
             if let errors = child.errorOutput {
                 let name = self.name, log = self.log
-                let drain = Thread {
+                OwnedThread.start("shutterpipe worker \(name) stderr") {
                     LineReader.forEachLine(in: errors) { line in
                         // libgphoto2 prints its own complaints there ("connect cmd: Connection
                         // refused" on every reconnection attempt): detail, at debug level;
@@ -178,8 +176,6 @@ final class CameraWorker: Sendable {
                         return true
                     }
                 }
-                drain.name = "shutterpipe worker \(name) stderr"
-                drain.start()
             }
             return Running(child: child, channel: ours, generation: generation)
         } catch {
@@ -212,7 +208,7 @@ final class CameraWorker: Sendable {
     /// Worker `running` is gone (or going): what it was asked fails, saying why, and a
     /// new one starts. `waitingForItsEnd` (on the reader's own thread, never the pool)
     /// waits for its exit status to say how it ended.
-    private func retire(_ running: Running, waitingForItsEnd: Bool) {
+    private func retire(_ running: Running, waitingForItsEnd: Bool, restartingOnItsOwnThread: Bool = false) {
         let (current, because, stopping) = state.withLock { state -> (Bool, String?, Bool) in
             guard state.running?.generation == running.generation else { return (false, nil, state.stopping) }
             state.running = nil
@@ -235,12 +231,19 @@ final class CameraWorker: Sendable {
                                                                        fix: "the next shot uses a new worker; see the log for what libgphoto2 said"))
         guard !stopping else { return }
         log.warning(reason, [("event", "workerRestarted"), ("camera", name)])
-        do { _ = try ensureRunning() } catch { log.error("\(error)", [("camera", name)]) }
+        let restart: @Sendable () -> Void = { [self] in
+            do { _ = try ensureRunning() } catch { log.error("\(error)", [("camera", name)]) }
+        }
+        // Starting a worker is a posix_spawn under the start lock: from a cancellation
+        // handler (kill), it goes to a thread of its own; a request meanwhile finds no
+        // running worker and waits for this one.
+        if restartingOnItsOwnThread { OwnedThread.start("shutterpipe worker restart \(name)", restart) } else { restart() }
     }
 
     /// Kills the worker (a hung libgphoto2 call); what it was asked fails with `reason`,
-    /// and a new worker starts at once, so that the next request never goes to the one
-    /// being killed.
+    /// and a new worker starts at once, on a thread of its own (this is called from a
+    /// cancellation handler, which must not block), so that the next request never goes
+    /// to the one being killed.
     func kill(because reason: String) {
         let running = state.withLock { state -> Running? in
             if state.killedBecause == nil { state.killedBecause = reason }
@@ -248,7 +251,7 @@ final class CameraWorker: Sendable {
         }
         guard let running else { return }
         running.child.signal(SIGKILL)
-        retire(running, waitingForItsEnd: false)
+        retire(running, waitingForItsEnd: false, restartingOnItsOwnThread: true)
     }
 
     /// Ends the worker for good: it closes the camera when its socket closes; one that

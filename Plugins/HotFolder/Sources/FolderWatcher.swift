@@ -19,7 +19,7 @@ final class FolderWatcher: @unchecked Sendable {  // `pending` and `stopping` ar
     private let lock = NSLock()
     private var stopping = false
     private var descriptor: Int32 = -1
-    private var thread: Thread?
+    private var thread: OwnedThread?
     /// Files seen but not complete yet: their size and since when it has not changed.
     private var pending: [String: (size: Int64, since: ContinuousClock.Instant)] = [:]
 
@@ -45,10 +45,7 @@ final class FolderWatcher: @unchecked Sendable {  // `pending` and `stopping` ar
         }
         descriptor = fd
         scanAll()
-        let thread = Thread { [self] in run() }
-        thread.name = "shutterpipe hotfolder"
-        self.thread = thread
-        thread.start()
+        lock.withLock { thread = OwnedThread.start("shutterpipe hotfolder") { [self] in run() } }
     }
 
     /// Stops the thread (within a tenth of a second) and closes the watch.

@@ -79,12 +79,10 @@ public final class MPRISTrigger: TriggerSource {
     public func run(delivering events: EventChannel) async throws {
         let ready = AsyncStream<Result<Void, ShutterError>>.makeStream()
         let done = AsyncStream<Void>.makeStream()
-        let thread = Thread { [self] in
+        OwnedThread.start("shutterpipe mpris") { [self] in
             self.serve(events, ready: ready.continuation)
             done.continuation.finish()
         }
-        thread.name = "shutterpipe mpris"
-        thread.start()
         var iterator = ready.stream.makeAsyncIterator()
         if case .failure(let error) = await iterator.next() ?? .success(()) { throw error }
         await withTaskCancellationHandler {

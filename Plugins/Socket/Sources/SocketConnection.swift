@@ -30,9 +30,7 @@ final class SocketConnection: @unchecked Sendable {  // the queue is guarded by 
     /// Takes `descriptor` (closed with this object) and starts the writer thread.
     init(descriptor: Int32) {
         self.descriptor = descriptor
-        let writer = Thread { [self] in write() }
-        writer.name = "shutterpipe socket reply"
-        writer.start()
+        OwnedThread.start("shutterpipe socket reply") { [self] in write() }
     }
 
     deinit { close(descriptor) }

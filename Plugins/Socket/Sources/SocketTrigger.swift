@@ -81,9 +81,7 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
         }
         ExitCleanup.register(options.path)
         log.info("listening on \(options.path)")
-        let acceptor = Thread { [self] in self.accept(listener, events) }
-        acceptor.name = "shutterpipe socket accept"
-        acceptor.start()
+        OwnedThread.start("shutterpipe socket accept") { [self] in self.accept(listener, events) }
         await withTaskCancellationHandler {
             // Wait until the pipeline stops.
             for await _ in AsyncStream<Void>(unfolding: { try? await Task.sleep(for: .seconds(3600)); return Task.isCancelled ? nil : () }) {}
@@ -173,9 +171,7 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
                 close(descriptor)
                 continue
             }
-            let thread = Thread { [self] in self.serve(id, connection, events) }
-            thread.name = "shutterpipe socket client"
-            thread.start()
+            OwnedThread.start("shutterpipe socket client") { [self] in self.serve(id, connection, events) }
         }
     }
 

@@ -86,10 +86,9 @@ struct UnreadOutputTests {
         defer { session.signal(SIGKILL) }
         _ = fcntl(session.output!, 1031 /* F_SETPIPE_SZ */, 4096)
         _ = await eventually { let probe = connectUnixSocket(socket); if probe >= 0 { close(probe) }; return probe >= 0 }
-        let feeder = Thread {
+        OwnedThread.start("feeder") {
             for _ in 0..<300 { try? session.write(Array("capture\n".utf8)) }
         }
-        feeder.start()
         let log = folder.file("stderr")
         let stderr: @Sendable () -> String = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
         #expect(await eventually(timeout: .seconds(120)) { stderr().contains("standard output is not being read") }, "\(stderr().suffix(2000))")

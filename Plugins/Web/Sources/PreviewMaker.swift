@@ -81,7 +81,7 @@ final class PreviewMaker: Sendable {
             return !state.preparing
         }
         guard start else { return }
-        let thread = Thread { [self] in
+        OwnedThread.start("shutterpipe web previews") { [self] in
             while let next = state.withLock({ state -> String? in
                 if state.toPrepare.isEmpty { state.preparing = false; return nil }
                 return state.toPrepare.removeLast()
@@ -89,8 +89,6 @@ final class PreviewMaker: Sendable {
                 _ = try? preview(of: next)
             }
         }
-        thread.name = "shutterpipe web previews"
-        thread.start()
     }
 
     /// The preview of the photo at `path` (cached by path, size and modification time).

@@ -15,7 +15,8 @@ struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run", abstract: "run a pipeline (default config: \(defaultConfig))",
         discussion: """
-        Runs the pipeline a config describes until every trigger has finished (for the stdin
+        The config is given as FILE (`shutterpipe run studio.yaml`, as for validate) or with
+        --config FILE. Runs the pipeline it describes until every trigger has finished (for the stdin
         trigger: end of input), or until SIGINT, SIGTERM or SIGHUP. Queued events are still
         answered before it exits; a second signal stops at once.
 
@@ -24,6 +25,9 @@ struct RunCommand: ParsableCommand {
         it could not start (a trigger, a plugin); 2 for a usage mistake; 3 for an invalid
         config.
         """)
+
+    @Argument(valueName: "FILE", help: "the pipeline config (default: \(defaultConfig)); the same as --config FILE")
+    var files: [String] = []
 
     @Option(short: "c", valueName: "FILE", help: "the pipeline config (default: \(defaultConfig))")
     var config: String?
@@ -41,9 +45,15 @@ struct RunCommand: ParsableCommand {
     var verbose = false
 
     func run(_ context: CommandContext) async throws -> Int32 {
+        let given = Set(files + (config.map { [$0] } ?? []))
+        guard given.count <= 1 else {
+            context.errors.printLine("shutterpipe run: one config at a time, and \(given.sorted().joined(separator: ", ")) were given; run one shutterpipe per config")
+            return ShutterPipeCLI.usageError
+        }
+        let config = given.first
         let path = config ?? Self.defaultConfig
         if config == nil && !FileManager.default.fileExists(atPath: path) {
-            context.errors.printLine("shutterpipe run: no --config given and \(Self.defaultConfig) is not in this folder; run from the shutterpipe checkout or pass --config FILE")
+            context.errors.printLine("shutterpipe run: no config given and \(Self.defaultConfig) is not in this folder; run from the shutterpipe checkout or give one: shutterpipe run FILE")
             return ShutterPipeCLI.configError
         }
         let interactive = isatty(STDERR_FILENO) == 1

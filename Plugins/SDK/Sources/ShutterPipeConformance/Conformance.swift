@@ -36,9 +36,7 @@ public enum Conformance {
     static func preparedSample(shot: Int) async -> CapturedPhoto {
         if let ready = samples.withLock({ $0[shot] }) { return ready }
         let photo = await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: samplePhoto(shot: shot)) }
-            thread.name = "shutterpipe conformance sample"
-            thread.start()
+            OwnedThread.start("shutterpipe conformance sample") { continuation.resume(returning: samplePhoto(shot: shot)) }
         }
         samples.withLock { $0[shot] = photo }
         return photo

@@ -27,7 +27,7 @@ final class PoolWatch: TaskExecutor, @unchecked Sendable {  // jobs handed over 
     private let unmeasured = Mutex(0)
 
     init() {
-        let thread = Thread { [self] in
+        OwnedThread.start("shutterpipe conformance watch") { [self] in
             while true {
                 wake.wait()
                 lock.lock()
@@ -46,8 +46,6 @@ final class PoolWatch: TaskExecutor, @unchecked Sendable {  // jobs handed over 
                 unmeasured.withLock { $0 -= 1 }
             }
         }
-        thread.name = "shutterpipe conformance watch"
-        thread.start()
     }
 
     func enqueue(_ job: UnownedJob) {

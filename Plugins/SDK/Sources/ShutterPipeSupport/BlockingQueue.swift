@@ -7,9 +7,11 @@ import Synchronization
 /// it never occupies a thread of Swift's cooperative pool, nor one of Dispatch's shared
 /// worker threads, which timers and other plugins need.
 ///
-/// Work items run one at a time in submission order on one dedicated thread, which also
-/// serialises access to whatever the work touches (libgphoto2 is not thread-safe, for
-/// instance). The thread ends when the queue is released.
+/// Work items run one at a time in submission order on one dedicated thread (an
+/// ``OwnedThread``), which also serialises access to whatever the work touches
+/// (libgphoto2 is not thread-safe, for instance). Each may have a deadline
+/// (``run(deadline:_:)``). The thread ends after the last item once the queue is closed
+/// (``close()``) or released.
 public final class BlockingQueue: Sendable {
     private let worker: Worker
 
@@ -39,16 +41,25 @@ public final class BlockingQueue: Sendable {
     public init(label: String, priority: Priority = .normal) {
         worker = Worker()
         let worker = self.worker
-        let thread = Thread {
-            if priority == .background { Self.lowerThreadPriority(by: 10) }
-            worker.loop()
-        }
-        thread.name = label
-        thread.start()
+        OwnedThread.start(label, priority: priority) { worker.loop() }
     }
 
     deinit {
         worker.stop()
+    }
+
+    /// Takes no more work: what is queued runs, then the thread ends. Work submitted after
+    /// is refused with `CancellationError`.
+    public func close() {
+        worker.stop()
+    }
+
+    /// Runs `work` on the thread, as ``run(_:)-(()->T)`` does, and throws a `timeout`
+    /// ``ShutterError`` naming `what` when it has not finished within `deadline` (from
+    /// now: time waiting behind other work counts). The work itself is not interrupted: a
+    /// blocking call ends when its resource does; put the resource's own timeouts inside.
+    public func run<T: Sendable>(deadline: Duration, _ what: String, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withDeadline(deadline, what) { try await self.run(work) }
     }
 
     /// Runs `work` on the thread and returns its result. If the calling task is cancelled
@@ -60,20 +71,23 @@ public final class BlockingQueue: Sendable {
         let abandoned = Mutex(false)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                worker.submit {
+                let queued = worker.submit {
                     if abandoned.withLock({ $0 }) { continuation.resume(throwing: CancellationError()); return }
                     continuation.resume(with: Result { try work() })
                 }
+                if !queued { continuation.resume(throwing: CancellationError()) }
             }
         } onCancel: {
             abandoned.withLock { $0 = true }
         }
     }
 
-    /// Runs `work`, which cannot fail, on the thread.
+    /// Runs `work`, which cannot fail, on the thread (after ``close()``, on one of its own).
     public func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            worker.submit { continuation.resume(returning: work()) }
+            let queued = worker.submit { continuation.resume(returning: work()) }
+            // Closed: it runs anyway, on a thread of its own, since it cannot be refused.
+            if !queued { OwnedThread.start("shutterpipe late work") { continuation.resume(returning: work()) } }
         }
     }
 }
@@ -82,9 +96,16 @@ private final class Worker: Sendable {
     private let jobs = Mutex<(queue: [@Sendable () -> Void], stopped: Bool)>(([], false))
     private let wake = DispatchSemaphore(value: 0)
 
-    func submit(_ job: @escaping @Sendable () -> Void) {
-        jobs.withLock { $0.queue.append(job) }
+    /// Queues `job`; false (the job dropped) once stopped.
+    @discardableResult
+    func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
+        guard jobs.withLock({ state -> Bool in
+            guard !state.stopped else { return false }
+            state.queue.append(job)
+            return true
+        }) else { return false }
         wake.signal()
+        return true
     }
 
     func stop() {

@@ -197,7 +197,7 @@ private final class Reaper: Sendable {
 
     init(pid: pid_t) {
         exited.enter()
-        let thread = Thread { [self] in
+        OwnedThread.start("shutterpipe reaper \(pid)") { [self] in
             var status: Int32 = 0
             var result: pid_t
             repeat { result = waitpid(pid, &status, 0) } while result < 0 && errno == EINTR
@@ -210,8 +210,6 @@ private final class Reaper: Sendable {
             exited.leave()
             waiting.forEach { $0(ended) }
         }
-        thread.name = "shutterpipe reaper \(pid)"
-        thread.start()
     }
 
     var status: ChildProcess.ExitStatus? { state.withLock { $0.status } }

@@ -34,12 +34,10 @@ extension ChildProcess {
                                      input: input == nil ? .null : .pipe, output: .pipe,
                                      error: captureErrors ? .pipe : .null, processGroup: processGroup)
         if let input {
-            let writer = Thread {
+            OwnedThread.start("shutterpipe input \(child.pid)") {
                 try? child.write(input)
                 child.closeInput()
             }
-            writer.name = "shutterpipe input \(child.pid)"
-            writer.start()
         }
         var collected: [Int32: Data] = [:]
         var open = [child.output, child.errorOutput].compactMap { $0 }
@@ -92,14 +90,12 @@ extension ChildProcess {
                            input: Data? = nil, captureErrors: Bool = false, timeout: Duration? = nil,
                            processGroup: Bool = false) async throws(SystemError) -> Completion {
         let result: Result<Completion, SystemError> = await withCheckedContinuation { continuation in
-            let thread = Thread {
+            OwnedThread.start("shutterpipe run \(arguments.first ?? "")") {
                 continuation.resume(returning: Result { () throws(SystemError) -> Completion in
                     try run(arguments, environment: environment, directory: directory, input: input,
                             captureErrors: captureErrors, timeout: timeout, processGroup: processGroup)
                 })
             }
-            thread.name = "shutterpipe run \(arguments.first ?? "")"
-            thread.start()
         }
         return try result.get()
     }

@@ -119,9 +119,7 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
         if !text.isEmpty { compact(left) }
         if !left.isEmpty { log.info("\(what): \(left.count) \(noun) left queued by an earlier run: going on with them") }
         lock.withLock { pending = left }
-        let thread = Thread { [self] in run() }
-        thread.name = "shutterpipe \(what)"
-        thread.start()
+        OwnedThread.start("shutterpipe \(what)") { [self] in run() }
     }
 
     /// Asks for deliveries, durably: returns once they are in the journal.

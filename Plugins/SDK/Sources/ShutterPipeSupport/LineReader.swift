@@ -50,7 +50,7 @@ public enum LineReader {
     public static func lines(from descriptor: Int32, threadName: String, limit: Int = defaultLimit,
                              closingAtEnd: Bool = false) -> AsyncStream<String> {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
-        let thread = Thread {
+        OwnedThread.start(threadName) {
             forEachLine(in: descriptor, limit: limit) { line in
                 continuation.yield(String(decoding: line, as: UTF8.self))
                 return true
@@ -58,8 +58,6 @@ public enum LineReader {
             if closingAtEnd { close(descriptor) }
             continuation.finish()
         }
-        thread.name = threadName
-        thread.start()
         return stream
     }
 

@@ -41,7 +41,7 @@ public final class LineWriter: Sendable {
                 onDrop: @escaping @Sendable (Int) -> Void = { _ in }) {
         self.limit = limit
         self.onDrop = onDrop
-        let thread = Thread { [queue] in
+        OwnedThread.start(label) { [queue] in
             while true {
                 queue.ready.wait()
                 let next = queue.state.withLock { state -> (String, Waiter?)?? in
@@ -56,8 +56,6 @@ public final class LineWriter: Sendable {
                 waiter?.resume()
             }
         }
-        thread.name = label
-        thread.start()
     }
 
     deinit {

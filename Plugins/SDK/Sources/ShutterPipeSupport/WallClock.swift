@@ -46,10 +46,6 @@ public enum WallClock {
     /// the task itself resumes.
     public static func wait(until moment: Date) async -> Date {
         guard moment.timeIntervalSinceNow > 0 else { return Date() }
-        return await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: sleep(until: moment)) }
-            thread.name = "shutterpipe wall-clock wait"
-            thread.start()
-        }
+        return await OwnedThread.run("shutterpipe wall-clock wait") { sleep(until: moment) }
     }
 }
