@@ -137,7 +137,7 @@ final class CatalogueWriter: Sendable {
             let wakeIn: Duration = waiting.isEmpty
                 ? (digestsDue ? max(.milliseconds(50), Self.quiet - (now - lastArrival)) : Self.retryInterval)
                 : max(.milliseconds(1), min(Self.quiet - (now - lastArrival), Self.longestWait - (now - firstWaiting)))
-            let woken = wake.wait(timeout: .now() + .nanoseconds(Int(wakeIn.components.seconds * 1_000_000_000 + wakeIn.components.attoseconds / 1_000_000_000)))
+            let woken = wake.wait(timeout: wakeIn.fromNow)
             let (incoming, finishing) = state.withLock { state in
                 defer { state.incoming.removeAll(); state.finishing.removeAll() }
                 return (state.incoming, state.finishing)
@@ -223,7 +223,7 @@ struct PendingShot: Sendable {
         let succeeded = answer.state == .photoSuccess
         var record = ShotRecord(
             shotID: answer.shot, trigger: trigger, camera: camera,
-            asked: observed.addingTimeInterval(-Double(answer.duration.components.seconds) - Double(answer.duration.components.attoseconds) / 1e18),
+            asked: observed.addingTimeInterval(-answer.duration.inSeconds),
             fired: answer.captureTime, stored: succeeded ? observed : nil, state: succeeded ? .stored : .failed,
             failureCause: answer.failure?.cause.rawValue, failureMessage: answer.failure?.description, files: files,
             exif: reference.map { ExifReader.summary(of: $0.path) } ?? ExifSummary())

@@ -261,7 +261,7 @@ final class PTPIPServer: Sendable {
             if pace > 0 {
                 let due = began + .nanoseconds(Int64(Double(sent) / Double(pace) * 1e9))
                 let wait = due - ContinuousClock.now
-                if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.attoseconds) / 1e18 + Double(wait.components.seconds)) }
+                if wait > .zero { Thread.sleep(forTimeInterval: wait.inSeconds) }
             }
         }
     }

@@ -87,6 +87,40 @@ struct ArchitectureTests {
         #expect(host.allSatisfy { !Self.imports($0.text).contains("CGPhoto2") }, "the gphoto2 backend's host side imports libgphoto2")
     }
 
+    /// The stored globals of a Swift source: top-level stored `let`/`var`, a stored
+    /// `static var`, a `static let` holding a lock, an atomic, a queue or a thread, and
+    /// anything `nonisolated(unsafe)`.
+    static func storedGlobals(_ text: String) -> [String] {
+        let stateful = ["Mutex(", "Atomic", "NSLock", "NSCondition", "NSRecursiveLock", "DispatchSemaphore", "DispatchQueue(", "BlockingQueue(", "OwnedThread",
+                        "NSCache", "UnsafeMutable"]
+        return text.split(separator: "\n").map(String.init).filter { line in
+            let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            let trimmed = code.trimmingCharacters(in: .whitespaces)
+            if code.contains("nonisolated(unsafe)") { return true }
+            if code.firstMatch(of: #/^(public |private |fileprivate |internal |package )?(let|var) /#) != nil { return true }
+            if trimmed.firstMatch(of: #/^(public |private |fileprivate |internal |package )?static var \w+\s*(:[^={]*)?(=|$)/#) != nil { return true }
+            if trimmed.firstMatch(of: #/^(public |private |fileprivate |internal |package )?static let /#) != nil, stateful.contains(where: { code.contains($0) }) { return true }
+            return false
+        }
+    }
+
+    @Test("the helpers hold no stored global: each plugin links its own copy, so shared state there would exist once per plugin")
+    func supportHoldsNoGlobals() {
+        let support = Self.sources.filter { $0.path.hasPrefix("Plugins/SDK/Sources/ShutterPipeSupport/") }
+        #expect(support.count > 15)
+        for file in support {
+            #expect(Self.storedGlobals(file.text).isEmpty, "\(file.path): \(Self.storedGlobals(file.text))")
+        }
+        // The check itself catches each shape.
+        for shape in ["let cache = [String: Int]()", "public var counter = 0", "    static var hits = 0", "    static var hits: Int = 0",
+                      "    private static let lock = Mutex(0)", "nonisolated(unsafe) var x = 1"] {
+            #expect(!Self.storedGlobals(shape).isEmpty, "\(shape)")
+        }
+        for shape in ["    static let limit = 64", "    public static var defaultPath: String {", "    let local = 1"] {
+            #expect(Self.storedGlobals(shape).isEmpty, "\(shape)")
+        }
+    }
+
     @Test("the contract imports no helper, no runtime and no C library")
     func contractStandsAlone() {
         let contract = Self.sources.filter { $0.path.hasPrefix("Plugins/SDK/ShutterPipeKit/Sources/") }

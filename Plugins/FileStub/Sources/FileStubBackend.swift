@@ -106,7 +106,7 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
         if options.latency > .zero { try await Task.sleep(for: options.latency) }
         if let gate = options.gate { try await wait(at: gate) }
         // The moment of the exposure, before the image is made.
-        let latency = Double(options.latency.components.seconds) + Double(options.latency.components.attoseconds) / 1e18
+        let latency = options.latency.inSeconds
         let exposed = firedAt.map { $0.addingTimeInterval(latency) } ?? Date()
         captures += 1
         if options.failEvery > 0 && captures % options.failEvery == 0 {

@@ -79,7 +79,8 @@ public struct StdinTrigger: TriggerSource {
                 guard await owed.removeFirst().answered() else { break reading }  // cancelled: this line stays unread
             }
             lineNumber += 1
-            // Each answer is printed in answer order (the coordinator's), with the others.
+            // Each answer is printed in answer order (the coordinator's), with the others;
+            // the line's turn ends with its answer.
             let turn = AnswerTurn()
             if let label = Self.label(in: line) {
                 events.send(LabelRequest(label, origin: "line \(lineNumber)")) { [output] answer in
@@ -117,10 +118,9 @@ public struct StdinTrigger: TriggerSource {
             } else {
                 origin = "line \(lineNumber)"
             }
-            events.submit(TriggerEvent(event, origin: origin)).observe { [output] answer in
-                output.enqueue(answer.summary)
-                turn.end()
-            }
+            // Printed by sync (which the session waits for, so that the last answer is out
+            // before it ends); the handle ends the line's turn.
+            events.submit(TriggerEvent(event, origin: origin)).observe { _ in turn.end() }
             owed.append(turn)
             if event != .unknown { last = event }
         }
@@ -131,8 +131,13 @@ public struct StdinTrigger: TriggerSource {
         }
         // End of input means exit, unless the input just said so itself.
         if !Task.isCancelled && last != nil && last != .exit {
-            events.submit(TriggerEvent(.exit, origin: "end of input")).observe { [output] answer in output.enqueue(answer.summary) }
+            events.send(.exit, origin: "end of input")
         }
+    }
+
+    /// Prints `answer` as one line: the state's name, then the stored paths or the cause.
+    public func sync(_ answer: ShutterAnswer) async {
+        await output.write(answer.summary)
     }
 
     /// The text of a `label TEXT` line (empty: `label` alone clears it), or `nil`.

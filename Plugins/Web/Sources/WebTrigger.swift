@@ -115,8 +115,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
             result.withLock { $0 = outcome }
             done.signal()
         }
-        let nanoseconds = Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000)
-        _ = done.wait(timeout: .now() + .nanoseconds(nanoseconds))
+        _ = done.wait(timeout: timeout.fromNow)
         return result.withLock { $0 } ?? .failure(ShutterError(.timeout, "no answer within \(formatDuration(timeout))", fix: "try again; see the log"))
     }
 
@@ -175,8 +174,7 @@ extension WebTrigger {
             answer.withLock { $0 = value }
             arrived.signal()
         }
-        let nanoseconds = Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000)
-        guard arrived.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success else { return nil }
+        guard arrived.wait(timeout: timeout.fromNow) == .success else { return nil }
         return answer.withLock { $0 }
     }
 }

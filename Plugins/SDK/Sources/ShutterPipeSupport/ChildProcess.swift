@@ -216,8 +216,7 @@ private final class Reaper: Sendable {
 
     func wait(timeout: Duration?) -> ChildProcess.ExitStatus? {
         if let timeout {
-            let nanoseconds = max(0, Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000))
-            guard exited.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success else { return nil }
+            guard exited.wait(timeout: max(.zero, timeout).fromNow) == .success else { return nil }
         } else {
             exited.wait()
         }

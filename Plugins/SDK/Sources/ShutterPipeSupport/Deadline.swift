@@ -58,8 +58,7 @@ private final class DeadlineTimer: @unchecked Sendable {
 
     init(after limit: Duration, _ fire: @escaping @Sendable () -> Void) {
         source = DispatchSource.makeTimerSource(queue: .global())
-        let (seconds, attoseconds) = min(max(limit, .zero), .seconds(315_360_000)).components  // ten years at most
-        source.schedule(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+        source.schedule(deadline: min(max(limit, .zero), .seconds(315_360_000)).fromNow)  // ten years at most
         source.setEventHandler(handler: fire)
         source.resume()
     }

@@ -1,8 +1,9 @@
+import Dispatch
 import Foundation
 
 /// "250 ms", "2 s", "1.5 s", "2 min".
 public func formatDuration(_ duration: Duration) -> String {
-    let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    let seconds = duration.inSeconds
     if seconds < 1 { return "\(Int((seconds * 1000).rounded())) ms" }
     if seconds < 120 {
         let rounded = (seconds * 10).rounded() / 10
@@ -11,11 +12,29 @@ public func formatDuration(_ duration: Duration) -> String {
     return "\(Int((seconds / 60).rounded())) min"
 }
 
+/// The one place a `Duration` becomes a number (PluginOptions.parseDuration is the one
+/// place text becomes a `Duration`; formatDuration the one place it becomes words).
 extension Duration {
     /// The duration in milliseconds, as a floating-point number.
     public var milliseconds: Double {
         Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
     }
+
+    /// The duration in seconds, as a floating-point number (for `Date` and `TimeInterval`).
+    public var inSeconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+
+    /// Whole nanoseconds, clamped to what an `Int` holds (for Dispatch and C timeouts).
+    public var inNanoseconds: Int {
+        let (seconds, attoseconds) = components
+        let (whole, overflow) = Int(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? Int.min : Int.max }
+        return whole.addingReportingOverflow(Int(attoseconds / 1_000_000_000)).overflow ? Int.max : whole + Int(attoseconds / 1_000_000_000)
+    }
+
+    /// Now plus this duration, for `DispatchSemaphore.wait(timeout:)`.
+    public var fromNow: DispatchTime { .now() + .nanoseconds(inNanoseconds) }
 }
 
 /// "512 B", "1.5 MB", "31.2 GB": decimal units, as disks are sold.

@@ -75,8 +75,7 @@ public final class LineWriter: Sendable {
             }
             guard queued else { return waiter.resume() }
             if stuck { return waiter.resume() }
-            let nanoseconds = Int(patience.components.seconds) * 1_000_000_000 + Int(patience.components.attoseconds / 1_000_000_000)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { waiter.resume() }
+            DispatchQueue.global().asyncAfter(deadline: patience.fromNow) { waiter.resume() }
         }
     }
 
