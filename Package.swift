@@ -126,7 +126,7 @@ let package = Package(
         .executableTarget(name: "gphoto2-conformance", dependencies: [kit, support, conformance, "GPhoto2Backend"],
                           path: "Tests/GPhoto2ConformanceRunner", swiftSettings: strict),
         .testTarget(name: "ConformanceTests", dependencies: [kit, support, conformance, fixtures, "TestSupport", "ShutterPipeApp",
-                                                             "gphoto2-conformance", "shutterpipe-fakecam", "shutterpipe-camera-worker"] + pluginModules,
+                                                             "gphoto2-conformance", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"] + pluginModules,
                     path: "Tests/ConformanceTests", swiftSettings: strict),
         .testTarget(name: "ShutterPipeSupportTests", dependencies: [kit, support, "TestSupport"], path: "Tests/ShutterPipeSupportTests", swiftSettings: strict),
         .testTarget(name: "ShutterPipeRuntimeTests", dependencies: [kit, support, "ShutterPipeRuntime", "TestSupport"], path: "Tests/ShutterPipeRuntimeTests",

@@ -6,17 +6,33 @@ import EvdevTrigger
 import FileStubBackend
 import FilesSink
 import Foundation
+import HotFolderBackend
 import MPRISTrigger
+import MQTTTrigger
+import ShutterPipeApp
 import ShutterPipeConformance
+import ShutterPipeFixtures
 import ShutterPipeKit
 import SocketTrigger
 import StdinTrigger
 import Synchronization
 import TestSupport
 import Testing
+import UploadSink
+import WebTrigger
 
 @Suite("Every built-in plugin passes the conformance kit", .timeLimit(.minutes(3)))
 struct BuiltInConformanceTests {
+    @Test("every trigger, backend and sink type built in has its test in this suite, named \"TYPE KIND\"")
+    func everyBuiltInRunsTheKit() throws {
+        let source = try String(contentsOfFile: "\(repositoryRoot)/Tests/ConformanceTests/BuiltInConformanceTests.swift", encoding: .utf8)
+        let plugins = BuiltInPlugins.registry().descriptors
+        #expect(plugins.count >= 12)
+        for plugin in plugins {
+            #expect(source.contains("@Test(\"\(plugin.type) \(plugin.kind.rawValue)"), "the built-in \(plugin.kind.rawValue) '\(plugin.type)' does not run the conformance kit here")
+        }
+    }
+
     @Test("files sink")
     func files() async throws {
         let folder = TemporaryDirectory("conform-files")
@@ -127,5 +143,85 @@ struct BuiltInConformanceTests {
             _ = try await bus.send("org.mpris.MediaPlayer2.conformance", "/org/mpris/MediaPlayer2", "org.mpris.MediaPlayer2.Player.Play")
         }
         #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test("web trigger: POST /api/capture is answered with the state the kit synced")
+    func web() async throws {
+        var options = WebOptions()
+        options.port = 0
+        let logged = Mutex<[String]>([])
+        let trigger = WebTrigger(options: options, log: Logger(source: "web") { record in logged.withLock { $0.append(record.message) } })
+        let reply = Mutex<Task<HTTPReply, any Error>?>(nil)
+        let problems = await Conformance.checkTrigger(trigger) {
+            let port = try await Self.listening { logged.withLock { $0 } }
+            // The request waits for its answer, which the kit syncs once the event arrived.
+            reply.withLock { $0 = Task { try await http("POST", "/api/capture", port: port) } }
+        }
+        #expect(problems.isEmpty, "\(problems)")
+        let answered = try await reply.withLock { $0 }?.value
+        #expect(answered?.status == 200 && answered?.json?["state"] as? String == "photoSuccess", "\(String(describing: answered?.json))")
+    }
+
+    @Test("mqtt trigger: a rig's capture command is answered on the rig")
+    func mqtt() async throws {
+        let broker = try await Broker("conform-mqtt")
+        let folder = TemporaryDirectory("conform-mqtt")
+        var options = MQTTOptions()
+        options.broker = broker.url
+        options.rig = "test"
+        options.node = "kit"
+        let watcher = try StateWatcher(broker, in: folder)
+        let fired = Mutex<Task<Outcome, any Error>?>(nil)
+        let problems = await Conformance.checkTrigger(MQTTTrigger(options: options)) {
+            guard await eventually(timeout: .seconds(60), { watcher.online["kit"] == true }) else {
+                throw TestSupportError("the node never said it was online: \(broker.log)")
+            }
+            fired.withLock { $0 = Task { try await rig(["capture", "--json", "--timeout", "10s"], broker: broker, in: folder) } }
+        }
+        #expect(problems.isEmpty, "\(problems)")
+        let outcome = try await fired.withLock { $0 }?.value
+        #expect(outcome?.status == 0 && outcome?.stdout.contains("photoSuccess") == true, "\(outcome?.stdout ?? "") \(outcome?.stderr ?? "") \(watcher.states) \(watcher.online)")
+    }
+
+    @Test("upload sink, to a local folder through rclone")
+    func upload() async throws {
+        let folder = TemporaryDirectory("conform-upload")
+        var options = UploadSink.Options()
+        options.remote = ":local:\(folder.file("remote"))"
+        options.queueFolder = folder.file("queue")
+        let configured = options
+        let problems = await Conformance.checkSink { UploadSink(options: configured, session: "conformance") }
+        #expect(problems.isEmpty, "\(problems)")
+        // Both shots' two files went, after the answers, by the time the sink ended.
+        let uploaded = (try? FileManager.default.subpathsOfDirectory(atPath: folder.file("remote"))) ?? []
+        #expect(uploaded.filter { $0.hasSuffix(".JPG") || $0.hasSuffix(".CR2") }.count == 4, "\(uploaded)")
+    }
+
+    @Test("hotfolder backend: a file written into the folder is delivered; a capture is refused")
+    func hotfolder() async throws {
+        let folder = TemporaryDirectory("conform-hotfolder")
+        var options = HotFolderBackend.Options()
+        options.folder = folder.file("incoming")
+        try FileManager.default.createDirectory(atPath: options.folder, withIntermediateDirectories: true)
+        let incoming = options.folder
+        let problems = await Conformance.checkDeliveringBackend(HotFolderBackend(options: options), takesCaptures: false) {
+            let photo = SyntheticJPEG.make(width: 320, height: 240, shot: 1)
+            try photo.write(to: URL(fileURLWithPath: "\(incoming)/DROP0001.JPG"))
+        }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    /// The port the web trigger listens on, from its log line, once it does.
+    private static func listening(_ logged: @escaping @Sendable () -> [String]) async throws -> UInt16 {
+        let port: @Sendable () -> UInt16? = {
+            logged().lazy.compactMap { line -> UInt16? in
+                guard let range = line.range(of: "web page at http://127.0.0.1:") else { return nil }
+                return UInt16(line[range.upperBound...].prefix { $0.isNumber })
+            }.first
+        }
+        guard await eventually(timeout: .seconds(60), { port() != nil }), let found = port() else {
+            throw TestSupportError("the web trigger never said where it listens: \(logged())")
+        }
+        return found
     }
 }

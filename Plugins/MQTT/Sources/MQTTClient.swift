@@ -105,6 +105,9 @@ final class MQTTClient: @unchecked Sendable {  // `handle`: libmosquitto is thre
         mosquitto_subscribe_callback_set(handle) { _, context, messageID, _, _ in
             HandlerBox.from(context).handlers.onSubscribed(messageID)
         }
+        mosquitto_publish_callback_set(handle) { _, context, messageID in
+            HandlerBox.from(context).unacknowledged.withLock { $0.acknowledged(messageID) }
+        }
     }
 
     private let keepaliveSeconds: Int32
@@ -128,6 +131,16 @@ final class MQTTClient: @unchecked Sendable {  // `handle`: libmosquitto is thre
     /// failed"), which says why a connection failed where the return codes do not.
     var lastProblem: String? { box.takeUnretainedValue().lastProblem.withLock { $0 } }
 
+    /// Waits until the broker acknowledged every message published so far, at most
+    /// `limit` (a broker that is gone acknowledges nothing): the last answers of a node
+    /// that stops reach the rig before it disconnects.
+    func flush(within limit: Duration) async {
+        let deadline = ContinuousClock.now + limit
+        while !box.takeUnretainedValue().unacknowledged.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
     /// Disconnects cleanly (no last will) and stops the loop thread.
     func stop() {
         mosquitto_disconnect(handle)
@@ -146,10 +159,13 @@ final class MQTTClient: @unchecked Sendable {  // `handle`: libmosquitto is thre
     /// disconnected, QoS 1 messages are queued and sent on reconnect).
     @discardableResult
     func publish(_ topic: String, _ payload: Data, retain: Bool = false) -> String? {
+        var messageID: Int32 = 0
         let rc = payload.withUnsafeBytes { raw in
-            mosquitto_publish(handle, nil, topic, Int32(raw.count), raw.baseAddress, 1, retain)
+            mosquitto_publish(handle, &messageID, topic, Int32(raw.count), raw.baseAddress, 1, retain)
         }
-        return rc == MOSQ_ERR_SUCCESS.rawValue ? nil : Self.describe(rc)
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else { return Self.describe(rc) }
+        box.takeUnretainedValue().unacknowledged.withLock { $0.published(messageID) }
+        return nil
     }
 
     private func check(_ rc: Int32, _ what: String) throws(ShutterError) {
@@ -179,9 +195,24 @@ final class MQTTClient: @unchecked Sendable {  // `handle`: libmosquitto is thre
 private final class HandlerBox: Sendable {
     let handlers: MQTTClient.Handlers
     let lastProblem = Mutex<String?>(nil)
+    let unacknowledged = Mutex(Unacknowledged())
     init(_ handlers: MQTTClient.Handlers) { self.handlers = handlers }
     static func from(_ context: UnsafeMutableRawPointer?) -> HandlerBox {
         Unmanaged<HandlerBox>.fromOpaque(context!).takeUnretainedValue()
+    }
+}
+
+/// The QoS 1 messages the broker has not acknowledged yet. The acknowledgement comes on
+/// the loop thread and may come before `mosquitto_publish` returned its id here.
+private struct Unacknowledged {
+    private var waiting: Set<Int32> = []
+    private var early: Set<Int32> = []
+    var isEmpty: Bool { waiting.isEmpty }
+    mutating func published(_ id: Int32) {
+        if early.remove(id) == nil { waiting.insert(id) }
+    }
+    mutating func acknowledged(_ id: Int32) {
+        if waiting.remove(id) == nil { early.insert(id) }
     }
 }
 

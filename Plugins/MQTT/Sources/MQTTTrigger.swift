@@ -102,8 +102,9 @@ public final class MQTTTrigger: TriggerSource {
             for await _ in AsyncStream<Void>(unfolding: { try? await Task.sleep(for: .seconds(3600)); return Task.isCancelled ? nil : () }) {}
         } onCancel: {}
         // Offline on purpose: a clean disconnect sends no will, so say it here.
+        // The last answers and this go out before the disconnect (acknowledged by the broker).
         client.publish(onlineTopic, Data("false".utf8), retain: true)
-        try? await Task.sleep(for: .milliseconds(100))
+        await client.flush(within: .seconds(2))
         client.stop()
         state.withLock { $0.client = nil; $0.events = nil }
     }

@@ -35,6 +35,8 @@ struct sp_server {
     pthread_cond_t wake;
     struct sp_connection *connections;
     int stopping;
+    unsigned answering;       // requests handed to the handler whose response has not ended
+    pthread_cond_t drained;   // signalled when `answering` falls
     pthread_t watchdog;
     int watchdog_started;
     unsigned long closed_slow;
@@ -129,6 +131,7 @@ struct sp_body {
     char *bytes;
     size_t size;
     int too_large;
+    int answering;            // counted in the server's `answering`
 };
 
 static void sp_stop_watchdog(struct sp_server *server) {
@@ -140,6 +143,7 @@ static void sp_stop_watchdog(struct sp_server *server) {
     pthread_join(server->watchdog, NULL);
     server->watchdog_started = 0;
     pthread_cond_destroy(&server->wake);
+    pthread_cond_destroy(&server->drained);
     pthread_mutex_destroy(&server->lock);
 }
 
@@ -170,6 +174,10 @@ static enum MHD_Result sp_access(void *cls, struct MHD_Connection *connection, c
         return MHD_YES;
     }
     sp_set_waiting(server, connection, 0);  // the request is whole: answering (a stream, say) has no deadline
+    pthread_mutex_lock(&server->lock);
+    server->answering += 1;
+    body->answering = 1;
+    pthread_mutex_unlock(&server->lock);
     return server->handler(server->cls, connection, method, url, body->bytes ? body->bytes : "", body->size, body->too_large);
 }
 
@@ -178,6 +186,13 @@ static void sp_completed(void *cls, struct MHD_Connection *connection, void **st
     // Kept alive, the connection has as long for its next request as it had for this one.
     if (connection) sp_set_waiting(cls, connection, 1);
     struct sp_body *body = *state;
+    if (body && body->answering) {  // its response was sent, or its connection ended
+        struct sp_server *server = cls;
+        pthread_mutex_lock(&server->lock);
+        server->answering -= 1;
+        pthread_cond_broadcast(&server->drained);
+        pthread_mutex_unlock(&server->lock);
+    }
     if (body) {
         free(body->bytes);
         free(body);
@@ -216,6 +231,7 @@ struct sp_web *sp_web_start(const char *host, uint16_t port, unsigned connection
     pthread_condattr_t attributes;
     pthread_condattr_init(&attributes);
     pthread_cond_init(&server->wake, &attributes);
+    pthread_cond_init(&server->drained, &attributes);
     pthread_condattr_destroy(&attributes);
     if (pthread_create(&server->watchdog, NULL, sp_watch, server) != 0) {
         snprintf(error, error_size, "cannot start the connection watchdog thread");
@@ -258,7 +274,20 @@ uint16_t sp_web_port(struct sp_web *web) {
     return info ? info->port : 0;
 }
 
-void sp_web_stop(struct sp_web *web) {
+void sp_web_stop(struct sp_web *web, unsigned drain_ms) {
+    // The responses being answered (a shot's answer, say) are sent before the connections
+    // close, for at most `drain_ms`; streams end once their source closed.
+    struct sp_server *server = web->server;
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += drain_ms / 1000;
+    deadline.tv_nsec += (long)(drain_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) { deadline.tv_sec += 1; deadline.tv_nsec -= 1000000000L; }
+    pthread_mutex_lock(&server->lock);
+    while (server->answering > 0) {
+        if (pthread_cond_timedwait(&server->drained, &server->lock, &deadline) == ETIMEDOUT) break;
+    }
+    pthread_mutex_unlock(&server->lock);
     MHD_stop_daemon(web->daemon);  // every connection closed: the watchdog's list is empty
     sp_stop_watchdog(web->server);
     free(web->server);

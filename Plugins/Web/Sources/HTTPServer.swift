@@ -104,10 +104,12 @@ final class HTTPServer: Sendable {
         self.port = sp_web_port(started)
     }
 
-    /// Stops listening, ends every connection and waits for their threads.
-    func stop() {
+    /// Lets the responses being answered go out (at most `drain`: a shot's answer to the
+    /// request that fired it, say), then ends every connection and waits for their threads.
+    /// Blocks: call it from a thread of its own.
+    func stop(drain: Duration = .seconds(2)) {
         guard let running = web.withLock({ state -> Running? in defer { state = nil }; return state }) else { return }
-        sp_web_stop(running.server)
+        sp_web_stop(running.server, UInt32(drain.inNanoseconds / 1_000_000))
         Unmanaged<HandlerBox>.fromOpaque(context).release()
     }
 

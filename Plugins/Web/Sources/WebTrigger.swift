@@ -69,7 +69,9 @@ public final class WebTrigger: TriggerSource, SessionObserver {
             hub.close()
             liveViews.close()
         }
-        server.stop()
+        // The answer to a request that fired the last shot still goes out; stopping
+        // waits for libmicrohttpd's threads, so on a thread of its own.
+        await OwnedThread.run("shutterpipe web stop") { server.stop() }
     }
 
     /// The session starts: its live view, its cameras' status and its catalogue are what

@@ -172,6 +172,52 @@ public enum Conformance {
         return problems
     }
 
+    /// The contract of a backend whose photos arrive by themselves (a hot folder; a
+    /// camera's own shutter button): after `prepare`, `stimulate` (writing a file into the
+    /// folder, say) makes it hand a photo with at least one non-empty file to
+    /// ``BackendContext/deliver(_:)`` within 30 s; a backend that takes no captures
+    /// (`takesCaptures: false`) refuses `capture` with a ``ShutterError`` within 10 s (its
+    /// cause reaches the trigger); `finish` and `stop` end; none blocks the pool.
+    public static func checkDeliveringBackend(_ backend: any CaptureBackend, takesCaptures: Bool,
+                                              stimulate: @Sendable () async throws -> Void) async -> [String] {
+        var problems: [String] = []
+        let watch = PoolWatch()
+        func watched<T: Sendable>(_ what: String, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+            let (result, held) = try await withDeadline(.seconds(30), what) { try await watch.run { try await work() } }
+            if held > PoolWatch.limit { problems.append("\(what) blocked a thread of the cooperative pool for \(formatDuration(held))") }
+            return result
+        }
+        let delivered = Mutex<[CapturedPhoto]>([])
+        let context = BackendContext(log: .discarding) { photo in delivered.withLock { $0.append(photo) } }
+        do {
+            try await watched("prepare") { try await backend.prepare(context) }
+            try await stimulate()
+            let deadline = ContinuousClock.now + .seconds(30)
+            while delivered.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            if let photo = delivered.withLock({ $0.first }) {
+                if photo.files.isEmpty || photo.files.contains(where: { $0.data.isEmpty }) { problems.append("a delivered photo had no file, or an empty one") }
+                try await watched("finish") { await backend.finish(photo, stored: true) }
+            } else {
+                problems.append("no photo was delivered within 30 s of the stimulus")
+            }
+            if !takesCaptures {
+                do {
+                    _ = try await withDeadline(.seconds(10), "a refused capture") { try await backend.capture() }
+                    problems.append("a backend that takes no captures returned a photo from capture")
+                } catch let error as ShutterError where error.cause == .timeout {
+                    problems.append("a backend that takes no captures must refuse capture at once; \(error.message)")
+                } catch is ShutterError {
+                } catch {
+                    problems.append("a refused capture must throw a ShutterError (its cause reaches the trigger), not \(error)")
+                }
+            }
+            try await watched("stop") { await backend.stop() }
+        } catch {
+            problems.append("the backend failed its cycle: \(error)")
+        }
+        return problems
+    }
+
     /// The trigger contract: while it runs, `stimulate` (something that makes the device
     /// send, such as writing to its input) produces events; each is synced an answer;
     /// neither `run` nor `sync` blocks the pool; and cancelling `run` ends it within

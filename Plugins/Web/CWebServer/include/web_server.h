@@ -40,8 +40,9 @@ int sp_web_peer_gone(int fd);
 /// The port the server listens on.
 uint16_t sp_web_port(struct sp_web *web);
 
-/// Stops the server: it closes every connection and waits for their threads.
-void sp_web_stop(struct sp_web *web);
+/// Stops the server: waits at most `drain_ms` for the responses being answered to be
+/// sent, then closes every connection and waits for their threads.
+void sp_web_stop(struct sp_web *web, unsigned drain_ms);
 
 /// The client's address, as text, into `buffer`.
 void sp_web_client_address(struct MHD_Connection *connection, char *buffer, size_t size);
