@@ -20,7 +20,6 @@ final class CameraWorker: Sendable {
     /// The camera's name in the pipeline.
     let name: String
     private let log: Logger
-    private let home: String
     private let pending = PendingRequests()
     private let listeners = Mutex<(event: @Sendable (WorkerEvent, [Int32]) -> Void, restart: @Sendable () -> FirstRequest?)>(
         ({ _, descriptors in descriptors.forEach { _ = close($0) } }, { nil }))
@@ -38,9 +37,7 @@ final class CameraWorker: Sendable {
     }
     private let state = Mutex<(running: Running?, generation: Int, stopping: Bool, killedBecause: String?)>((nil, 0, false, nil))
     private let starting = NSLock()
-    private let forwardsLibraryLog: Bool
-    private let confinement: WorkerConfinement
-    private let userName: String?
+    private let launcher: WorkerLauncher
 
     /// A worker for the camera `name`, whose settings folder is `settingsFolder/name`.
     /// Nothing starts until the first request. `forwardingLibraryLog`: libgphoto2's own
@@ -51,10 +48,8 @@ final class CameraWorker: Sendable {
          confinement: WorkerConfinement = WorkerConfinement(), user: String? = nil) {
         self.name = name
         self.log = log
-        self.forwardsLibraryLog = forwardingLibraryLog
-        self.home = "\(settingsFolder)/\(name)"
-        self.confinement = confinement
-        self.userName = user
+        launcher = WorkerLauncher(camera: name, home: "\(settingsFolder)/\(name)", log: log, forwardsLibraryLog: forwardingLibraryLog,
+                                  confinement: confinement, userName: user)
     }
 
     /// - Parameters:
@@ -150,37 +145,8 @@ final class CameraWorker: Sendable {
     }
 
     private func spawn(_ generation: Int) throws(ShutterError) -> Running {
-        let executable = try Self.executable()
-        var confinement = self.confinement
-        if confinement.enabled { confinement.user = try WorkerUser.resolve(userName) }
-        try prepareHome(owner: confinement.user)
-        do {
-            let (ours, theirs) = try MessageChannel.pair()
-            var environment = ProcessInfo.processInfo.environment
-            environment["HOME"] = home
-            // A crash is to end the worker at once and be answered: not seconds of the
-            // Swift runtime's backtrace first (which also catches a SIGSEGV sent by kill).
-            environment["SWIFT_BACKTRACE"] = "enable=no"
-            environment[WorkerProtocol.libraryLogVariable] = forwardsLibraryLog ? "1" : nil
-            environment[WorkerConfinement.variable] = confinement.encoded
-            let child = try ChildProcess([executable], environment: environment, input: .null, output: .null, error: .pipe,
-                                         passing: [theirs.descriptor])
-            if let errors = child.errorOutput {
-                let name = self.name, log = self.log
-                OwnedThread.start("shutterpipe worker \(name) stderr") {
-                    LineReader.forEachLine(in: errors) { line in
-                        // libgphoto2 prints its own complaints there ("connect cmd: Connection
-                        // refused" on every reconnection attempt): detail, at debug level;
-                        // what matters reaches the answers and the outage messages.
-                        log.debug("camera worker '\(name)': \(String(decoding: line, as: UTF8.self))", [("camera", name), ("source", "worker")])
-                        return true
-                    }
-                }
-            }
-            return Running(child: child, channel: ours, generation: generation)
-        } catch {
-            throw ShutterError(.cameraFailure, "cannot start the camera worker for '\(name)': \(error)")
-        }
+        let (child, channel) = try launcher.launch()
+        return Running(child: child, channel: channel, generation: generation)
     }
 
     /// Reads what the worker sends until it ends.
@@ -271,50 +237,5 @@ final class CameraWorker: Sendable {
             return first
         }
         if !ended { running.child.signal(SIGKILL) }
-    }
-
-    // MARK: Where things are
-
-    /// The worker executable: `$SHUTTERPIPE_CAMERA_WORKER`, else
-    /// `shutterpipe-camera-worker` next to the running executable.
-    static func executable() throws(ShutterError) -> String {
-        if let path = ProcessInfo.processInfo.environment["SHUTTERPIPE_CAMERA_WORKER"], !path.isEmpty {
-            guard FileManager.default.isExecutableFile(atPath: path) else {
-                throw ShutterError(.cameraFailure, "SHUTTERPIPE_CAMERA_WORKER is '\(path)', which is not an executable file",
-                                   fix: "point it at shutterpipe-camera-worker, or unset it to use the one next to shutterpipe")
-            }
-            return path
-        }
-        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let candidate = URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent("shutterpipe-camera-worker").path
-        guard FileManager.default.isExecutableFile(atPath: candidate) else {
-            throw ShutterError(.cameraFailure, "the camera worker is missing: no \(candidate)",
-                               fix: "build it with `swift build` (it builds shutterpipe-camera-worker next to shutterpipe), install it there, or set SHUTTERPIPE_CAMERA_WORKER")
-        }
-        return candidate
-    }
-
-    /// The camera's own settings folder, as the worker's HOME; the first time, it starts
-    /// from the user's `~/.gphoto/settings`, so a PTP/IP camera paired with this computer
-    /// sees the same GUID.
-    /// A worker that switches to `owner` gets its folder (and nothing above it) as its own.
-    private func prepareHome(owner: WorkerConfinement.User?) throws(ShutterError) {
-        let settings = "\(home)/.gphoto"
-        do {
-            try FileManager.default.createDirectory(atPath: settings, withIntermediateDirectories: true)
-            let user = PluginOptions.expandingTilde("~/.gphoto/settings")
-            if !FileManager.default.fileExists(atPath: "\(settings)/settings"), FileManager.default.fileExists(atPath: user) {
-                try FileManager.default.copyItem(atPath: user, toPath: "\(settings)/settings")
-            }
-            if let owner {
-                let entries = (FileManager.default.enumerator(atPath: home)?.allObjects as? [String]) ?? []
-                for path in [home] + entries.map({ "\(home)/\($0)" }) where lchown(path, owner.uid, owner.gid) != 0 {
-                    throw SystemError("give \(path) to \(owner.name)")
-                }
-            }
-        } catch {
-            throw ShutterError(.storageUnavailable, "cannot make the camera settings folder '\(home)': \(error.localizedDescription)",
-                               fix: "make the folder writable, or set 'settingsFolder'")
-        }
     }
 }
