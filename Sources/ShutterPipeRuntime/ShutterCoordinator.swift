@@ -77,17 +77,17 @@ public actor ShutterCoordinator {
     /// ``Submission/cameraShot(_:backend:)``.
     let companions: [any CaptureBackend]
     /// The companions prepared at the last enter, by index.
-    private var preparedCompanions: [Int] = []
+    var preparedCompanions: [Int] = []
     let triggers: [NamedTrigger]
     let chain: SinkChain
     let session: String
     let settings: CoordinatorSettings
-    private let log: Logger
+    let log: Logger
     let answerLog: AnswerLog
     let observer: (@Sendable (CoordinatorStatus) -> Void)?
     /// The plugins that see every answer (``SessionObserver``).
-    private let sessionObservers: [any SessionObserver]
-    private let triggerTasks = Mutex<(tasks: [Task<Void, Never>], stopping: Bool)>(([], false))
+    let sessionObservers: [any SessionObserver]
+    let triggerTasks = Mutex<(tasks: [Task<Void, Never>], stopping: Bool)>(([], false))
     /// The shots in flight, for status displays.
     public nonisolated let shotsInFlight: ShotTracker
 
@@ -98,8 +98,8 @@ public actor ShutterCoordinator {
     /// The session label the next shots carry (rule 16).
     var label: String?
     /// The last enter gave up waiting for the backend's prepare, which may still run.
-    private var enterGaveUp = false
-    private var ingress: Ingress?
+    var enterGaveUp = false
+    var ingress: Ingress?
     var pending = PendingStore()
 
     /// Creates a coordinator. `observer` hears the status after every change; it must
@@ -189,47 +189,6 @@ public actor ShutterCoordinator {
         tasks.forEach { $0.cancel() }
     }
 
-    // MARK: Triggers
-
-    private func startTriggers(into ingress: Ingress) {
-        let log = self.log
-        let tasks = triggers.enumerated().map { index, trigger in
-            let name = trigger.name
-            let channel = EventChannel({ request in
-                let admission = ingress.submit(request, from: index)
-                // In the debug log (--verbose): each event as it arrives, before its answer.
-                log.debug("\(request.event.rawValue) from \(name) received: \(admission)")
-            }, settings: { request, answer in
-                ingress.submit(request, from: index, answer: answer)
-            }, label: { request, answer in
-                ingress.submit(request, from: index, answer: answer)
-            })
-            return Task.detached {
-                do {
-                    try await trigger.source.run(delivering: channel)
-                } catch is CancellationError {
-                } catch {
-                    let message = "trigger '\(trigger.name)' stopped: \(ShutterError.wrapping(error))"
-                    log.error(message)
-                    await self.recordTriggerFailure(message)
-                }
-            }
-        }
-        let stopping = triggerTasks.withLock { state -> Bool in
-            state.tasks = tasks
-            return state.stopping
-        }
-        if stopping { tasks.forEach { $0.cancel() } }
-        Task {
-            for task in tasks { await task.value }
-            ingress.submitEndOfInput()
-        }
-    }
-
-    private func recordTriggerFailure(_ message: String) {
-        status.triggerFailures.append(message)
-    }
-
     // MARK: Handling
 
     private func handle(_ submission: Submission) async {
@@ -265,131 +224,5 @@ public actor ShutterCoordinator {
             if status.inPhotoMode || enterGaveUp { await stopBackend() }
             ingress?.close()
         }
-    }
-
-    private var currentModeState: ShutterState {
-        status.inPhotoMode ? .enteredPhotoMode : .exitedOrUnableToEnter
-    }
-
-    /// Prepares the backend unless photo mode is on; returns the failure, if any.
-    func enterPhotoMode() async -> ShutterError? {
-        guard !status.inPhotoMode else { return nil }
-        await settlePendingStore()  // prepare never overlaps another call
-        let backend = self.backend
-        let context = BackendContext(log: log.named("backend"), deliver: { [ingress] photo in
-            ingress?.submitCameraShot(photo)
-        }, progress: { [shotsInFlight] progress in
-            shotsInFlight.report(progress)
-        })
-        do {
-            try await withDeadline(settings.enterTimeout, "entering photo mode") {
-                try await backend.prepare(context)
-            }
-            status.inPhotoMode = true
-            enterGaveUp = false
-            await prepareCompanions()
-            return nil
-        } catch {
-            let failure = ShutterError.wrapping(error, as: .cameraFailure)
-            // The backend may still be preparing (a slow camera opening): an exit or the
-            // end of the session stops it even so, so that nothing is left held.
-            if failure.cause == .timeout { enterGaveUp = true }
-            return failure
-        }
-    }
-
-    /// Waits until the photo being stored has been answered.
-    func settlePendingStore() async {
-        await pending.take()?.value
-    }
-
-    /// Prepares the companion backends: one that cannot start is logged, and the session
-    /// goes on with the capturing backend and the others.
-    private func prepareCompanions() async {
-        preparedCompanions = []
-        for (index, companion) in companions.enumerated() {
-            let context = BackendContext(log: log.named("backend \(index + 2)"), deliver: { [ingress] photo in
-                ingress?.submitCameraShot(photo, from: index + 1)
-            })
-            do {
-                try await withDeadline(settings.enterTimeout, "entering photo mode") { try await companion.prepare(context) }
-                preparedCompanions.append(index)
-            } catch {
-                log.error("backend \(index + 2) (\(await companion.cameraName)) could not start: \(ShutterError.wrapping(error)); the session goes on without it")
-            }
-        }
-    }
-
-    private func stopBackend() async {
-        let backend = self.backend
-        do {
-            try await withDeadline(settings.exitTimeout, "leaving photo mode") { await backend.stop() }
-        } catch {
-            log.warning("backend did not stop cleanly: \(ShutterError.wrapping(error))")
-        }
-        for index in preparedCompanions {
-            let companion = companions[index]
-            do { try await withDeadline(settings.exitTimeout, "leaving photo mode") { await companion.stop() } } catch {
-                log.warning("backend \(index + 2) did not stop cleanly: \(ShutterError.wrapping(error))")
-            }
-        }
-        preparedCompanions = []
-        status.inPhotoMode = false
-        enterGaveUp = false
-    }
-
-    // MARK: Answers
-
-    /// Delivers an answer after the photo being stored has been answered, so answers keep
-    /// the order of their events (rule 2).
-    func answerInOrder(_ answer: ShutterAnswer, to trigger: NamedTrigger, started: ContinuousClock.Instant) async {
-        await settlePendingStore()
-        var answer = answer
-        answer.duration = ContinuousClock.now - started
-        await deliver(answer, to: trigger)
-    }
-
-    /// Answers a refusal at once (rule 3).
-    private func answer(_ refusal: Refusal) async {
-        let request: TriggerEvent, trigger: Int
-        switch refusal {
-        case .settings(let settingsRequest, let trigger, let reply):
-            return refuse(settingsRequest, from: trigger, answer: reply)
-        case .label(let labelRequest, _, let reply):
-            return reply(LabelAnswer(request: labelRequest, label: label, failure: ShutterError(
-                .busy, "\(settings.queueLimit) events are already waiting; the label was not set",
-                fix: "wait for the answers, or raise coordinator.queueLimit")))
-        case .event(let event, let index):
-            (request, trigger) = (event, index)
-        }
-        let event = request.event
-        let failure: ShutterError? = event == .unknown ? nil : ShutterError(
-            .busy, "\(settings.queueLimit) events are already waiting",
-            fix: "wait for the answers, or raise coordinator.queueLimit")
-        let answer = ShutterAnswer(request: request, state: event == .capture ? .photoFailed : currentModeState, failure: failure)
-        await deliver(answer, to: triggers[trigger], refused: true)
-    }
-
-    /// The one way an answer leaves the coordinator: counted, logged, handed to its
-    /// trigger (its event's ``PendingAnswer``, then `sync`) under a deadline (none for a shot from the camera's own button, `trigger`
-    /// `nil`), shown to the sinks and the observers, then the status is published.
-    func deliver(_ answer: ShutterAnswer, to trigger: NamedTrigger?, refused: Bool = false) async {
-        status.record(answer, refused: refused, fromCamera: trigger == nil)
-        if let trigger {
-            answerLog.answered(answer, by: trigger.name)
-            let source = trigger.source
-            do {
-                try await withDeadline(settings.syncTimeout, "trigger '\(trigger.name)' taking the answer") {
-                    await answer.deliver(to: source)
-                }
-            } catch {
-                log.warning("\(ShutterError.wrapping(error))")
-            }
-        } else {
-            answerLog.cameraShot(answer)
-        }
-        for named in chain.sinks { await named.sink.observe(answer) }
-        for sessionObserver in sessionObservers { await sessionObserver.observe(answer, trigger: trigger?.name ?? "camera") }
-        observer?(status)
     }
 }

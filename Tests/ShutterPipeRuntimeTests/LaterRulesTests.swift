@@ -5,9 +5,9 @@ import ShutterPipeSupport
 import TestSupport
 import Testing
 
-/// Rules 14 and 15 of the coordinator: a capture for a later moment, and setting changes
-/// serialised with captures.
-@Suite("Coordinator rules 14 and 15: a later moment, settings", .timeLimit(.minutes(2)))
+/// Rules 14 to 16 of the coordinator: a capture for a later moment, and setting changes
+/// and the session label serialised with captures.
+@Suite("Coordinator rules 14 to 16: a later moment, settings, the session label", .timeLimit(.minutes(2)))
 struct LaterRulesTests {
     @Test("rule 14: a capture for a later moment fires no earlier, and its deadline is captureTimeout plus the wait")
     func laterMoment() async throws {
@@ -108,5 +108,35 @@ struct LaterRulesTests {
         let answer = try #require(trigger.settingsAnswers.first)
         #expect(answer.failure?.cause == .busy, "\(answer)")
         #expect(answer.failure?.message.contains("the settings were not changed") == true)
+    }
+
+    @Test("rule 16: a label takes its turn among the events: the shots after it carry it until another replaces it or an empty one clears it; a new session starts without one")
+    func sessionLabel() async throws {
+        let sink = RecordingSink(delay: .milliseconds(50))  // a store still running when the label arrives
+        // Sent all at once: the label waits for the capture before it, not the other way.
+        let trigger = ScriptedTrigger([.send(.enter), .send(.capture), .label("ACME-1"), .send(.capture), .send(.capture),
+                                       .label("ACME-2"), .send(.capture), .label(""), .send(.capture), .send(.exit)])
+        _ = try await runToEnd([trigger], backend: ScriptedBackend(), sinks: [sink])
+        #expect(trigger.answers.filter { $0.request.event == .capture }.map(\.label) == [nil, "ACME-1", "ACME-1", "ACME-2", nil], "\(trigger.answers)")
+        #expect(trigger.labelAnswers.map(\.label) == ["ACME-1", "ACME-2", nil] && trigger.labelAnswers.allSatisfy { $0.failure == nil })
+        // Labels are not shutter events, and a new coordinator (a restart) has none.
+        let next = ScriptedTrigger(events: [.capture])
+        _ = try await runToEnd([next], backend: ScriptedBackend())
+        #expect(next.answers.map(\.label) == [nil])
+    }
+
+    @Test("every numbered rule of the coordinator has a test named after it")
+    func everyRuleHasItsTest() throws {
+        let coordinator = try String(contentsOfFile: "\(repositoryRoot)/Sources/ShutterPipeRuntime/ShutterCoordinator.swift", encoding: .utf8)
+        let rules = coordinator.split(separator: "\n").compactMap { line in
+            line.firstMatch(of: #/^/// (\d+)\. \*\*/#).map { Int($0.1)! }
+        }
+        #expect(rules == Array(1...rules.count) && rules.count >= 16, "\(rules)")
+        let folder = "\(repositoryRoot)/Tests/ShutterPipeRuntimeTests"
+        let tests = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".swift") }
+            .map { try String(contentsOfFile: "\(folder)/\($0)", encoding: .utf8) }.joined()
+        for rule in rules {
+            #expect(tests.contains("@Test(\"rule \(rule):") || tests.contains("@Test(\"rules \(rule) "), "rule \(rule) has no test named after it")
+        }
     }
 }

@@ -31,11 +31,14 @@ public final class ScriptedTrigger: TriggerSource {
         case awaitArrivals(Gate, Int)
         /// Let every arrival at the gate through.
         case open(Gate)
+        /// Set the session label ("" clears it); its answer lands in ``labelAnswers``.
+        case label(String)
     }
 
     private let steps: [Step]
     private let received = Mutex<[ShutterAnswer]>([])
     private let settingsReceived = Mutex<[SettingsAnswer]>([])
+    private let labelsReceived = Mutex<[LabelAnswer]>([])
 
     /// Creates a trigger that plays `steps` and then returns.
     public init(_ steps: [Step]) {
@@ -53,6 +56,9 @@ public final class ScriptedTrigger: TriggerSource {
 
     /// The answers to the settings requests sent so far, in the order they came.
     public var settingsAnswers: [SettingsAnswer] { settingsReceived.withLock { $0 } }
+
+    /// The answers to the labels sent so far, in the order they came.
+    public var labelAnswers: [LabelAnswer] { labelsReceived.withLock { $0 } }
 
     public func run(delivering events: EventChannel) async throws {
         var token: UInt64 = 0
@@ -83,6 +89,8 @@ public final class ScriptedTrigger: TriggerSource {
                 while gate.arrivals < count { try await Task.sleep(for: .milliseconds(2)) }
             case .open(let gate):
                 gate.open()
+            case .label(let text):
+                events.send(LabelRequest(text, origin: "test")) { [self] answer in self.labelsReceived.withLock { $0.append(answer) } }
             }
         }
     }
