@@ -43,7 +43,7 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
         var noLiveView: [String: String] = [:]
     }
 
-    private let options: Options
+    let options: Options
     let log: Logger
     let selections: [CameraSelection]
     let state = Mutex(State())
@@ -241,127 +241,6 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
         }
         state.withLock { $0.statuses = (cameras, .now) }
         return cameras
-    }
-
-    // MARK: Live view
-
-    /// The next live-view frame of the (first) camera.
-    public func liveViewFrame() async throws -> Data {
-        try await liveViewFrame(camera: workers[0].name)
-    }
-
-    /// The cameras live view can be asked of.
-    public var liveViewCameras: [String] { workers.map(\.name) }
-
-    /// The next live-view frame of `camera`: a request its worker runs between captures,
-    /// which go first. Each camera has its own worker, so one camera's stream never waits
-    /// for another's capture.
-    public func liveViewFrame(camera: String) async throws -> Data {
-        guard let worker = workers.first(where: { $0.name == camera }) else {
-            throw ShutterError(.invalidConfiguration, "no camera named '\(camera)' in this session; its cameras: \(liveViewCameras.joined(separator: ", "))",
-                               fix: "ask for one of the session's cameras")
-        }
-        guard state.withLock({ $0.inPhotoMode }) else {
-            throw ShutterError(.notInPhotoMode, "live view needs photo mode", fix: "send enter (the page's Enter button)")
-        }
-        if let reason = state.withLock({ $0.noLiveView[camera] }) { throw LiveViewUnavailable(reason) }
-        let (reply, descriptors, _) = try await worker.reply(to: worker.send(.preview))
-        defer { descriptors.forEach { _ = close($0) } }
-        switch reply {
-        case .frame: return Data(try SharedBytes.map(descriptors[0]))
-        case .noLiveView(let why):
-            let reason = (isRig ? "camera '\(camera)': " : "") + why
-            if state.withLock({ state in defer { state.noLiveView[camera] = reason }; return state.noLiveView[camera] == nil }) {
-                log.warning("live view: \(reason); not asked again this session", [("camera", camera)])
-            }
-            throw LiveViewUnavailable(reason)
-        case .failed(let failure): throw failure.error
-        default: throw ShutterError(.cameraFailure, "unexpected answer to a live-view frame: \(reply)")
-        }
-    }
-
-    /// Nobody watches `camera` any more: nothing to do (the camera's stream ends with its
-    /// last frame request).
-    public func stopLiveView(camera: String) async {}
-
-    // MARK: Workers
-
-    private func openRequest(_ selection: CameraSelection, keepTrying: Bool) -> WorkerRequest {
-        let (changed, awaiting) = state.withLock { ($0.sessionSettings[selection.name] ?? [], $0.awaitingStore[selection.name] ?? []) }
-        var selection = selection
-        selection.awaitingStore = awaiting.sorted { $0.description < $1.description }
-        return .open(selection.withSessionSettings(changed), pollMilliseconds: Int(options.eventPollInterval.milliseconds),
-              reconnectLimitMilliseconds: Int(options.reconnectBackoffLimit.milliseconds), keepTrying: keepTrying)
-    }
-
-    /// The serial of the body opened as `name`, once it was opened (`{serial}`).
-    private func serial(of name: String) -> String? {
-        state.withLock { $0.identities[name]?.serial }
-    }
-
-    private func opened(_ identity: CameraIdentity, as name: String) {
-        state.withLock { $0.identities[name] = identity }
-        log.info("opened \(identity.model) at \(identity.port)\(identity.serial.map { ", serial \($0)" } ?? "")\(isRig ? " as '\(name)'" : "")",
-                 [("camera", name)])
-    }
-
-    /// After a worker was restarted: opens its camera again if photo mode is on, as the
-    /// first request the new worker gets; if the camera is not there yet, the worker keeps
-    /// trying by itself.
-    private func reopen(_ selection: CameraSelection) -> CameraWorker.FirstRequest? {
-        guard state.withLock({ $0.inPhotoMode }), let worker = workers.first(where: { $0.name == selection.name }) else { return nil }
-        return CameraWorker.FirstRequest(request: openRequest(selection, keepTrying: true)) { [weak self] id in
-            Task {
-                guard let (reply, descriptors, _) = try? await worker.reply(to: id) else { return }
-                descriptors.forEach { _ = close($0) }
-                if case .opened(let identity) = reply { self?.opened(identity, as: selection.name) }
-            }
-        }
-    }
-
-    private func handle(_ event: WorkerEvent, _ descriptors: [Int32], from camera: String) {
-        defer { descriptors.forEach { _ = close($0) } }
-        switch event {
-        case .cameraShot(let shot), .importedShot(let shot):
-            guard let context = state.withLock({ $0.context }) else { return }
-            let files = zip(shot, descriptors).compactMap { file, descriptor in
-                (try? SharedBytes.map(descriptor)).map {
-                    CapturedFile(name: file.path.name, data: $0, camera: isRig ? camera : nil, cameraPath: file.path.description,
-                                 cameraSerial: serial(of: camera))
-                }
-            }
-            guard !files.isEmpty else { return }
-            state.withLock { $0.awaitingStore[camera, default: []].formUnion(shot.map(\.path)) }
-            if case .importedShot = event {
-                log.info("imported from the card (taken while the camera was away): \(files.map(\.name).joined(separator: ", "))",
-                         [("event", "cardImport"), ("camera", camera)])
-            } else {
-                log.info("shot taken on the camera: \(files.map(\.name).joined(separator: ", "))", [("camera", camera)])
-            }
-            let model = state.withLock { $0.identities[camera]?.model } ?? camera
-            var photo = CapturedPhoto(files: files, camera: isRig ? camera : model)
-            if case .importedShot = event {
-                // Taken while away: marked as imported, with the time the card gives it.
-                photo.origin = "card import"
-                if let modified = shot.compactMap(\.modified).first { photo.captureTime = Date(timeIntervalSince1970: Double(modified)) }
-            }
-            context.deliver(photo)
-        case .lost(let reason):
-            state.withLock { $0.statuses = nil }
-            log.warning("camera connection lost\(isRig ? " ('\(camera)')" : ""); reconnecting", [("event", "cameraLost"), ("camera", camera), ("reason", reason)])
-        case .recovered(let identity, let outage):
-            state.withLock { $0.identities[camera] = identity; $0.statuses = nil }
-            log.info("camera \(identity.model) back at \(identity.port) after \(formatDuration(.milliseconds(Int64(outage))))",
-                     [("event", "cameraRecovered"), ("camera", camera), ("outageMs", String(format: "%.0f", outage))])
-        case .settingsDropped(let keys):
-            state.withLock { state in
-                state.sessionSettings[camera]?.removeAll { kept in keys.contains { SettingNames.key($0, names: kept.key) } }
-            }
-        case .log(let level, let message):
-            log.log(LogLevel(rawValue: level) ?? .info, message, [("camera", camera), ("source", "worker")])
-        case .progress(let file, let bytes, let total):
-            state.withLock { $0.context }?.report(DownloadProgress(file: file, camera: isRig ? camera : nil, bytes: bytes, total: total))
-        }
     }
 
     // MARK: Helpers

@@ -285,21 +285,3 @@ final class PreviewMaker: Sendable {
         tjGetErrorStr2(handle).map { String(cString: $0) } ?? "unknown error"
     }
 }
-
-/// One image being made, and the requests waiting for it.
-final class ImageJob<Value: Sendable>: Sendable {
-    private let outcome = Mutex<Result<Value, ShutterError>?>(nil)
-    private let done = DispatchGroup()
-
-    init() { done.enter() }
-
-    func finish(_ result: Result<Value, ShutterError>) {
-        outcome.withLock { $0 = result }
-        done.leave()
-    }
-
-    var result: Result<Value, ShutterError> {
-        done.wait()
-        return outcome.withLock { $0 }!
-    }
-}

@@ -19,7 +19,7 @@ enum WebPage {
         switch path {
         case "/", "/index.html": (type, text) = ("text/html; charset=utf-8", html)
         case "/page.css": (type, text) = ("text/css; charset=utf-8", WebPageStyle.css)
-        case "/page.js": (type, text) = ("text/javascript; charset=utf-8", WebPageScript.js + WebPageGrid.js + WebPageViewer.js + WebPageLive.js + WebPageCameraControls.js + WebPageScript.start)
+        case "/page.js": (type, text) = ("text/javascript; charset=utf-8", WebPageScript.js + WebPageGrid.js + WebPageViewer.js + WebPageLoupe.js + WebPageLive.js + WebPageCameraControls.js + WebPageScript.start)
         default: return nil
         }
         return HTTPResponse(status: 200, contentType: type, headers: [("Cache-Control", "no-store")], body: .bytes(Data(text.utf8)))

@@ -29,12 +29,12 @@ public final class PluginOptions: Sendable {
     public let node: ConfigNode
     /// Who owns these options, for messages: "sink 'files'", "the top level".
     public let owner: String
-    private let entries: [ConfigEntry]
-    private let known: Mutex<[String]>
+    let entries: [ConfigEntry]
+    let known: Mutex<[String]>
     /// The mistakes recorded so far, shared with nested maps.
-    private let recorded: MistakeRecord
+    let recorded: MistakeRecord
     /// Whether these are a plugin's (or the config's) own options rather than a nested map.
-    private let isRoot: Bool
+    let isRoot: Bool
 
     /// Wraps a map node. `handledKeys` are keys someone else already handled (`type`,
     /// `name`), which count as known.
@@ -236,46 +236,6 @@ public final class PluginOptions: Sendable {
         return entry.value
     }
 
-    // MARK: Unknown keys
-
-    /// Records every key present that no accessor asked for, each suggesting the closest
-    /// known key. On a plugin's own options, then throws every mistake recorded (its nested
-    /// maps' too); on a nested map, only records them.
-    public func rejectUnknownKeys() throws {
-        recordUnknownKeys()
-        if isRoot { try throwRecordedMistakes() }
-    }
-
-    /// Records every key present that no accessor asked for, and throws nothing.
-    public func recordUnknownKeys() {
-        let known = self.known.withLock { $0 }
-        for entry in entries where !known.contains(entry.key) {
-            var message = "\(owner): unknown key '\(entry.key)'"
-            if let suggestion = closestMatch(to: entry.key, in: known) {
-                message += "; did you mean '\(suggestion)'?"
-            } else if !known.isEmpty {
-                message += "; known keys: \(known.sorted().joined(separator: ", "))"
-            }
-            recorded.add(ConfigError(message, at: entry.keyLocation))
-        }
-    }
-
-    /// Records a mistake a plugin found itself (a value no accessor can check), to be
-    /// reported with the others, and lets the factory read on: use it where a default can
-    /// stand in for the bad value; throw where nothing can.
-    public func record(_ mistake: ConfigError) {
-        recorded.add(mistake)
-    }
-
-    /// The mistakes recorded so far, here and in nested maps, in file order.
-    public var recordedMistakes: [ConfigError] { recorded.all }
-
-    /// Throws the mistakes recorded so far: nothing when there are none, one
-    /// ``ConfigError``, or ``ConfigErrors``.
-    public func throwRecordedMistakes() throws {
-        try ConfigErrors.throwing(recorded.all)
-    }
-
     // MARK: Helpers
 
     /// Parses `250ms`, `2s`, `1.5s`, `2m`, `1h` or a bare number of seconds, up to a
@@ -332,16 +292,4 @@ public final class PluginOptions: Sendable {
         }
         return (text, node.location)
     }
-}
-
-/// The mistakes recorded while options are read, shared by a plugin's options and the
-/// maps nested in them.
-final class MistakeRecord: Sendable {
-    private let mistakes = Mutex<[ConfigError]>([])
-
-    func add(_ error: ConfigError) {
-        mistakes.withLock { if !$0.contains(error) { $0.append(error) } }
-    }
-
-    var all: [ConfigError] { mistakes.withLock { $0 } }
 }

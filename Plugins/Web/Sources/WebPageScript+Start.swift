@@ -1,0 +1,116 @@
+/// The review screen's script, last part: the shutter (`post`) and its state, the share
+/// link, the session label, and `start`, which wires the page up once ``WebPageScript``,
+/// ``WebPageGrid``, ``WebPageViewer``, ``WebPageLive`` and ``WebPageCameraControls`` are in.
+extension WebPageScript {
+    /// The script's last part: wires the page up and starts it.
+    static let start = #"""
+async function post(event) {
+  $("shutter").disabled = event === "capture";
+  try {
+    const response = await fetch("/api/" + event, { method: "POST", headers });
+    const answer = await response.json();
+    if (!response.ok) showError(Object.assign(new Error(answer.error), { fix: answer.fix })); else showState(answer);
+  } catch (error) {
+    showError(new Error("no answer: " + error.message));
+  } finally {
+    $("shutter").disabled = false;
+  }
+}
+
+function showState(answer) {
+  $("state").className = answer.state;
+  $("state").textContent = answer.state + (answer.cause ? " " + answer.cause + ": " + answer.message : "") + (answer.paths && answer.paths.length ? " " + answer.paths.map((p) => p.split("/").pop()).join(" ") : "");
+  if (answer.state === "enteredPhotoMode" || answer.state === "photoSuccess") setMode("photo");
+  if (answer.state === "exitedOrUnableToEnter") setMode("idle");
+}
+
+function setMode(mode) { $("mode").textContent = mode; $("mode").className = mode; }
+
+async function share() {
+  const link = await get("/api/share");
+  $("share-link").textContent = link.link || "";
+  $("share-note").textContent = link.note || "";
+  $("share-marks").textContent = app.viewersMayMark ? " and may rate, label and pick" : "";
+  $("share-code").hidden = !link.link;
+  if (link.link) $("share-code").src = "/api/share.svg";
+  $("share-dialog").showModal();
+}
+
+async function start() {
+  await signedIn.catch(() => {});
+  let status;
+  try { status = await get("/api/status"); } catch (error) { showError(error); return; }
+  app.role = status.role; app.mayMark = status.mayMark; app.viewersMayMark = status.viewersMayMark;
+  document.body.dataset.role = app.role;
+  if (app.role !== "operator") document.querySelectorAll("[data-operator]").forEach((element) => element.remove());
+  setMode(status.mode);
+  app.stored = status.stored; app.failed = status.failed;
+  $("stored").textContent = app.stored; $("failed").textContent = app.failed;
+  liveView.setCameras(status.liveViewCameras || []);
+  if ($("show-live")) $("show-live").hidden = $("ghost").hidden = !status.liveView;
+  app.started = true;
+  if (app.view === "live") setView("live");
+  if (status.freeBytes !== null) $("free").textContent = (status.freeBytes / 1e9).toFixed(1) + " GB free";
+  $("battery").textContent = status.cameras.filter((c) => c.battery).map((c) => (c.name ? c.name + " " : "") + "battery " + c.battery).join(" · ");
+  await reload().catch(showError);
+  const events = new EventSource("/events");
+  events.addEventListener("photo", (m) => onPhoto(JSON.parse(m.data)));
+  events.addEventListener("answer", (m) => showState(JSON.parse(m.data)));
+  events.addEventListener("shot", (m) => onRecorded(JSON.parse(m.data)));
+  events.addEventListener("marked", (m) => onMarked(JSON.parse(m.data)));
+  events.addEventListener("copied", (m) => onCopied(JSON.parse(m.data)));
+  events.onopen = () => { document.body.dataset.ready = "yes"; };
+}
+
+document.addEventListener("keydown", onKey);
+$("show-grid").onclick = () => setView("grid");
+$("show-loupe").onclick = () => setView("loupe");
+$("show-compare").onclick = () => setView("compare");
+$("help").onclick = () => $("help-dialog").showModal();
+if ($("share")) $("share").onclick = () => share().catch(showError);
+$("new-shot").onclick = () => { app.current = 0; $("new-shot").hidden = true; $("grid").scrollTop = 0; render(); };
+$("pin").onclick = pin;
+$("raw").onclick = () => loupe.toggleRAW();
+$("zoom-fit").onclick = () => loupe.setZoom("fit");
+$("zoom-100").onclick = () => loupe.setZoom(1);
+$("zoom-200").onclick = () => loupe.setZoom(2);
+for (const id of ["clip-high", "clip-low", "clip-high-at", "clip-low-at"]) $(id).onchange = () => loupe.draw();
+document.querySelectorAll("#marks [data-rating]").forEach((b) => b.onclick = () => mark(focusedShot(), { rating: Number(b.dataset.rating) }));
+document.querySelectorAll("#marks [data-label]").forEach((b) => b.onclick = () => { const s = focusedShot(); mark(s, { label: s && s.label === b.dataset.label ? "none" : b.dataset.label }); });
+document.querySelectorAll("#marks [data-pick]").forEach((b) => b.onclick = () => mark(focusedShot(), { pick: b.dataset.pick }));
+for (const [id, key] of [["filter-rating", "rating"], ["filter-label", "label"], ["filter-pick", "pick"], ["filter-camera", "camera"], ["filter-session", "session"]]) {
+  $(id).onchange = () => { app.filter[key] = $(id).value; reload().catch(showError); };
+}
+async function setLabel() {
+  const field = $("session-label");
+  try {
+    const response = await fetch("/api/label", { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify({ label: field.value }) });
+    const answer = await response.json();
+    if (!response.ok) return showError(Object.assign(new Error(answer.error), { fix: answer.fix }));
+    field.value = answer.label || "";
+    $("state").className = "";
+    $("state").textContent = answer.label ? "label " + answer.label + ": the next shots carry it" : "label cleared";
+  } catch (error) {
+    showError(new Error("no answer: " + error.message));
+  }
+}
+
+if ($("shutter")) {
+  $("session-label").onkeydown = (event) => { if (event.key === "Enter") { event.preventDefault(); setLabel(); } };
+  $("shutter").onclick = () => post("capture");
+  $("enter").onclick = () => post("enter");
+  $("exit").onclick = () => post("exit");
+  $("show-live").onclick = () => setView("live");
+  $("ghost").onclick = useAsGhost;
+  $("live-camera").onchange = () => { liveView.shown = $("live-camera").value; liveView.open(); };
+  $("settings-camera").onchange = () => cameraControls.fill();
+  $("overlay-mask").onchange = () => { $("overlay-mask-custom").hidden = $("overlay-mask").value !== "custom"; liveView.redraw(); };
+  for (const id of ["overlay-grid", "overlay-mask-custom", "ghost-opacity", "magnify"]) $(id).oninput = () => liveView.redraw();
+  $("magnify").onchange = () => liveView.redraw();
+}
+window.addEventListener("resize", () => render());
+// "#view=grid" (or loupe, compare, live) opens the page in that view.
+setView(["grid", "loupe", "compare", "live"].find((v) => v === new URLSearchParams(location.hash.slice(1)).get("view")) || "loupe");
+start();
+"""#
+}
