@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeKit
 import TestSupport
 import Testing
 
@@ -34,5 +35,51 @@ struct CommandLineTests {
         for command in commands {
             #expect(architecture.contains("`\(command)`") || architecture.contains("`shutterpipe \(command)"), "docs/architecture.md does not name the `\(command)` command")
         }
+    }
+
+    @Test("usage mistakes exit 2 with help on stderr", arguments: [
+        ["run", "--bogus"], ["snap"], [], ["run", "--log-format", "xml"], ["validate"], ["run", "--config"],
+    ])
+    func usageErrors(arguments: [String]) async throws {
+        let folder = TemporaryDirectory("usage")
+        let outcome = try await shutterpipe(arguments, in: folder.path)
+        #expect(outcome.status == 2)
+        #expect(outcome.stdout.isEmpty)
+        #expect(outcome.stderr.contains("Usage: shutterpipe"))
+    }
+
+    @Test("an unknown command suggests the closest")
+    func unknownCommand() async throws {
+        let outcome = try await shutterpipe(["rnu"], in: TemporaryDirectory("unknown").keep().path)
+        #expect(outcome.stderr.contains("unknown command 'rnu'; did you mean 'run'?"))
+    }
+
+    @Test("run without a config outside a checkout says what to do")
+    func noDefaultConfig() async throws {
+        let outcome = try await shutterpipe(["run"], in: TemporaryDirectory("nodefault").keep().path)
+        #expect(outcome.status == 3)
+        #expect(outcome.stderr.contains("give one: shutterpipe run FILE"), "\(outcome.stderr)")
+    }
+
+    @Test("--help, help COMMAND and --version exit 0 on stdout", arguments: [
+        (["--help"], "Commands:"), (["help", "run"], "--log-format"), (["run", "--help"], "--config FILE"),
+        (["help", "validate"], "FILE:LINE:COLUMN"), (["plugins", "--help"], "plugin types"), (["--version"], "shutterpipe 0.1.0"),
+    ])
+    func help(arguments: [String], expected: String) async throws {
+        let outcome = try await shutterpipe(arguments, in: TemporaryDirectory("help").keep().path)
+        #expect(outcome.status == 0)
+        #expect(outcome.stdout.contains(expected))
+    }
+
+    @Test("plugins names the contract and lists the built-in types with their origin, abilities and description")
+    func plugins() async throws {
+        let outcome = try await shutterpipe(["plugins"], in: TemporaryDirectory("plugins").keep().path)
+        #expect(outcome.status == 0)
+        #expect(outcome.lines.first == "shutterpipe \(ShutterPipeSDK.version): plugin contract \(ShutterPipeSDK.contract), \(ShutterPipeSDK.toolchain)")
+        #expect(outcome.lines.dropFirst().first?.hasPrefix("KIND") == true)
+        for (kind, type) in [("trigger", "stdin"), ("backend", "file-stub"), ("sink", "files")] {
+            #expect(outcome.lines.contains { $0.hasPrefix(kind) && $0.contains(" \(type) ") && $0.contains("built-in") }, "\(outcome.stdout)")
+        }
+        #expect(outcome.lines.contains { $0.hasPrefix("backend") && $0.contains(" gphoto2 ") && $0.contains(" cameraSettings,liveView ") }, "\(outcome.stdout)")
     }
 }

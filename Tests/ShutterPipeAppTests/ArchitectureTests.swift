@@ -36,11 +36,13 @@ struct ArchitectureTests {
     /// The built-in plugins' module names.
     static var pluginModules: Set<String> { Set(builtIns.map(\.module)) }
 
-    @Test("no Swift source file is over 400 lines")
+    @Test("no Swift file is over 300 lines without a reason written at its top (a line \"// Over 300 lines: why\" among its first five)")
     func fileLength() {
         #expect(Self.sources.count > 100)
-        let long = Self.sources.map { ($0.path, $0.text.split(separator: "\n", omittingEmptySubsequences: false).count) }.filter { $0.1 > 400 }
-        #expect(long.isEmpty, "\(long)")
+        let long = Self.sources.map { ($0.path, $0.text.split(separator: "\n", omittingEmptySubsequences: false)) }
+            .filter { $0.1.count > 300 && !$0.1.prefix(5).contains { $0.hasPrefix("// Over 300 lines: ") && $0.count > 40 } }
+            .map { ($0.0, $0.1.count) }
+        #expect(long.isEmpty, "split these, or say at the top why they are one file: \(long)")
     }
 
     @Test("Package.swift's list of built-in plugins is every plugin folder, and the host registers exactly those")
