@@ -35,8 +35,20 @@ final class CameraWorker: Sendable {
         let channel: MessageChannel
         let generation: Int
     }
-    private let state = Mutex<(running: Running?, generation: Int, stopping: Bool, killedBecause: String?)>((nil, 0, false, nil))
-    private let starting = NSLock()
+    private struct State {
+        var running: Running?
+        /// The newest worker's generation, counted when its start is scheduled.
+        var generation = 0
+        /// A start is under way (on a thread of its own): requests wait in `waiting`.
+        var starting = false
+        /// Requests sent while no worker runs, in order: the one being started gets them
+        /// before anyone else can reach it.
+        var waiting: [WorkerEnvelope] = []
+        var stopping = false
+        var killedBecause: String?
+    }
+    /// Held only for moves of these values, never across a spawn or a write.
+    private let state = Mutex(State())
     private let launcher: WorkerLauncher
 
     /// A worker for the camera `name`, whose settings folder is `settingsFolder/name`.
@@ -64,24 +76,32 @@ final class CameraWorker: Sendable {
 
     /// Sends `request` at once and returns its id; ``reply(to:)`` waits for the answer.
     /// Sending every camera's capture first and waiting after is what fires a rig at one
-    /// moment. A worker found gone is replaced first.
+    /// moment. With no worker running, the request waits for the one being started (on a
+    /// thread of its own: this never blocks on a spawn); a worker found gone is replaced.
     func send(_ request: WorkerRequest) -> UInt64 {
         for attempt in 1...2 {
-            let running: Running
-            do { running = try ensureRunning() } catch {
-                let id = pending.register(generation: 0)
-                pending.fail(id, with: error)
-                return id
+            enum Route { case now(Running, UInt64), later(UInt64, start: Int?) }
+            let route = state.withLock { state -> Route in
+                if let running = state.running { return .now(running, pending.register(generation: running.generation)) }
+                let start = Self.reserveStart(&state)
+                let id = pending.register(generation: state.generation)
+                state.waiting.append(WorkerEnvelope(id: id, request: request))
+                return .later(id, start: start)
             }
-            let id = pending.register(generation: running.generation)
-            do {
-                try WorkerProtocol.send(WorkerEnvelope(id: id, request: request), over: running.channel)
+            switch route {
+            case .later(let id, let start):
+                if let start { startWorker(generation: start) }
                 return id
-            } catch {
-                // It died and its reader has not seen it yet: replace it and send again.
-                pending.fail(id, with: ShutterError(.cameraFailure, "the camera worker for '\(name)' could not be reached: \(error)"))
-                if attempt == 2 { return id }
-                retire(running, waitingForItsEnd: false)
+            case .now(let running, let id):
+                do {
+                    try WorkerProtocol.send(WorkerEnvelope(id: id, request: request), over: running.channel)
+                    return id
+                } catch {
+                    // It died and its reader has not seen it yet: replace it and send again.
+                    pending.fail(id, with: ShutterError(.cameraFailure, "the camera worker for '\(name)' could not be reached: \(error)"))
+                    if attempt == 2 { return id }
+                    retire(running, waitingForItsEnd: false)
+                }
             }
         }
         preconditionFailure("unreachable")
@@ -113,35 +133,67 @@ final class CameraWorker: Sendable {
 
     // MARK: The process
 
-    /// The running worker, started if there is none; one start at a time (two workers on
-    /// one camera would fight over its session). A replacement gets the restart request
-    /// before it is published, so no capture reaches it before its camera is open.
-    private func ensureRunning() throws(ShutterError) -> Running {
-        if let running = state.withLock({ $0.running }) { return running }
-        starting.lock()
-        let first: (FirstRequest, UInt64)?
-        let running: Running
-        do {
-            defer { starting.unlock() }
-            if let current = state.withLock({ $0.running }) { return current }
-            let generation = state.withLock { state -> Int in
-                state.generation += 1
-                return state.generation
-            }
-            running = try spawn(generation)
-            let replaces = state.withLock { generation > 1 && !$0.stopping }
-            OwnedThread.start("shutterpipe worker \(name)") { [self, running] in self.read(running) }
-            if replaces, let request = listeners.withLock({ $0.restart })() {
-                let id = pending.register(generation: generation)
-                do { try WorkerProtocol.send(WorkerEnvelope(id: id, request: request.request), over: running.channel) } catch {
-                    pending.fail(id, with: ShutterError(.cameraFailure, "the camera worker for '\(name)' could not be reached: \(error)"))
+    /// Marks a start as scheduled unless one runs or is under way; its generation, or nil.
+    private static func reserveStart(_ state: inout State) -> Int? {
+        guard state.running == nil, !state.starting else { return nil }
+        state.starting = true
+        state.generation += 1
+        return state.generation
+    }
+
+    /// Starts a worker unless one runs or is being started.
+    private func scheduleStart() {
+        if let generation = state.withLock({ Self.reserveStart(&$0) }) { startWorker(generation: generation) }
+    }
+
+    /// Starts worker `generation` on a thread of its own (one start at a time: the
+    /// `starting` flag). A replacement gets the restart request first, then what waited,
+    /// in order; only then is it published, so no capture reaches it before its camera is
+    /// open and nothing overtakes what waited.
+    private func startWorker(generation: Int) {
+        OwnedThread.start("shutterpipe worker start \(name)") { [self] in
+            let running: Running
+            do { running = try spawn(generation) } catch {
+                let waiting = state.withLock { state -> [WorkerEnvelope] in
+                    state.starting = false
+                    defer { state.waiting = [] }
+                    return state.waiting
                 }
+                let failure = ShutterError.wrapping(error, as: .cameraFailure)
+                if waiting.isEmpty { log.error("\(failure)", [("camera", name)]) }
+                for envelope in waiting { pending.fail(envelope.id, with: failure) }
+                return
+            }
+            OwnedThread.start("shutterpipe worker \(name)") { [self, running] in self.read(running) }
+            var first: (FirstRequest, UInt64)?
+            if generation > 1, !state.withLock({ $0.stopping }), let request = listeners.withLock({ $0.restart })() {
+                let id = pending.register(generation: generation)
+                deliver(WorkerEnvelope(id: id, request: request.request), to: running)
                 first = (request, id)
-            } else { first = nil }
-            state.withLock { $0.running = running; $0.stopping = false }
+            }
+            while true {
+                let waiting = state.withLock { state -> [WorkerEnvelope] in
+                    guard !state.waiting.isEmpty else {
+                        state.running = running
+                        state.starting = false
+                        state.stopping = false
+                        return []
+                    }
+                    defer { state.waiting = [] }
+                    return state.waiting
+                }
+                if waiting.isEmpty { break }
+                for envelope in waiting { deliver(envelope, to: running) }
+            }
+            if let (request, id) = first { request.sent(id) }
         }
-        if let (request, id) = first { request.sent(id) }
-        return running
+    }
+
+    /// Writes `envelope` to a worker not yet published; a failure fails its request.
+    private func deliver(_ envelope: WorkerEnvelope, to running: Running) {
+        do { try WorkerProtocol.send(envelope, over: running.channel) } catch {
+            pending.fail(envelope.id, with: ShutterError(.cameraFailure, "the camera worker for '\(name)' could not be reached: \(error)"))
+        }
     }
 
     private func spawn(_ generation: Int) throws(ShutterError) -> Running {
@@ -174,7 +226,7 @@ final class CameraWorker: Sendable {
     /// Worker `running` is gone (or going): what it was asked fails, saying why, and a
     /// new one starts. `waitingForItsEnd` (on the reader's own thread, never the pool)
     /// waits for its exit status to say how it ended.
-    private func retire(_ running: Running, waitingForItsEnd: Bool, restartingOnItsOwnThread: Bool = false) {
+    private func retire(_ running: Running, waitingForItsEnd: Bool) {
         let (current, because, stopping) = state.withLock { state -> (Bool, String?, Bool) in
             guard state.running?.generation == running.generation else { return (false, nil, state.stopping) }
             state.running = nil
@@ -197,13 +249,9 @@ final class CameraWorker: Sendable {
                                                                        fix: "the next shot uses a new worker; see the log for what libgphoto2 said"))
         guard !stopping else { return }
         log.warning(reason, [("event", "workerRestarted"), ("camera", name)])
-        let restart: @Sendable () -> Void = { [self] in
-            do { _ = try ensureRunning() } catch { log.error("\(error)", [("camera", name)]) }
-        }
-        // Starting a worker is a posix_spawn under the start lock: from a cancellation
-        // handler (kill), it goes to a thread of its own; a request meanwhile finds no
-        // running worker and waits for this one.
-        if restartingOnItsOwnThread { OwnedThread.start("shutterpipe worker restart \(name)", restart) } else { restart() }
+        // On a thread of its own (this may be a cancellation handler, which must not
+        // block); a request meanwhile finds no running worker and waits for this one.
+        scheduleStart()
     }
 
     /// Kills the worker (a hung libgphoto2 call); what it was asked fails with `reason`,
@@ -217,7 +265,7 @@ final class CameraWorker: Sendable {
         }
         guard let running else { return }
         running.child.signal(SIGKILL)
-        retire(running, waitingForItsEnd: false, restartingOnItsOwnThread: true)
+        retire(running, waitingForItsEnd: false)
     }
 
     /// Ends the worker for good: it closes the camera when its socket closes; one that
