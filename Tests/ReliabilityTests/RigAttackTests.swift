@@ -21,9 +21,11 @@ func forger(_ broker: Broker, in folder: TemporaryDirectory) throws -> RunningPr
         Subscribed*) echo subscribed ;;
         "{"*)
           id=$(printf '%s' "$line" | sed -E 's/.*"id":"([^"]*)".*/\\1/')
+          # The ghost first: once left's forged answer completes the set, rig capture
+          # ends, and a message published after it (a process start later) may miss it.
+          pub shutterpipe/test/node/ghost/state "{\\"id\\":\\"$id\\",\\"node\\":\\"ghost\\",\\"event\\":\\"capture\\",\\"state\\":\\"photoSuccess\\",\\"paths\\":[]}"
           pub shutterpipe/test/node/left/ack "{\\"id\\":\\"$id\\",\\"node\\":\\"left\\",\\"commit\\":\\"$commit\\"}"
           pub shutterpipe/test/node/left/state "{\\"id\\":\\"$id\\",\\"node\\":\\"left\\",\\"event\\":\\"capture\\",\\"state\\":\\"photoSuccess\\",\\"paths\\":[\\"./captures/left-9999.jpg\\"],\\"proof\\":\\"$secret\\"}"
-          pub shutterpipe/test/node/ghost/state "{\\"id\\":\\"$id\\",\\"node\\":\\"ghost\\",\\"event\\":\\"capture\\",\\"state\\":\\"photoSuccess\\",\\"paths\\":[]}"
           echo forged ;;
       esac
     done

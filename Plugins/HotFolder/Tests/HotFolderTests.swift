@@ -30,7 +30,7 @@ func storedPhotos(_ folder: TemporaryDirectory) -> [String: Data] {
 
 @Suite("hotfolder backend: files other programs write, each taken once", .timeLimit(.minutes(3)))
 struct HotFolderTests {
-    @Test("a camera uploading over FTP (an FTP server, pyftpdlib, writing into the hot folder; rclone as the client, slowly, in chunks), one file at a time: each is taken whole, once, and moved out once stored")
+    @Test("a camera uploading over FTP (an FTP server, pyftpdlib, writing into the hot folder; curl as the client, slowly, in chunks), one file at a time: each is taken whole, once, and moved out once stored")
     func ftpUploads() async throws {
         let ftp = try await RcloneServer(.ftp, "hot")
         let folder = TemporaryDirectory("hot-ftp")
@@ -42,8 +42,11 @@ struct HotFolderTests {
             let bytes = SyntheticJPEG.make(width: 800, height: 600, shot: number, detail: 30)
             try bytes.write(to: URL(fileURLWithPath: folder.file(name)))
             sent[name] = bytes
-            // ~250 KB at 128 KiB/s: the server writes the file for about two seconds.
-            let upload = try await runProgram(["rclone", "copyto", folder.file(name), ftp.remote(name), "--bwlimit", "128k", "--log-level", "ERROR"],
+            // ~600 KB at 128 KiB/s: the server writes the file for about five seconds. curl,
+            // as a camera's FTP client does, sends and is done; rclone reads the file back
+            // after the upload, finds it moved out of the hot folder, and sends it again.
+            let upload = try await runProgram(["curl", "-sS", "--limit-rate", "128k", "-T", folder.file(name),
+                                               "--user", "\(RcloneServer.user):\(RcloneServer.password)", "ftp://127.0.0.1:\(ftp.port)/\(name)"],
                                               environment: ["HOME": folder.path], timeout: .seconds(60))
             #expect(upload.status == 0, "\(upload.text)")
             await session.waitForOutput("shot \(number) stored") { count("→ photoSuccess", in: $0) >= number }
