@@ -55,13 +55,14 @@ final class CameraWorker: Sendable {
     /// Nothing starts until the first request. `forwardingLibraryLog`: libgphoto2's own
     /// error messages go into the log, at debug level (``GPhoto2Backend/Options/libgphoto2Log``).
     /// `confinement`: what the worker is confined to (its TCP ports, on or off);
-    /// `user`: the user it switches to when the session is root (nil: ``WorkerUser/defaultName``).
+    /// `user`: the user it switches to when the session is root (nil: ``WorkerUser/defaultName``);
+    /// `executable`: the worker program (nil: ``WorkerLauncher/executable()``).
     init(name: String, settingsFolder: String, log: Logger, forwardingLibraryLog: Bool = false,
-         confinement: WorkerConfinement = WorkerConfinement(), user: String? = nil) {
+         confinement: WorkerConfinement = WorkerConfinement(), user: String? = nil, executable: String? = nil) {
         self.name = name
         self.log = log
         launcher = WorkerLauncher(camera: name, home: "\(settingsFolder)/\(name)", log: log, forwardsLibraryLog: forwardingLibraryLog,
-                                  confinement: confinement, userName: user)
+                                  confinement: confinement, userName: user, program: executable)
     }
 
     /// - Parameters:
@@ -115,7 +116,16 @@ final class CameraWorker: Sendable {
         try await withTaskCancellationHandler {
             try await pending.wait(for: id)
         } onCancel: {
-            if pending.abandon(id) {
+            // Still waiting for a worker being started: it is never sent.
+            let unsent = state.withLock { state -> Bool in
+                guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return false }
+                state.waiting.remove(at: index)
+                return true
+            }
+            if unsent {
+                _ = pending.abandon(id)
+                pending.fail(id, with: ShutterError(.timeout, "given up before the camera worker for '\(name)' had started"))  // clears its slot
+            } else if pending.abandon(id) {
                 kill(because: "the camera worker for '\(name)' did not answer in time; killed and restarted")
             } else if let channel = state.withLock({ $0.running?.channel }) {
                 try? WorkerProtocol.send(WorkerEnvelope(id: 0, request: .abandon(id)), over: channel)

@@ -20,11 +20,14 @@ struct WorkerLauncher: Sendable {
     let confinement: WorkerConfinement
     /// The user the worker switches to when the session is root (nil: ``WorkerUser/defaultName``).
     let userName: String?
+    /// The worker program; nil: ``executable()``.
+    var program: String? = nil
 
     /// Starts a worker process: its end of the message channel is its only extra
     /// descriptor, its standard error goes to the session's log at debug level.
     func launch() throws(ShutterError) -> (ChildProcess, MessageChannel) {
-        let executable = try Self.executable()
+        let executable: String
+        if let program { executable = program } else { executable = try Self.executable() }
         var confinement = self.confinement
         if confinement.enabled { confinement.user = try WorkerUser.resolve(userName) }
         try prepareHome(owner: confinement.user)
