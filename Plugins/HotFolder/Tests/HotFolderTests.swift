@@ -42,9 +42,9 @@ struct HotFolderTests {
             let bytes = SyntheticJPEG.make(width: 800, height: 600, shot: number, detail: 30)
             try bytes.write(to: URL(fileURLWithPath: folder.file(name)))
             sent[name] = bytes
-            // ~600 KB at 128 KiB/s: the server writes the file for about five seconds. curl,
-            // as a camera's FTP client does, sends and is done; rclone reads the file back
-            // after the upload, finds it moved out of the hot folder, and sends it again.
+            // ~600 KB at 128 KiB/s: the server writes the file for about five seconds. curl
+            // sends and is done; rclone would read the file back after the upload, find it
+            // moved out of the hot folder, and send it again (README, Troubleshooting).
             let upload = try await runProgram(["curl", "-sS", "--limit-rate", "128k", "-T", folder.file(name),
                                                "--user", "\(RcloneServer.user):\(RcloneServer.password)", "ftp://127.0.0.1:\(ftp.port)/\(name)"],
                                               environment: ["HOME": folder.path], timeout: .seconds(60))
