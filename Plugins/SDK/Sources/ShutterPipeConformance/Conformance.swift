@@ -56,22 +56,15 @@ public enum Conformance {
     public static func checkSink(_ make: @Sendable () throws -> any PhotoSink,
                                  failing: (@Sendable () throws -> any PhotoSink)? = nil) async -> [String] {
         var problems: [String] = []
-        let watch = PoolWatch()
-        func watched<T: Sendable>(_ what: String, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
-            // The deadline outside, the watch inside: the deadline runs its operation in a
-            // task of its own, which would not keep an executor preference set around it.
-            let (result, held) = try await withDeadline(.seconds(30), what) { try await watch.run { try await work() } }
-            if held > PoolWatch.limit { problems.append("\(what) blocked a thread of the cooperative pool for \(formatDuration(held))") }
-            return result
-        }
+        let calls = WatchedCalls()
         do {
             let sink = try make()
-            try await watched("begin") { try await sink.begin() }
+            try await calls.run("begin") { try await sink.begin() }
             var earlier: [String: Data] = [:]
             for shot in 1...2 {
                 let photo = await preparedSample(shot: shot)
                 let context = ShotContext(session: "conformance", shot: ShotID(run: "conformance", number: shot), captureTime: Date(), camera: "conformance", trigger: "kit")
-                let receipt = try await watched("store") { try await sink.store(photo, context: context) }
+                let receipt = try await calls.run("store") { try await sink.store(photo, context: context) }
                 problems += receiptProblems(receipt, for: photo, role: sink.role)
                 for file in receipt.files where file.location.hasPrefix("/") {
                     guard let now = FileManager.default.contents(atPath: file.location) else { continue }
@@ -81,9 +74,9 @@ public enum Conformance {
                     earlier[file.location] = now
                 }
                 let answer = ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess, stored: receipt.files, shot: ShotID(run: "conformance", number: shot))
-                try await watched("observe") { await sink.observe(answer) }
+                try await calls.run("observe") { await sink.observe(answer) }
             }
-            try await watched("end") { await sink.end() }
+            try await calls.run("end") { await sink.end() }
         } catch {
             problems.append("a sink that should work failed: \(error)")
         }
@@ -91,7 +84,7 @@ public enum Conformance {
             do {
                 let sink = try failing()
                 let photo = await preparedSample(shot: 1)
-                _ = try await watched("store") {
+                _ = try await calls.run("store") {
                     try await sink.store(photo, context: ShotContext(session: "conformance", shot: ShotID(run: "conformance", number: 1), captureTime: Date(), camera: "c", trigger: "kit"))
                 }
                 problems.append("a sink made to fail reported success")
@@ -103,7 +96,7 @@ public enum Conformance {
                 problems.append("a failure was not a ShutterError (it becomes cause 'unexpected'): \(error)")
             }
         }
-        return problems
+        return calls.problems + problems
     }
 
     /// What is wrong with a receipt: files missing from an archival sink's receipt, and
@@ -130,21 +123,14 @@ public enum Conformance {
     /// the capture runs, so a loaded machine's starved pool does not count against it).
     public static func checkBackend(_ backend: any CaptureBackend, slow: (any CaptureBackend)? = nil) async -> [String] {
         var problems: [String] = []
-        let watch = PoolWatch()
-        func watched<T: Sendable>(_ what: String, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
-            // The deadline outside, the watch inside: the deadline runs its operation in a
-            // task of its own, which would not keep an executor preference set around it.
-            let (result, held) = try await withDeadline(.seconds(30), what) { try await watch.run { try await work() } }
-            if held > PoolWatch.limit { problems.append("\(what) blocked a thread of the cooperative pool for \(formatDuration(held))") }
-            return result
-        }
+        let calls = WatchedCalls()
         let context = BackendContext(log: .discarding) { _ in }
         do {
-            try await watched("prepare") { try await backend.prepare(context) }
-            let photo = try await watched("capture") { try await backend.capture() }
+            try await calls.run("prepare") { try await backend.prepare(context) }
+            let photo = try await calls.run("capture") { try await backend.capture() }
             if photo.files.isEmpty || photo.files.contains(where: { $0.data.isEmpty }) { problems.append("capture returned no file, or an empty one") }
-            try await watched("finish") { await backend.finish(photo, stored: true) }
-            try await watched("stop") { await backend.stop() }
+            try await calls.run("finish") { await backend.finish(photo, stored: true) }
+            try await calls.run("stop") { await backend.stop() }
         } catch {
             problems.append("the backend failed its basic cycle: \(error)")
         }
@@ -154,7 +140,7 @@ public enum Conformance {
                 // The capture runs on the watched thread, which stamps when it began and when
                 // it returned: the two seconds are the backend's, not a starved pool's.
                 let began = Moment(), returned = Moment()
-                let capture = Task { try await watch.run { began.stamp(); defer { returned.stamp() }; return try await slow.capture() } }
+                let capture = Task { try await calls.watch.run { began.stamp(); defer { returned.stamp() }; return try await slow.capture() } }
                 _ = try await withDeadline(.seconds(30), "the capture to begin") { await began.reached() }
                 let cancelled = ContinuousClock.now
                 capture.cancel()
@@ -169,7 +155,7 @@ public enum Conformance {
                 problems.append("the slow backend failed to prepare: \(error)")
             }
         }
-        return problems
+        return calls.problems + problems
     }
 
     /// The contract of a backend whose photos arrive by themselves (a hot folder; a
@@ -181,22 +167,17 @@ public enum Conformance {
     public static func checkDeliveringBackend(_ backend: any CaptureBackend, takesCaptures: Bool,
                                               stimulate: @Sendable () async throws -> Void) async -> [String] {
         var problems: [String] = []
-        let watch = PoolWatch()
-        func watched<T: Sendable>(_ what: String, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
-            let (result, held) = try await withDeadline(.seconds(30), what) { try await watch.run { try await work() } }
-            if held > PoolWatch.limit { problems.append("\(what) blocked a thread of the cooperative pool for \(formatDuration(held))") }
-            return result
-        }
+        let calls = WatchedCalls()
         let delivered = Mutex<[CapturedPhoto]>([])
         let context = BackendContext(log: .discarding) { photo in delivered.withLock { $0.append(photo) } }
         do {
-            try await watched("prepare") { try await backend.prepare(context) }
+            try await calls.run("prepare") { try await backend.prepare(context) }
             try await stimulate()
             let deadline = ContinuousClock.now + .seconds(30)
             while delivered.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
             if let photo = delivered.withLock({ $0.first }) {
                 if photo.files.isEmpty || photo.files.contains(where: { $0.data.isEmpty }) { problems.append("a delivered photo had no file, or an empty one") }
-                try await watched("finish") { await backend.finish(photo, stored: true) }
+                try await calls.run("finish") { await backend.finish(photo, stored: true) }
             } else {
                 problems.append("no photo was delivered within 30 s of the stimulus")
             }
@@ -211,11 +192,11 @@ public enum Conformance {
                     problems.append("a refused capture must throw a ShutterError (its cause reaches the trigger), not \(error)")
                 }
             }
-            try await watched("stop") { await backend.stop() }
+            try await calls.run("stop") { await backend.stop() }
         } catch {
             problems.append("the backend failed its cycle: \(error)")
         }
-        return problems
+        return calls.problems + problems
     }
 
     /// The trigger contract: while it runs, `stimulate` (something that makes the device
@@ -283,4 +264,21 @@ private final class Received: Sendable {
     func append(_ event: TriggerEvent) { events.withLock { $0.append(event) } }
     var all: [TriggerEvent] { events.withLock { $0 } }
     var count: Int { events.withLock { $0.count } }
+}
+
+/// Plugin calls under the kit's watch: each runs on a watched thread under a 30 s deadline,
+/// and one that held its thread longer than ``PoolWatch/limit`` is a problem.
+private final class WatchedCalls: Sendable {
+    let watch = PoolWatch()
+    private let found = Mutex<[String]>([])
+
+    var problems: [String] { found.withLock { $0 } }
+
+    func run<T: Sendable>(_ what: String, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        // The deadline outside, the watch inside: the deadline runs its operation in a
+        // task of its own, which would not keep an executor preference set around it.
+        let (result, held) = try await withDeadline(.seconds(30), what) { [watch] in try await watch.run { try await work() } }
+        if held > PoolWatch.limit { found.withLock { $0.append("\(what) blocked a thread of the cooperative pool for \(formatDuration(held))") } }
+        return result
+    }
 }
