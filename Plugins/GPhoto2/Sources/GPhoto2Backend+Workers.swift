@@ -47,10 +47,15 @@ extension GPhoto2Backend {
         switch event {
         case .cameraShot(let shot), .importedShot(let shot):
             guard let context = state.withLock({ $0.context }) else { return }
-            let files = zip(shot, descriptors).compactMap { file, descriptor in
-                (try? SharedBytes.map(descriptor)).map {
-                    CapturedFile(name: file.path.name, data: $0, camera: isRig ? camera : nil, cameraPath: file.path.description,
-                                 cameraSerial: serial(of: camera))
+            let files = zip(shot, descriptors).compactMap { file, descriptor -> CapturedFile? in
+                do {
+                    return CapturedFile(name: file.path.name, data: try SharedBytes.map(descriptor), camera: isRig ? camera : nil,
+                                        cameraPath: file.path.description, cameraSerial: serial(of: camera))
+                } catch {
+                    // Never recorded as awaiting its store, so never deleted: the card keeps it.
+                    log.warning("could not take \(file.path.name) from the camera worker: \(error); it stays on the camera's card",
+                                [("camera", camera)])
+                    return nil
                 }
             }
             guard !files.isEmpty else { return }
