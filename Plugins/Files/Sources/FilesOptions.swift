@@ -1,5 +1,6 @@
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 extension FilesSink {
     /// The options of the `files` sink.
@@ -67,7 +68,7 @@ extension FilesSink.Options {
         sidecars = SidecarPolicy(rawValue: try options.choice("sidecars", from: SidecarPolicy.allCases.map(\.rawValue), default: sidecars.rawValue))!
         sidecarName = SidecarNaming(rawValue: try options.choice("sidecarName", from: SidecarNaming.allCases.map(\.rawValue), default: sidecarName.rawValue))!
         if let text = try options.string("minFreeSpace") {
-            if let bytes = Self.parseBytes(text) {
+            if let bytes = parseByteCount(text) {
                 minFreeSpace = bytes
             } else {
                 // Reported with the other mistakes; the default stands meanwhile.
@@ -86,12 +87,4 @@ extension FilesSink.Options {
         }
     }
 
-    /// `500MB`, `2GB`, `1.5TB`, `0` (decimal units, as disks are sold).
-    static func parseBytes(_ text: String) -> Int64? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces).uppercased()
-        let units: [(String, Double)] = [("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3), ("B", 1)]
-        let (number, scale) = units.first { trimmed.hasSuffix($0.0) }.map { (String(trimmed.dropLast($0.0.count)), $0.1) } ?? (trimmed, 1)
-        guard let value = Double(number.trimmingCharacters(in: .whitespaces)), value >= 0 else { return nil }
-        return Int64(value * scale)
-    }
 }

@@ -28,12 +28,27 @@ public final class HotFolderBackend: CaptureBackend {
         }
     }
 
+    /// A file handed to the session and not finished yet.
+    struct Taken: Sendable {
+        var name: [UInt8]
+        var identity: FileIdentity
+        var key: String
+        var bytes: Int64
+    }
+
     struct State {
         var context: BackendContext?
         var watcher: FolderWatcher?
-        /// Files handed to the session and not finished yet, by path.
-        var inFlight: Set<String> = []
+        var folder: HotFolderDirectory?
+        var done: HotFolderDirectory?
+        var budget: ByteBudget?
         var ledger: IngestedLedger?
+        /// Names being read, so that two events for one file take it once.
+        var reading: Set<[UInt8]> = []
+        /// Files handed to the session and not finished yet, by ``CapturedFile/cameraPath``.
+        var taken: [String: Taken] = [:]
+        /// Refusals already said (name and why), so that each is said once.
+        var said: Set<String> = []
     }
 
     private let options: Options
@@ -50,20 +65,19 @@ public final class HotFolderBackend: CaptureBackend {
 
     public func prepare(_ context: BackendContext) async throws {
         let (options, log) = (self.options, self.log)
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: options.folder, isDirectory: &isFolder), isFolder.boolValue else {
-            throw ShutterError(.noCamera, "hotfolder: '\(options.folder)' is not a folder", fix: "make it (mkdir -p \(options.folder)), or set 'folder' to the one the photos are written into")
-        }
-        let ledger = IngestedLedger(folder: options.folder)
-        if options.originals == "move" {
-            try DurableFiles.makeFolder(options.movedTo)
-        }
-        let watcher = FolderWatcher(folder: options.folder, settle: options.settle, log: log, accepts: { [options] name in Self.accepts(name, options) }) { [weak self] path in
-            self?.take(path)
+        let folder = try await reader.run { () throws(ShutterError) in try HotFolderDirectory.watched(options.folder) }
+        let done = options.originals == "move" ? try await reader.run { () throws(ShutterError) in try HotFolderDirectory.done(options.doneFolder, in: folder, log: log) } : nil
+        let ledger = await reader.run { IngestedLedger(folder: folder, log: log) }
+        let watcher = FolderWatcher(folder: folder, settle: options.settle, log: log, accepts: { [options] name in Self.accepts(name, options) }) { [weak self] name in
+            self?.take(name)
         }
         state.withLock { state in
+            state = State()
             state.context = context
+            state.folder = folder
+            state.done = done
             state.ledger = ledger
+            state.budget = ByteBudget(limit: options.maxBuffered)
             state.watcher = watcher
         }
         do { try await reader.run { try watcher.start() } } catch {
@@ -87,20 +101,35 @@ public final class HotFolderBackend: CaptureBackend {
     private func finishNow(_ photo: CapturedPhoto, stored: Bool) {
         for file in photo.files {
             guard let path = file.cameraPath else { continue }
-            defer { state.withLock { _ = $0.inFlight.remove(path) } }  // taken again only if it comes back
+            let (taken, folder, done, ledger, budget) = state.withLock { state in
+                (state.taken.removeValue(forKey: path), state.folder, state.done, state.ledger, state.budget)
+            }
+            guard let taken else { continue }
+            // Taken again only if it comes back.
+            defer {
+                budget?.release(taken.bytes)
+                state.withLock { _ = $0.reading.remove(taken.name) }
+            }
             guard stored else {
                 log.warning("\(file.name) stays in '\(options.folder)': not stored; it is taken again at the next enter")
                 continue
             }
-            let key = IngestedLedger.key(path)
-            if let key, state.withLock({ $0.ledger })?.add(key) == false {
+            if ledger?.add(taken.key) == false {
                 log.warning("cannot record \(file.name) as taken in '\(options.folder)/\(IngestedLedger.name)': it may be taken again at the next enter")
             }
+            guard let folder else { continue }
             switch options.originals {
             case "move":
-                do throws(ShutterError) { try DurableFiles.move(path, into: options.movedTo) } catch { log.warning("\(file.name) could not be moved to '\(options.movedTo)': \(error.message)") }
+                guard let done else { continue }
+                do throws(ShutterError) {
+                    _ = try done.move(taken.name, from: folder, identity: taken.identity, data: file.data)
+                } catch {
+                    log.warning("\(file.name) could not be moved to '\(done.path)': \(error.message)")
+                }
             case "delete":
-                if unlink(path) != 0 { log.warning("\(file.name) could not be deleted: \(String(cString: strerror(errno)))") }
+                if !folder.remove(taken.name, if: taken.identity) {
+                    log.warning("\(file.name) could not be deleted: it changed or went away since it was taken, or \(String(cString: strerror(errno)))")
+                }
             default:
                 break
             }
@@ -108,10 +137,11 @@ public final class HotFolderBackend: CaptureBackend {
     }
 
     public func stop() async {
-        let watcher = state.withLock { state -> FolderWatcher? in
+        let (watcher, budget) = state.withLock { state -> (FolderWatcher?, ByteBudget?) in
             defer { state.watcher = nil; state.context = nil }
-            return state.watcher
+            return (state.watcher, state.budget)
         }
+        budget?.close()  // a file waiting for room gives up, so the watcher can stop
         if let watcher { await reader.run { watcher.stop() } }
     }
 
@@ -121,37 +151,76 @@ public final class HotFolderBackend: CaptureBackend {
         return [CameraStatus(name: options.camera, connected: there)]
     }
 
-    /// A complete file, on the watcher's thread: read and handed to the session once.
-    private func take(_ path: String) {
-        let (context, ledger, fresh) = state.withLock { state -> (BackendContext?, IngestedLedger?, Bool) in
-            (state.context, state.ledger, state.inFlight.insert(path).inserted)
+    /// A complete file, on the watcher's thread: opened once without following a link,
+    /// checked, read within the memory budget (waiting for room) and handed to the session
+    /// once. A refusal is said once per name.
+    private func take(_ name: [UInt8]) {
+        let (context, folder, ledger, budget, fresh) = state.withLock { state in
+            (state.context, state.folder, state.ledger, state.budget, state.reading.insert(name).inserted)
         }
-        guard let context, fresh else { return }
-        if let key = IngestedLedger.key(path), ledger?.contains(key) == true {
-            state.withLock { _ = $0.inFlight.remove(path) }
+        guard let context, let folder, let budget, fresh else { return }
+        var handedOver = false
+        defer { if !handedOver { state.withLock { _ = $0.reading.remove(name) } } }
+        if let problem = PathName.nameProblem(name) {
+            return refuse(name, problem, fix: "rename it (the sender's file names should be UTF-8 text of one line)")
+        }
+        let file: UntrustedFile
+        do {
+            file = try folder.openFile(name, limits: .init(bytes: options.maxFileSize))
+        } catch {
+            switch error.reason {
+            case .missing: log.debug("\(error.name) went away before it was read")
+            case .tooLarge: refuse(name, error.why, fix: "raise the hot folder's maxFileSize if such files are photos")
+            default: refuse(name, error.why, fix: "only regular files are taken: have the sender write the photo itself")
+            }
             return
         }
-        var info = stat()
-        guard let data = FileManager.default.contents(atPath: path), stat(path, &info) == 0 else {
-            state.withLock { _ = $0.inFlight.remove(path) }
-            log.debug("\(path) went away before it was read")
-            return
+        // Holes cost the sender nothing and would cost us their size, in memory and on disk.
+        if file.size > 1_000_000 && Int64(file.status.st_blocks) * 512 < file.size / 8 {
+            return refuse(name, "it is sparse: \(formatByteCount(file.size)) of which only \(formatByteCount(Int64(file.status.st_blocks) * 512)) were written",
+                          fix: "have the sender write the photo's bytes")
         }
-        let name = (path as NSString).lastPathComponent
-        let taken = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
-        log.info("taken from the hot folder: \(name) (\(data.count) bytes)")
-        var photo = CapturedPhoto(files: [CapturedFile(name: name, data: data, cameraPath: path)], camera: options.camera, captureTime: taken)
+        let key = IngestedLedger.key(name, file.status)
+        if ledger?.contains(key) == true { return }
+        let shown = PathName.shown(name)
+        if budget.wouldWait(file.size) {
+            log.info("\(shown) waits to be read: the photos read before it (up to maxBuffered, \(formatByteCount(budget.limit))) are not stored yet")
+        }
+        guard budget.reserve(file.size) else { return }  // leaving photo mode
+        let data: Data
+        do { data = try file.read() } catch {
+            budget.release(file.size)
+            return refuse(name, error.why, fix: "only regular files are taken: have the sender write the photo itself")
+        }
+        let path = "\(options.folder)/\(shown)"
+        let modified = file.status.st_mtim
+        let taken = Date(timeIntervalSince1970: Double(modified.tv_sec) + Double(modified.tv_nsec) / 1e9)
+        state.withLock { $0.taken[path] = Taken(name: name, identity: file.identity, key: key, bytes: file.size) }
+        handedOver = true
+        log.info("taken from the hot folder: \(shown) (\(data.count) bytes)")
+        var photo = CapturedPhoto(files: [CapturedFile(name: shown, data: data, cameraPath: path)], camera: options.camera, captureTime: taken)
         photo.origin = "hot folder"
         context.deliver(photo)
     }
 
-    /// Whether a file of this name is taken: not hidden, not a temporary name, one of the
-    /// extensions.
-    static func accepts(_ name: String, _ options: Options) -> Bool {
+    /// Says once, by name, that a file is not taken, why, and the fix.
+    private func refuse(_ name: [UInt8], _ why: String, fix: String) {
+        let shown = PathName.shown(name)
+        let first = state.withLock { state -> Bool in
+            if state.said.count > 10_000 { state.said.removeAll() }
+            return state.said.insert("\(shown)\u{0}\(why)").inserted
+        }
+        guard first else { return }
+        log.warning("hotfolder: refused '\(shown)' in '\(options.folder)': \(why); it is not taken (\(fix))")
+    }
+
+    /// Whether a file of this name is looked at: not hidden, not a temporary name, one of
+    /// the extensions. (Whether it is taken is decided once it is opened.)
+    static func accepts(_ bytes: [UInt8], _ options: Options) -> Bool {
+        let name = String(decoding: bytes, as: UTF8.self)
         guard !name.hasPrefix("."), !name.hasSuffix("~") else { return false }
         let lowered = name.lowercased()
         for temporary in [".part", ".partial", ".tmp", ".crdownload", ".download", ".filepart"] where lowered.hasSuffix(temporary) { return false }
-        guard let dot = lowered.lastIndex(of: ".") else { return false }
-        return options.extensions.contains(String(lowered[lowered.index(after: dot)...]))
+        return options.extensions.contains(PathName.fileExtension(lowered))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 extension HotFolderBackend {
     /// The options of the `hotfolder` backend.
@@ -19,6 +20,13 @@ extension HotFolderBackend {
         public var extensions: Set<String> = Options.imageExtensions
         /// The camera name for logs and `{camera}`.
         public var camera = "hotfolder"
+        /// The largest file taken, in bytes: a larger one is refused by name in the log.
+        /// 500 MB is twice the largest camera file (a 150 MP Phase One IIQ is about
+        /// 250 MB); a scanner's uncompressed TIFFs may need more.
+        public var maxFileSize: Int64 = 500_000_000
+        /// The bytes read from the folder and not yet stored by every sink, at most: past
+        /// it, the next file waits until earlier ones are stored (one file always goes).
+        public var maxBuffered: Int64 = 1_000_000_000
 
         public init() {}
 
@@ -46,5 +54,16 @@ extension HotFolderBackend.Options {
         let listed = try options.stringList("extensions")
         if !listed.isEmpty { extensions = Set(listed.map { $0.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ".")) }) }
         camera = try options.string("camera", default: camera)
+        maxFileSize = try Self.size("maxFileSize", options, default: maxFileSize)
+        maxBuffered = try Self.size("maxBuffered", options, default: maxBuffered)
+    }
+
+    /// A size option (`500MB`, `2GB`), at least 1 MB.
+    private static func size(_ key: String, _ options: PluginOptions, default value: Int64) throws -> Int64 {
+        guard let text = try options.string(key) else { return value }
+        guard let bytes = parseByteCount(text), bytes >= 1_000_000 else {
+            throw options.error("'\(key)' must be a size of at least 1MB, such as 500MB or 2GB; got '\(text)'", key: key)
+        }
+        return bytes
     }
 }

@@ -3,82 +3,80 @@
 #endif
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 import Synchronization
 
 /// The files of a hot folder already taken, so that none is taken twice across restarts:
 /// a line per file (name, size, modification time) in `.shutterpipe-hotfolder-ingested`,
 /// appended and fsynced once every sink stored it. A file written again under its name
 /// (another size or time) is a new file.
+///
+/// The ledger lies in a folder others write, so it is treated as theirs: opened relative
+/// to the folder's descriptor without following a link or blocking, only when it is a
+/// regular file with one name and at most ``limit`` bytes. A name is written with every
+/// byte below 0x20, `%` and DEL as `%HH`, so no name can add a line of its own. A ledger
+/// that is refused is said once, by name, with the fix; the session then remembers what it
+/// took only until it ends.
 final class IngestedLedger: Sendable {
     static let name = ".shutterpipe-hotfolder-ingested"
+    /// The largest ledger read or appended to: about 200,000 files' lines.
+    static let limit: Int64 = 16 << 20
 
-    private let path: String
-    private let known: Mutex<Set<String>>
+    private let folder: HotFolderDirectory
+    private let log: Logger
+    private let known: Mutex<(keys: Set<String>, refused: Bool)>
 
-    init(folder: String) {
-        path = "\(folder)/\(Self.name)"
-        let text = FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        known = Mutex(Set(text.split(separator: "\n").map(String.init)))
+    init(folder: HotFolderDirectory, log: Logger) {
+        self.folder = folder
+        self.log = log
+        var keys = Set<String>()
+        var refused = false
+        do {
+            let text = String(decoding: try folder.openFile(Array(Self.name.utf8), limits: .init(bytes: Self.limit)).read(), as: UTF8.self)
+            keys = Set(text.split(separator: "\n").map(String.init))
+        } catch where error.reason == .missing {
+            // A fresh folder.
+        } catch {
+            refused = true
+            Self.refusal(error, folder: folder, log: log)
+        }
+        known = Mutex((keys, refused))
     }
 
-    /// The key of the file at `path` as it is now; nil when it is gone.
-    static func key(_ path: String) -> String? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return "\((path as NSString).lastPathComponent)\t\(info.st_size)\t\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+    private static func refusal(_ error: UntrustedFileError, folder: HotFolderDirectory, log: Logger) {
+        log.error("hotfolder: the ledger '\(folder.path)/\(name)' is refused: \(error.why). Files taken are remembered only until the session ends, and may be taken again after a restart; remove it (the session makes a new one)")
     }
 
-    func contains(_ key: String) -> Bool { known.withLock { $0.contains(key) } }
+    /// The key of a file taken: its name (escaped), size and modification time.
+    static func key(_ name: [UInt8], _ status: stat) -> String {
+        var escaped: [UInt8] = []
+        for byte in name {
+            if byte < 0x20 || byte == 0x25 || byte == 0x7F {
+                escaped += Array(String(format: "%%%02X", byte).utf8)
+            } else {
+                escaped.append(byte)
+            }
+        }
+        let text = String(decoding: escaped, as: UTF8.self)
+        return "\(text)\t\(status.st_size)\t\(status.st_mtim.tv_sec).\(status.st_mtim.tv_nsec)"
+    }
 
-    /// Records a file durably; false when the record could not be written.
+    func contains(_ key: String) -> Bool { known.withLock { $0.keys.contains(key) } }
+
+    /// Records a file durably; false when the record could not be written (said in the log).
     func add(_ key: String) -> Bool {
-        guard known.withLock({ $0.insert(key).inserted }) else { return true }
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        let bytes = Array((key + "\n").utf8)
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        return written == bytes.count && fsync(descriptor) == 0
-    }
-}
-
-/// Moving originals out of the hot folder without ever replacing a file.
-enum DurableFiles {
-    static func makeFolder(_ path: String) throws(ShutterError) {
-        do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
-            throw ShutterError(.storageUnavailable, "hotfolder: cannot make '\(path)': \(error.localizedDescription)", fix: "set doneFolder to a folder this user may write")
-        }
-    }
-
-    /// Moves `path` into `folder` under its name (`-2`, `-3`… when taken): a hard link, then
-    /// the old name removed, so no file is ever replaced; across file systems, a copy
-    /// fsynced first.
-    static func move(_ path: String, into folder: String) throws(ShutterError) {
-        let name = (path as NSString).lastPathComponent
-        let stem = (name as NSString).deletingPathExtension, ext = (name as NSString).pathExtension
-        for attempt in 1...1000 {
-            let target = "\(folder)/\(attempt == 1 ? name : "\(stem)-\(attempt)\(ext.isEmpty ? "" : ".\(ext)")")"
-            if link(path, target) == 0 {
-                unlink(path)
-                return
+        let (inserted, refused) = known.withLock { ($0.keys.insert(key).inserted, $0.refused) }
+        guard inserted else { return true }
+        guard !refused else { return false }
+        do {
+            let ledger = try UntrustedFile.openForAppending(Array(Self.name.utf8), in: folder.descriptor, limits: .init(bytes: Self.limit), mode: 0o600)
+            try ledger.append(Array((key + "\n").utf8))
+            return true
+        } catch {
+            if !known.withLock({ state in defer { state.refused = true }; return state.refused }) {
+                Self.refusal(error, folder: folder, log: log)
             }
-            switch errno {
-            case EEXIST: continue
-            case EXDEV:
-                guard let data = FileManager.default.contents(atPath: path) else { break }
-                let descriptor = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-                if descriptor < 0 && errno == EEXIST { continue }
-                guard descriptor >= 0 else { break }
-                let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-                let synced = fsync(descriptor) == 0
-                close(descriptor)
-                guard written == data.count, synced else { unlink(target); break }
-                unlink(path)
-                return
-            default: break
-            }
-            break
+            return false
         }
-        throw ShutterError(.storageUnavailable, "cannot move '\(path)' into '\(folder)': \(String(cString: strerror(errno)))")
     }
 }

@@ -10,6 +10,8 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <stdio.h>
 #include <unistd.h>
 #include "shutterpipe_support.h"
 
@@ -137,4 +139,12 @@ int shutterpipe_bind_unix_masked(int socket, const char *path, unsigned int mask
     pthread_join(thread, NULL);
     if (job.result != 0) errno = job.error;
     return job.result;
+}
+
+int shutterpipe_renameat_noreplace(int fromDirectory, const char *from, int toDirectory, const char *to) {
+    if (renameat2(fromDirectory, from, toDirectory, to, RENAME_NOREPLACE) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS) return -1;
+    if (linkat(fromDirectory, from, toDirectory, to, 0) != 0) return -1;
+    unlinkat(fromDirectory, from, 0);
+    return 0;
 }

@@ -46,6 +46,17 @@ public func formatByteCount(_ bytes: Int64) -> String {
     return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
 }
 
+/// A size from a config: `500MB`, `2GB`, `1.5TB`, `0` (decimal units, as disks are
+/// sold; `KiB`, `MiB`, `GiB` and `TiB` are binary). nil for anything else.
+public func parseByteCount(_ text: String) -> Int64? {
+    let trimmed = text.trimmingCharacters(in: .whitespaces).uppercased()
+    let units: [(String, Double)] = [("TIB", 1_099_511_627_776), ("GIB", 1_073_741_824), ("MIB", 1_048_576), ("KIB", 1024),
+                                     ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3), ("B", 1)]
+    let (number, scale) = units.first { trimmed.hasSuffix($0.0) }.map { (String(trimmed.dropLast($0.0.count)), $0.1) } ?? (trimmed, 1)
+    guard let value = Double(number.trimmingCharacters(in: .whitespaces)), value >= 0, value * scale < 9e18 else { return nil }
+    return Int64(value * scale)
+}
+
 /// Rows as aligned columns, two spaces apart: every column but the last is padded to its
 /// widest cell, and trailing spaces are trimmed. For command output (`shutterpipe
 /// cameras`, `camera settings`, `get`).

@@ -49,4 +49,10 @@ int shutterpipe_peer_uid(int socket, unsigned int *uid);
 /// thread of its own whose umask is private (unshare(CLONE_FS)): the process's umask,
 /// which every other thread's files and folders get, never changes. 0, or -1 with errno.
 int shutterpipe_bind_unix_masked(int socket, const char *path, unsigned int mask);
+
+/// renameat2(RENAME_NOREPLACE): moves `from` (in the folder `fromDirectory`) to `to` (in
+/// `toDirectory`), failing with EEXIST instead of replacing a file; where the file system
+/// has no renameat2 (EINVAL, ENOSYS), a hard link and an unlink, which never replace
+/// either. 0, or -1 with errno.
+int shutterpipe_renameat_noreplace(int fromDirectory, const char *from, int toDirectory, const char *to);
 #endif
