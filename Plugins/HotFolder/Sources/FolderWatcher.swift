@@ -102,9 +102,9 @@ final class FolderWatcher: @unchecked Sendable {  // `pending` and `stopping` ar
                 continue
             }
             guard accepts(name), let info = folder.status(of: name) else { continue }
-            if info.st_mode & S_IFMT != S_IFREG {
+            if info.st_mode & S_IFMT != S_IFREG || PathName.nameProblem(name) != nil {
                 pending[name] = nil
-                self.ready(name)  // a link, a FIFO, a folder: refused by name
+                self.ready(name)  // a link, a FIFO, a folder, a name not taken: refused by name, now
             } else if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0 {
                 pending[name] = nil
                 if info.st_size > 0 { self.ready(name) }
@@ -129,14 +129,14 @@ final class FolderWatcher: @unchecked Sendable {  // `pending` and `stopping` ar
     }
 
     /// Every file there now: one untouched for `settle` is handed over at once, the others
-    /// wait to settle. A name that is not a regular file (a link, a FIFO) is handed over
-    /// too, to be refused by name.
+    /// wait to settle. A name that is not a regular file (a link, a FIFO), or a name that
+    /// is not taken, is handed over at once, to be refused by name.
     private func scanAll() {
         for (name, info) in folder.entries() where accepts(name) {
             guard !isStopping else { return }
             let age = Date().timeIntervalSince1970 - Double(info.st_mtim.tv_sec)
-            let regular = info.st_mode & S_IFMT == S_IFREG
-            if !regular || (age * 1000 >= settle.milliseconds && info.st_size > 0) {
+            let refusedNow = info.st_mode & S_IFMT != S_IFREG || PathName.nameProblem(name) != nil
+            if refusedNow || (age * 1000 >= settle.milliseconds && info.st_size > 0) {
                 ready(name)
             } else {
                 pending[name] = (Int64(info.st_size), .now)

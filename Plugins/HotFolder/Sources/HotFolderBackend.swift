@@ -114,9 +114,7 @@ public final class HotFolderBackend: CaptureBackend {
                 log.warning("\(file.name) stays in '\(options.folder)': not stored; it is taken again at the next enter")
                 continue
             }
-            if ledger?.add(taken.key) == false {
-                log.warning("cannot record \(file.name) as taken in '\(options.folder)/\(IngestedLedger.name)': it may be taken again at the next enter")
-            }
+            ledger?.add(taken.key)  // a ledger that cannot be written says so once
             guard let folder else { continue }
             switch options.originals {
             case "move":

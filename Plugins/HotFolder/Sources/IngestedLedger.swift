@@ -63,7 +63,9 @@ final class IngestedLedger: Sendable {
 
     func contains(_ key: String) -> Bool { known.withLock { $0.keys.contains(key) } }
 
-    /// Records a file durably; false when the record could not be written (said in the log).
+    /// Records a file durably; false when the record could not be written (said in the
+    /// log, once).
+    @discardableResult
     func add(_ key: String) -> Bool {
         let (inserted, refused) = known.withLock { ($0.keys.insert(key).inserted, $0.refused) }
         guard inserted else { return true }

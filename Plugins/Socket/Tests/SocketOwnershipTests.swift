@@ -7,30 +7,12 @@ import SocketTrigger
 import TestSupport
 import Testing
 
-/// Another user of this machine, made for these tests with `useradd`. Only root can
-/// make it, hand it a folder (chown) or run a program as it (setpriv), so the suite needs
-/// root: it is skipped without it, and runs under CI=true.
-private func otherUser() async throws -> (uid: uid_t, gid: gid_t) {
-    let name = "shutterpipe-other"
-    guard Privileges.isRoot else {
-        throw TestSupportError("the socket ownership cases act as a second user ('\(name)'): they need root, and this test runs as uid \(geteuid())")
-    }
-    if getpwnam(name) == nil {
-        let made = try await runProgram(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name])
-        guard made.status == 0 || getpwnam(name) != nil else {
-            throw TestSupportError("cannot create the user '\(name)' (useradd: \(made.status)): \(made.errors)")
-        }
-    }
-    guard let entry = getpwnam(name) else { throw TestSupportError("no user '\(name)'") }
-    return (entry.pointee.pw_uid, entry.pointee.pw_gid)
-}
-
 @Suite("socket trigger: who owns the socket", .serialized, .timeLimit(.minutes(3)),
        .requiresRoot("it makes a second user with useradd, gives it a folder and runs shutterpipe as it"))
 struct SocketOwnershipTests {
     @Test("without XDG_RUNTIME_DIR the socket goes in a 0700 folder of this user's; a folder of that name that another user owns is refused")
     func fallbackFolder() async throws {
-        let other = try await otherUser()
+        let other = try await OtherUser.make()
         let folder = TemporaryDirectory("socket-fallback")
         let fallback = SocketProtocol.fallbackFolder
         let noRuntime = ["XDG_RUNTIME_DIR": ""]
@@ -67,7 +49,7 @@ struct SocketOwnershipTests {
 
     @Test("another user's session on the path: run does not take the socket over, and the client sends it nothing")
     func anotherUsersSocket() async throws {
-        let other = try await otherUser()
+        let other = try await OtherUser.make()
         let folder = TemporaryDirectory("socket-squat")
         #expect(chmod(folder.path, 0o1777) == 0)  // a shared folder, as /tmp is
         let path = folder.file("shared.sock")
