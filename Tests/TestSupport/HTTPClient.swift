@@ -54,6 +54,8 @@ private func requestText(_ method: String, _ path: String, headers: [String: Str
     // `Host: 127.0.0.1` unless the test sends its own (a DNS-rebinding page's name, say).
     let host = headers.keys.contains { $0.lowercased() == "host" } ? "" : "Host: 127.0.0.1\r\n"
     var text = "\(method) \(path) HTTP/1.1\r\n\(host)Connection: close\r\nContent-Length: \(body.count)\r\n"
+    // A body is JSON, as the page sends it, unless the test says otherwise.
+    if !body.isEmpty && !headers.keys.contains(where: { $0.lowercased() == "content-type" }) { text += "Content-Type: application/json\r\n" }
     for (name, value) in headers { text += "\(name): \(value)\r\n" }
     return text + "\r\n"
 }

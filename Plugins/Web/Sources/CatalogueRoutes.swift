@@ -64,7 +64,7 @@ struct CatalogueRoutes: Sendable {
             case "/histogram.json":
                 return .json(try Histogram(jpeg: trigger.previews.preview(of: source)).json)
             case _ where what.hasPrefix("/tiles/") && what.hasSuffix(".png"):
-                let name = what.dropFirst("/tiles/".count).dropLast(".png".count).split(separator: "-")
+                let name = what.dropFirst("/tiles/".count).dropLast(".png".count).split(separator: "-", omittingEmptySubsequences: false)
                 guard name.count == 2, let column = Int(name[0]), let row = Int(name[1]) else {
                     return .error(404, "no such tile: \(what)", fix: "tiles are /api/shots/ID/tiles/COLUMN-ROW.png, of tileSize pixels, as /api/shots/ID/image.json gives")
                 }

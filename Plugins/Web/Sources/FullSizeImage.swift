@@ -11,21 +11,21 @@ import ShutterPipeKit
 enum FullSizeImage {
     static let quality: Int32 = 92
 
-    static func make(_ path: String) throws(ShutterError) -> Data {
+    static func make(_ path: String, budget: DecodeBudget = .defaults) throws(ShutterError) -> Data {
         try PhotoFile.check(path)
         switch PhotoFormat(path) {
         case .jpeg, nil:
             let data = try PhotoFile.map(path)
             return data
         case .heif:
-            return try HEIFDecoder.decode(path).jpeg(quality: quality)
+            return try HEIFDecoder.decode(path, budget: budget).jpeg(quality: quality)
         case .tiff:
-            return try TIFFDecoder.decode(path).jpeg(quality: quality)
+            return try TIFFDecoder.decode(path, budget: budget).jpeg(quality: quality)
         case .raw:
-            switch try rawSource(path) {
+            switch try rawSource(path, budget: budget) {
             case .jpeg(let jpeg, let orientation):
                 guard orientation != 1 else { return jpeg }
-                return try PreviewMaker.decodeScaled(jpeg, longEdge: Int.max).image.oriented(orientation).jpeg(quality: quality)
+                return try FullImageCache.decodeAccurately(jpeg, budget: budget, orientation: orientation).jpeg(quality: quality)
             case .pixels(let image):
                 return try image.jpeg(quality: quality)
             }
@@ -35,8 +35,8 @@ enum FullSizeImage {
     /// A RAW's full-size picture: its embedded JPEG when that is the sensor's full size (a
     /// camera's "full size" may crop a few pixels), else LibRaw's full demosaic. The 100 %
     /// tiles (``FullImageCache``) make the same choice.
-    static func rawSource(_ path: String) throws(ShutterError) -> RawPreviewSource.Source {
-        try RawPreviewSource.source(of: path, halfSize: false) { jpeg, sensorEdge in
+    static func rawSource(_ path: String, budget: DecodeBudget) throws(ShutterError) -> RawPreviewSource.Source {
+        try RawPreviewSource.source(of: path, halfSize: false, budget: budget) { jpeg, sensorEdge in
             guard let size = PreviewMaker.dimensions(jpeg) else { return false }
             return max(size.width, size.height) * 100 >= sensorEdge * 95
         }

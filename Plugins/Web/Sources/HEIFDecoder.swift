@@ -1,17 +1,27 @@
 import CHeif
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// HEIF and HEIC photos (Canon R-series, Sony, phones) decoded with libheif, upright (libheif
 /// applies the file's rotation and mirroring as it decodes), with their ICC profile.
 enum HEIFDecoder {
-    static func decode(_ path: String) throws(ShutterError) -> RGBImage {
+    static func decode(_ path: String, budget: DecodeBudget = .defaults) throws(ShutterError) -> RGBImage {
         guard let context = heif_context_alloc() else { throw ShutterError(.unexpected, "libheif: cannot start") }
         defer { heif_context_free(context) }
+        // libheif's own bound (a square of that side), besides ours below.
+        heif_context_set_maximum_image_size_limit(context, Int32(min(Double(Int32.max), Double(budget.maxPixels).squareRoot().rounded(.up))))
         try check(heif_context_read_from_file(context, path, nil), "cannot read the HEIF file '\(path)'")
         var handle: OpaquePointer?
         try check(heif_context_get_primary_image_handle(context, &handle), "'\(path)' has no primary image")
         defer { heif_image_handle_release(handle) }
+        let declared = (width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)))
+        return try budget.decodeWhole("'\(PathName.lastComponent(path))'", width: declared.width, height: declared.height, cost: .heif) { () throws(ShutterError) -> RGBImage in
+            try decodePrimary(handle, path: path)
+        }
+    }
+
+    private static func decodePrimary(_ handle: OpaquePointer?, path: String) throws(ShutterError) -> RGBImage {
         var image: OpaquePointer?
         try check(heif_decode_image(handle, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGB, nil), "cannot decode '\(path)'")
         defer { heif_image_release(image) }

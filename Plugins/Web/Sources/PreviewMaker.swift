@@ -24,6 +24,7 @@ final class PreviewMaker: Sendable {
     static let waitingToBePrepared = 2
     let longEdge: Int
     let log: Logger
+    let budget: DecodeBudget
     private let state = Mutex(State())
     private let disk = Mutex<PreviewDiskCache?>(nil)
 
@@ -35,8 +36,9 @@ final class PreviewMaker: Sendable {
         var made = 0
     }
 
-    init(longEdge: Int, log: Logger = .discarding) {
+    init(longEdge: Int, budget: DecodeBudget = .defaults, log: Logger = .discarding) {
         self.longEdge = longEdge
+        self.budget = budget
         self.log = log
     }
 
@@ -97,7 +99,7 @@ final class PreviewMaker: Sendable {
         // "upright": previews kept on disk before they were turned upright are made again.
         try image(key: Self.key(path) + "|upright", diskEdge: longEdge, inMemory: true, counted: true, path: path) { () throws(ShutterError) in
             let started = ContinuousClock.now
-            let (preview, source) = try Self.make(path, longEdge: longEdge)
+            let (preview, source) = try Self.make(path, longEdge: longEdge, budget: budget)
             let took = (ContinuousClock.now - started) / .milliseconds(1)
             log.debug("preview of '\(path)' made in \(String(format: "%.1f", took)) ms from \(source.description)",
                       [("previewMs", String(format: "%.2f", took)), ("from", source.rawValue)])
@@ -113,7 +115,7 @@ final class PreviewMaker: Sendable {
     func thumbnail(of path: String) throws(ShutterError) -> Data {
         let preview = try preview(of: path)
         return try image(key: Self.key(path) + "|thumbnail", diskEdge: Self.thumbnailEdge, inMemory: false, counted: false, path: path) { () throws(ShutterError) in
-            var (image, _) = try Self.decodeScaled(preview, longEdge: Self.thumbnailEdge)
+            var (image, _) = try Self.decodeScaled(preview, longEdge: Self.thumbnailEdge, budget: budget)
             image.iccProfile = JPEGMetadata(preview).iccProfile
             return try image.downscaled(toLongEdge: Self.thumbnailEdge).jpeg(quality: 80)
         }
@@ -124,7 +126,7 @@ final class PreviewMaker: Sendable {
     func fullSize(of path: String) throws(ShutterError) -> Data {
         try image(key: Self.key(path) + "|full", diskEdge: 0, inMemory: false, counted: false, path: path) { () throws(ShutterError) in
             let started = ContinuousClock.now
-            let image = try FullSizeImage.make(path)
+            let image = try FullSizeImage.make(path, budget: budget)
             log.debug("full-size image of '\(path)' made in \(formatDuration(ContinuousClock.now - started))")
             return image
         }
@@ -191,33 +193,33 @@ final class PreviewMaker: Sendable {
     }
 
     /// The preview of the photo at `path`, whatever its format.
-    static func make(_ path: String, longEdge: Int) throws(ShutterError) -> (Data, Source) {
+    static func make(_ path: String, longEdge: Int, budget: DecodeBudget = .defaults) throws(ShutterError) -> (Data, Source) {
         try PhotoFile.check(path)
         switch PhotoFormat(path) {
         case .raw:
             // An embedded JPEG at least as large as the preview, or half the sensor's size
             // (what the demosaic would give), is the source; a small thumbnail is not.
-            let source = try RawPreviewSource.source(of: path) { jpeg, sensorEdge in
+            let source = try RawPreviewSource.source(of: path, budget: budget) { jpeg, sensorEdge in
                 guard let size = dimensions(jpeg) else { return false }
                 return max(size.width, size.height) >= min(longEdge, sensorEdge / 2)
             }
             switch source {
             case .jpeg(let jpeg, let orientation):
-                let (image, _) = try decodeScaled(jpeg, longEdge: longEdge)
+                let (image, _) = try decodeScaled(jpeg, longEdge: longEdge, budget: budget)
                 return (try image.oriented(orientation).jpeg(), .embedded)
             case .pixels(let image):
                 return (try image.downscaled(toLongEdge: longEdge).jpeg(), .demosaic)
             }
         case .heif:
-            return (try HEIFDecoder.decode(path).downscaled(toLongEdge: longEdge).jpeg(), .heif)
+            return (try HEIFDecoder.decode(path, budget: budget).downscaled(toLongEdge: longEdge).jpeg(), .heif)
         case .tiff:
-            return (try TIFFDecoder.decode(path).downscaled(toLongEdge: longEdge).jpeg(), .tiff)
+            return (try TIFFDecoder.decode(path, budget: budget).downscaled(toLongEdge: longEdge).jpeg(), .tiff)
         case .jpeg, nil:
             // Mapped: a photo's embedded preview is read without reading the rest.
             let source = try PhotoFile.map(path)
             // Upright, and in the photo's own colours: libjpeg-turbo gives pixels only.
             let metadata = JPEGMetadata(source)
-            var (image, embedded) = try decodeScaled(source, longEdge: longEdge)
+            var (image, embedded) = try decodeScaled(source, longEdge: longEdge, budget: budget)
             image.iccProfile = metadata.iccProfile
             return (try image.oriented(metadata.orientation).jpeg(), embedded ? .embedded : .photo)
         }
@@ -231,10 +233,14 @@ final class PreviewMaker: Sendable {
 
     /// `jpeg` (or its smallest embedded preview that is at least `longEdge` long) decoded
     /// at the largest n/8 scale whose long edge is at most `longEdge`.
-    static func decodeScaled(_ jpeg: Data, longEdge: Int) throws(ShutterError) -> (image: RGBImage, embedded: Bool) {
+    ///
+    /// The photo's size is checked against `budget`'s pixels first: a scaled decode still
+    /// works through every block the header declares.
+    static func decodeScaled(_ jpeg: Data, longEdge: Int, budget: DecodeBudget = .defaults) throws(ShutterError) -> (image: RGBImage, embedded: Bool) {
         guard let decoder = tjInitDecompress() else { throw ShutterError(.unexpected, "libturbojpeg: cannot start a decoder") }
         defer { tjDestroy(decoder) }
         guard let primary = header(jpeg, decoder) else { throw ShutterError(.unexpected, "not a JPEG libturbojpeg can read: \(reason(decoder))") }
+        try budget.checkPixels(width: Int(primary.width), height: Int(primary.height), of: "the photo")
         // The smallest embedded preview that is still large enough, else the photo.
         let embedded = EmbeddedPreview.largeThumbnails(in: jpeg).compactMap { range -> (Data, (width: Int32, height: Int32))? in
             let image = jpeg[(jpeg.startIndex + range.lowerBound)..<(jpeg.startIndex + range.upperBound)]
@@ -257,7 +263,7 @@ final class PreviewMaker: Sendable {
         var pixels = [UInt8](repeating: 0, count: Int(outWidth) * Int(outHeight) * 3)
         let decoded = source.withUnsafeBytes { raw in
             tjDecompress2(decoder, raw.bindMemory(to: UInt8.self).baseAddress, UInt(raw.count), &pixels, outWidth, 0, outHeight,
-                          Int32(TJPF_RGB.rawValue), Int32(TJFLAG_FASTDCT))
+                          Int32(TJPF_RGB.rawValue), Int32(TJFLAG_FASTDCT | TJFLAG_LIMITSCANS))
         }
         // A warning (a damaged tail, say) still gives an image.
         guard decoded == 0 || tjGetErrorCode(decoder) == Int32(TJERR_WARNING.rawValue) else {

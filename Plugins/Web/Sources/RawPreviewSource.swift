@@ -1,6 +1,7 @@
 import CLibRaw
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// What a RAW file gives the page, through LibRaw: its embedded JPEG when it has one (most
 /// formats carry one at full or near-full size: reading it decodes no sensor data), else
@@ -16,9 +17,15 @@ enum RawPreviewSource {
     /// The embedded JPEG when `embeddedAllowed` takes it (given the JPEG and the sensor's
     /// long edge: the caller judges its size), else the demosaic, at half size or
     /// (`halfSize` false) full size.
-    static func source(of path: String, halfSize: Bool = true, embeddedAllowed: (Data, Int) -> Bool) throws(ShutterError) -> Source {
+    ///
+    /// The sensor's size (from the file's header, before any sensor data is read) is
+    /// checked against `budget`, and the demosaic takes its turn among whole-image decodes.
+    static func source(of path: String, halfSize: Bool = true, budget: DecodeBudget = .defaults,
+                       embeddedAllowed: (Data, Int) -> Bool) throws(ShutterError) -> Source {
         guard let raw = libraw_init(0) else { throw ShutterError(.unexpected, "LibRaw: cannot start") }
         defer { libraw_close(raw) }
+        // LibRaw's own bound on what one file may make it allocate, besides ours below.
+        raw.pointee.params.max_raw_memory_mb = UInt32(max(64, budget.memoryLimit >> 20))
         try check(libraw_open_file(raw, path), raw, "cannot read the RAW file '\(path)'")
         let orientation = exifOrientation(flip: Int(raw.pointee.sizes.flip))
         if libraw_unpack_thumb(raw) == LIBRAW_SUCCESS.rawValue, raw.pointee.thumbnail.tformat == LIBRAW_THUMBNAIL_JPEG,
@@ -27,6 +34,15 @@ enum RawPreviewSource {
             let sensorEdge = Int(max(raw.pointee.sizes.width, raw.pointee.sizes.height))
             if embeddedAllowed(jpeg, sensorEdge) { return .jpeg(jpeg, orientation: orientation) }
         }
+        let sensor = (width: Int(raw.pointee.sizes.raw_width), height: Int(raw.pointee.sizes.raw_height))
+        return try budget.decodeWhole("'\(PathName.lastComponent(path))'", width: sensor.width, height: sensor.height,
+                                      cost: halfSize ? .rawHalf : .rawFull) { () throws(ShutterError) -> Source in
+            try develop(raw, path: path, halfSize: halfSize)
+        }
+    }
+
+    /// LibRaw's demosaic of the opened file, 8-bit RGB, upright.
+    private static func develop(_ raw: UnsafeMutablePointer<libraw_data_t>, path: String, halfSize: Bool) throws(ShutterError) -> Source {
         raw.pointee.params.half_size = halfSize ? 1 : 0
         raw.pointee.params.use_camera_wb = 1
         raw.pointee.params.output_bps = 8

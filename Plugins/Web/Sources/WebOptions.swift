@@ -15,8 +15,14 @@ public struct WebOptions: Sendable, Equatable {
     public var viewerToken: String?
     /// Whether the viewer's token may rate, label and pick.
     public var viewersMayMark = false
-    /// The most the full-size images decoded for the 100 % view may take in memory, in MiB.
-    public var fullImageCacheMB = 512
+    /// The most the full-size images decoded for the 100 % view may take in memory, in
+    /// MiB, together with the whole-image decode under way (``DecodeBudget``): a 100 MP
+    /// JPEG needs about 600 MiB to decode.
+    public var fullImageCacheMB = 1024
+    /// The largest picture decoded, in millions of pixels, for a preview or at 100 %: a
+    /// photo's header declaring more is refused before any decode (200: above every camera
+    /// sensor sold).
+    public var maxMegapixels = 200
     /// The long edge of previews, at most, in pixels.
     public var previewSize = 1600
     /// How many recent photos the page and `/api/photos` keep.
@@ -62,6 +68,7 @@ public struct WebOptions: Sendable, Equatable {
         }
         viewersMayMark = try options.bool("viewersMayMark", default: viewersMayMark)
         fullImageCacheMB = try options.int("fullImageCacheMB", default: fullImageCacheMB, in: 64...65_536)
+        maxMegapixels = try options.int("maxMegapixels", default: maxMegapixels, in: 1...2_000)
         previewSize = try options.int("previewSize", default: previewSize, in: 64...8192)
         recent = try options.int("recent", default: recent, in: 1...10_000)
         previewCacheMB = try options.int("previewCacheMB", default: previewCacheMB, in: 0...1_048_576)

@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// The routes of the `web` trigger. The page uses the same ones as scripts.
 struct WebRoutes: Sendable {
@@ -94,8 +95,18 @@ struct WebRoutes: Sendable {
         }
     }
 
-    /// A POST from a page of another site (its Origin is not this server).
+    /// A POST from a page of another site (its Origin is not this server), or one that is
+    /// not JSON: a form of another site can send `text/plain` or a form's types without
+    /// any Origin in older browsers, and JSON it cannot send without asking first. A POST
+    /// with no body needs no type (the page's shutter sends none).
     private func crossSite(_ request: HTTPRequest) -> HTTPResponse? {
+        let type = request.headers["content-type"].map { $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? "" }
+        if let type, type != "application/json" {
+            return .error(403, "a POST must be JSON (Content-Type: application/json), not '\(LogText.escaped(type))'")
+        }
+        if type == nil && !request.body.isEmpty {
+            return .error(403, "a POST with a body must say it is JSON (Content-Type: application/json)")
+        }
         guard let origin = request.headers["origin"] else { return nil }  // not from a browser page
         guard let host = request.headers["host"], origin == "http://\(host)" || origin == "https://\(host)" else {
             return .error(403, "cross-site request refused (Origin \(origin))")

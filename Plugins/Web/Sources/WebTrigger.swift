@@ -46,8 +46,9 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         self.log = log
         self.name = name
         library = PhotoLibrary(keeping: options.recent)
-        previews = PreviewMaker(longEdge: options.previewSize, log: log)
-        fullImages = FullImageCache(limit: options.fullImageCacheMB << 20, log: log)
+        let budget = DecodeBudget(maxPixels: options.maxMegapixels * 1_000_000, memoryLimit: options.fullImageCacheMB << 20)
+        previews = PreviewMaker(longEdge: options.previewSize, budget: budget, log: log)
+        fullImages = FullImageCache(limit: options.fullImageCacheMB << 20, budget: budget, log: log)
     }
 
     /// The port it listens on, once it does.
