@@ -1,6 +1,7 @@
 import ShutterPipeCatalogue
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 import ShutterPipeRuntime
 
 /// The config's `catalogue:` key (docs/config.md): where the session catalogue is, or that
@@ -66,7 +67,7 @@ struct CatalogueSetting {
     static func fixedFolder(_ directory: String) -> String? {
         guard let brace = directory.firstIndex(of: "{") else { return directory }
         let prefix = String(directory[..<brace])
-        let folder = prefix.hasSuffix("/") ? String(prefix.dropLast()) : (prefix as NSString).deletingLastPathComponent
+        let folder = prefix.hasSuffix("/") ? String(prefix.dropLast()) : PathName.parent(prefix)
         return folder.isEmpty || folder == "/" ? nil : folder
     }
 

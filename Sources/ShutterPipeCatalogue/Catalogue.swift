@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// A catalogue could not be opened or used: the message names the file and the fix.
 public struct CatalogueError: Error, Sendable, CustomStringConvertible {
@@ -45,7 +46,7 @@ public final class Catalogue: @unchecked Sendable {
     /// when `create`. Throws for a newer schema, with the fix, and for a damaged file
     /// (``CatalogueError/isCorrupt``).
     public static func open(at path: String, create: Bool = true) throws(CatalogueError) -> Catalogue {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathName.parent(path)
         if !FileManager.default.fileExists(atPath: path) {
             guard create else {
                 throw CatalogueError("no catalogue at '\(path)': run a session with this config first, give --catalogue PATH, or make one with 'shutterpipe shots rebuild DIR'")

@@ -1,5 +1,6 @@
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// What a reconciliation changed.
 public struct ReconcileReport: Sendable, Equatable {
@@ -92,7 +93,7 @@ extension Catalogue {
 
     /// Folder and name without extension: the files of one shot share it.
     static func groupKey(_ path: String) -> String {
-        (path as NSString).deletingPathExtension
+        PathName.deletingExtension(path)
     }
 
     /// The photos under `folders`: absolute path → size and modification time.

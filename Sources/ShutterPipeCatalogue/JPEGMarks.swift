@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// Ratings and labels inside a JPEG, for Lightroom, which reads a JPEG's marks only from
 /// the XMP in the file (opt-in: `catalogue.marksInJPEG`; docs/catalogue.md).
@@ -60,7 +61,7 @@ enum JPEGMarks {
         guard output[(output.count - (bytes.count - index))...].elementsEqual(bytes[index...]) else {
             throw SidecarError(path: path, reason: "the image data would change; left as it is")
         }
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathName.parent(path)
         let lock = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard lock >= 0 else { throw SidecarError(path: path, reason: String(cString: strerror(errno))) }
         defer { close(lock) }

@@ -20,7 +20,7 @@ public final class SessionCatalogue: ShotCatalogue {
     /// `.cache` beside the catalogue: hidden, so that a catalogue placed among the photos
     /// never has its previews taken for photos by the reconciliation.
     public var cacheFolder: String? {
-        (path as NSString).deletingLastPathComponent + "/.cache"
+        PathName.parent(path) + "/.cache"
     }
 
     public func shot(_ id: Int) async throws -> CatalogueShot? {

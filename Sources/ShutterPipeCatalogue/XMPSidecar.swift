@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// Ratings, labels and picks in XMP sidecars, where editors read them
 /// (docs/catalogue.md has which editor reads what):
@@ -29,7 +30,7 @@ public enum XMPSidecar {
         public func sidecar(of path: String) -> String {
             switch self {
             case .append: return path + ".xmp"
-            case .replace: return (path as NSString).deletingPathExtension + ".xmp"
+            case .replace: return PathName.deletingExtension(path) + ".xmp"
             }
         }
     }
@@ -113,7 +114,7 @@ public enum XMPSidecar {
     /// Reads the sidecar at `path` (or starts an empty one), changes it, and replaces it
     /// durably, holding the folder's lock.
     static func edit(_ path: String, _ change: (String) throws(SidecarError) -> String) throws(SidecarError) {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathName.parent(path)
         let lock = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard lock >= 0 else { throw SidecarError(path: path, reason: String(cString: strerror(errno))) }
         defer { close(lock) }
@@ -186,8 +187,8 @@ public enum XMPSidecar {
     /// Replaces the file at `path` with `data`: a temporary file in the same folder,
     /// fsynced, renamed over it, then the folder fsynced.
     static func replaceDurably(_ path: String, with data: Data, folderDescriptor: Int32, mode: mode_t = 0o644) throws(SidecarError) {
-        let folder = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
+        let folder = PathName.parent(path)
+        let name = PathName.lastComponent(path)
         let temporary = (folder.isEmpty ? "" : folder + "/") + ".\(name).shutterpipe-tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw SidecarError(path: path, reason: String(cString: strerror(errno))) }

@@ -48,14 +48,44 @@ extension ShutterCoordinator {
     func handle(_ request: LabelRequest, from trigger: Int, answer reply: @Sendable (LabelAnswer) -> Void) {
         let text = request.label.trimmingCharacters(in: .whitespaces)
         let by = triggers[trigger].name + (request.origin.map { " (\($0))" } ?? "")
-        if text.count > LabelRequest.maximumLength || text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            let failure = ShutterError(.invalidConfiguration, "a label is one line of at most \(LabelRequest.maximumLength) characters; this one has \(text.count)\(text.contains("\n") ? " and a line break" : "")",
-                                       fix: "scan or send one code at a time")
+        if let problem = Self.labelProblem(text) {
+            let failure = ShutterError(.invalidConfiguration, problem, fix: "scan or send one code at a time: letters, digits and punctuation on one line")
             answerLog.label(nil, by: by, failure: failure)
             return reply(LabelAnswer(request: request, label: label, failure: failure))
         }
         label = text.isEmpty ? nil : text
         answerLog.label(label, by: by, failure: nil)
         reply(LabelAnswer(request: request, label: label))
+    }
+
+    /// Why `text` is not taken as a label; nil when it is. A label goes into file and
+    /// folder names (`{label}`), EXIF, XMP and the catalogue, so it is bounded in bytes
+    /// (``LabelRequest/maximumLength``), one line of visible text, and never a name that
+    /// means something else in a path.
+    static func labelProblem(_ text: String) -> String? {
+        let bytes = text.utf8.count
+        if bytes > LabelRequest.maximumLength {
+            return "a label is at most \(LabelRequest.maximumLength) bytes of UTF-8 (a barcode, an order number); this one has \(bytes)"
+        }
+        for scalar in text.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control, .lineSeparator, .paragraphSeparator:
+                return "a label is one line; this one holds \(Self.codePoint(scalar)), \(scalar == "\n" || scalar == "\r" ? "a line break" : "a control character")"
+            case .format:
+                return "a label is visible text; this one holds \(Self.codePoint(scalar)), an invisible formatting character"
+            default: continue
+            }
+        }
+        if let first = text.unicodeScalars.first, [.nonspacingMark, .spacingMark, .enclosingMark].contains(first.properties.generalCategory) {
+            return "a label cannot begin with a combining mark (\(Self.codePoint(first))): it would join what comes before it in a name"
+        }
+        if text == "~" || text == "." || text == ".." {
+            return "'\(text)' is not a label: in a folder name it means the home folder or a folder above"
+        }
+        return nil
+    }
+
+    private static func codePoint(_ scalar: Unicode.Scalar) -> String {
+        "U+" + String(format: "%04X", scalar.value)
     }
 }

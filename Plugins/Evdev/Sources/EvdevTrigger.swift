@@ -111,7 +111,7 @@ public final class EvdevTrigger: TriggerSource {
     }
 
     static func permissionError(_ path: String, name: String?) -> ShutterError {
-        let match = name.map { "ATTRS{name}==\"\($0)*\"" } ?? "KERNEL==\"\((path as NSString).lastPathComponent)\""
+        let match = name.map { "ATTRS{name}==\"\($0)*\"" } ?? "KERNEL==\"\(PathName.lastComponent(path))\""
         return ShutterError(.permissionDenied, "no permission to read \(path)",
                             fix: "add your user to the 'input' group (sudo usermod -aG input $USER, then log in again), or add a udev rule "
                                 + "/etc/udev/rules.d/70-shutterpipe.rules: SUBSYSTEM==\"input\", KERNEL==\"event*\", \(match), TAG+=\"uaccess\" "

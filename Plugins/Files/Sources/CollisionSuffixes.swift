@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeSupport
 
 /// Where the search for a free name resumes when a name is already taken and the file name
 /// template has no `{seq}`: `name.jpg`, then `name-2.jpg`, `name-3.jpg`, …
@@ -26,19 +27,17 @@ struct CollisionSuffixes {
 
     /// `name.jpg` → `name-2.jpg`.
     static func numbered(_ relative: String, _ number: Int) -> String {
-        let ns = relative as NSString
-        let ext = ns.pathExtension
-        let base = ext.isEmpty ? relative : ns.deletingPathExtension
+        let ext = PathName.fileExtension(relative)
+        let base = PathName.deletingExtension(relative)
         return ext.isEmpty ? "\(base)-\(number)" : "\(base)-\(number).\(ext)"
     }
 
     /// The highest N of the `name-N.ext` next to `path` (1 when there is none).
     private static func highestExisting(for path: String) -> Int {
-        let ns = path as NSString
-        let ext = ns.pathExtension
-        let base = ((ext.isEmpty ? path : ns.deletingPathExtension) as NSString).lastPathComponent + "-"
+        let ext = PathName.fileExtension(path)
+        let base = PathName.lastComponent(PathName.deletingExtension(path)) + "-"
         let ending = ext.isEmpty ? "" : "." + ext
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: ns.deletingLastPathComponent)) ?? []
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: PathName.parent(path))) ?? []
         var highest = 1
         for name in names where name.hasPrefix(base) && name.hasSuffix(ending) && name.count > base.count + ending.count {
             let middle = name.dropFirst(base.count).dropLast(ending.count)

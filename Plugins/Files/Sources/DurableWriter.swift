@@ -33,7 +33,7 @@ enum DurableWriter {
     /// name yet. Naming it (``PreparedFile/place(at:)``) is the only step that a taken name
     /// repeats.
     static func prepare(_ chunks: [Data], for path: String, unnamed: Bool = true) throws(ShutterError) -> PreparedFile {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = PathName.parent(path)
         if unnamed, FileManager.default.fileExists(atPath: "/proc/self/fd") {
             let descriptor = sp_open_unnamed(directory, 0o644)
             if descriptor >= 0 {
@@ -69,7 +69,7 @@ enum DurableWriter {
             return
         }
         var path = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
+        for component in PathName.components(directory) {
             path += "/" + component
             if mkdir(path, 0o755) != 0 && errno != EEXIST {
                 throw storageError("cannot create folder", path, errno)
@@ -150,7 +150,7 @@ final class PreparedFile {
     /// Gives the file its final name, never replacing one: false when `path` is taken, and
     /// the file is still ready for another name. After true, it is done.
     func place(at path: String) throws(ShutterError) -> Bool {
-        precondition((path as NSString).deletingLastPathComponent == folder, "a prepared file is named in its own folder")
+        precondition(PathName.parent(path) == folder, "a prepared file is named in its own folder")
         if let temporary = temporaryPath {
             guard sp_rename_noreplace(temporary, path) == 0 else {
                 if errno == EEXIST { return false }

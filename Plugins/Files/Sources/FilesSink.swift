@@ -113,7 +113,7 @@ public final class FilesSink: PhotoSink, SessionObserver {
         let text = directory.text
         guard let brace = text.firstIndex(of: "{") else { return PluginOptions.expandingTilde(text) }
         let before = String(text[..<brace])
-        let folder = before.hasSuffix("/") ? String(before.dropLast()) : (before as NSString).deletingLastPathComponent
+        let folder = before.hasSuffix("/") ? String(before.dropLast()) : PathName.parent(before)
         return folder.isEmpty ? "." : PluginOptions.expandingTilde(folder)
     }
 
@@ -139,7 +139,7 @@ public final class FilesSink: PhotoSink, SessionObserver {
         let path = PluginOptions.expandingTilde(String(prefix))
         var candidate = path.isEmpty ? "." : path
         while !FileManager.default.fileExists(atPath: candidate) && candidate != "/" && candidate != "." {
-            candidate = (candidate as NSString).deletingLastPathComponent
+            candidate = PathName.parent(candidate)
             if candidate.isEmpty { candidate = "." }
         }
         return candidate
@@ -155,7 +155,7 @@ public final class FilesSink: PhotoSink, SessionObserver {
         values.label = context.label
         values.serial = first.cameraSerial
         if options.filename.uses("capturetime") || options.directory.uses("capturetime") { values.cameraTime = CameraCaptureTime.of(photo.files) }
-        let directory = PluginOptions.expandingTilde(options.directory.render(values))
+        let directory = options.directory.renderFolder(values)
         try DurableWriter.createDirectory(directory)
         var counter = try counter(for: directory)
         // Whatever happens below, numbers reserved stay reserved: never hand one out twice.
@@ -199,7 +199,7 @@ public final class FilesSink: PhotoSink, SessionObserver {
                 var relative = options.filename.render(values)
                 if suffix > 1 { relative = PlaceholderTemplate.fittingComponents(CollisionSuffixes.numbered(relative, suffix)) }
                 let path = "\(directory)/\(relative)"
-                let folder = (path as NSString).deletingLastPathComponent
+                let folder = PathName.parent(path)
                 if folder != directory { try DurableWriter.createDirectory(folder) }
                 if prepared?.folder != folder { prepared = try DurableWriter.prepare(chunks, for: path) }
                 if try prepared!.place(at: path) {
@@ -244,7 +244,7 @@ public final class FilesSink: PhotoSink, SessionObserver {
 
     /// Writes a sidecar next to `path`, never over an existing file; returns its path.
     private func writeSidecar(_ packet: Data, for path: String) throws(ShutterError) -> String {
-        let base = options.sidecarName == .append ? path : (path as NSString).deletingPathExtension
+        let base = options.sidecarName == .append ? path : PathName.deletingExtension(path)
         for attempt in 1...1_000 {
             let candidate = attempt == 1 ? "\(base).xmp" : "\(base)-\(attempt).xmp"
             if try DurableWriter.writeNew(packet, to: candidate) { return candidate }

@@ -112,7 +112,11 @@ struct JPEGLayout {
     /// - `replacements`: new bytes for a segment, by index (the MPF size fix-up).
     /// - The tail from SOS to the end of the file is kept verbatim, and not copied: the
     ///   result refers to the original's bytes.
-    func spliced(exif: Data?, xmp: Data? = nil, replacements: [Int: Data] = [:]) -> SplicedJPEG {
+    /// - A body that does not fit a segment (``maximumSegmentBody``) is refused: the
+    ///   caller stores the photo without it and says so.
+    func spliced(exif: Data?, xmp: Data? = nil, replacements: [Int: Data] = [:]) throws(SegmentTooLarge) -> SplicedJPEG {
+        if let exif, exif.count > Self.maximumExifBody { throw SegmentTooLarge(what: "EXIF", bytes: exif.count, limit: Self.maximumExifBody) }
+        if let xmp, xmp.count > Self.maximumXMPBody { throw SegmentTooLarge(what: "XMP", bytes: xmp.count, limit: Self.maximumXMPBody) }
         var out = Data()
         out.reserveCapacity(scanStart + (exif?.count ?? 0) + (xmp?.count ?? 0) + 16)
         out.append(contentsOf: [0xFF, 0xD8])
@@ -138,17 +142,30 @@ struct JPEGLayout {
         return SplicedJPEG(head: out, tail: data[scanStart...])
     }
 
-    /// `FF marker length header body`.
+    /// `FF marker length header body`; the callers keep bodies under
+    /// ``maximumSegmentBody`` (a length over 65535 cannot be written, and is cut to it
+    /// rather than trap).
     static func segment(_ marker: UInt8, _ header: [UInt8], _ body: Data) -> Data {
-        let length = 2 + header.count + body.count
+        let length = min(0xFFFF, 2 + header.count + body.count)
         var out = Data([0xFF, marker, UInt8(length >> 8), UInt8(length & 0xFF)])
         out.append(contentsOf: header)
         out.append(body)
         return out
     }
 
+    /// The largest payload a segment can carry: its length field counts itself.
+    static let maximumSegmentBody = 65_533
     /// The largest payload an APP1 can carry after its identifier.
-    static let maximumExifBody = 65_533 - exifHeader.count
+    static let maximumExifBody = maximumSegmentBody - exifHeader.count
+    static let maximumXMPBody = maximumSegmentBody - xmpHeader.count
+}
+
+/// A metadata block too large for a JPEG segment (64 KiB): the photo is stored without it.
+struct SegmentTooLarge: Error, CustomStringConvertible {
+    var what: String
+    var bytes: Int
+    var limit: Int
+    var description: String { "the \(what) block would be \(bytes) bytes, over the \(limit) a JPEG segment holds" }
 }
 
 /// A JPEG as a new header and the original's untouched tail (SOS to the end), written one

@@ -50,9 +50,14 @@ enum MetadataTagger {
                               notes: ["\(name): \(reason); camera EXIF and XMP kept as they are, metadata in a sidecar"])
             }
             let xmp = XMPPacket.make(metadata, wrapped: true)
-            let out = fixingMPF(layout.spliced(exif: nil, xmp: xmp), original: layout)
-            return Result(chunks: out.chunks, method: .xmpOnly(reason: reason), needsSidecar: false,
-                          notes: ["\(name): \(reason); camera EXIF kept byte-identical, metadata written as XMP"])
+            do {
+                let out = fixingMPF(try layout.spliced(exif: nil, xmp: xmp), original: layout)
+                return Result(chunks: out.chunks, method: .xmpOnly(reason: reason), needsSidecar: false,
+                              notes: ["\(name): \(reason); camera EXIF kept byte-identical, metadata written as XMP"])
+            } catch {
+                return Result(chunks: [data], method: .unchanged(reason: "\(reason); \(error)"), needsSidecar: true,
+                              warnings: ["\(name): \(error); stored as received, metadata in a sidecar"])
+            }
         } catch {
             return Result(chunks: [data], method: .unchanged(reason: "\(error)"), needsSidecar: true)
         }
@@ -108,7 +113,8 @@ enum MetadataTagger {
             notes.append("ExifVersion \(editor.exifVersion.map(String.init) ?? "?") predates \(leftOut.joined(separator: ", ")); "
                          + (xmp == nil ? "left out" : "written to XMP instead"))
         }
-        let out = fixingMPF(layout.spliced(exif: edited, xmp: xmp), original: layout)
+        let out: SplicedJPEG
+        do { out = fixingMPF(try layout.spliced(exif: edited, xmp: xmp), original: layout) } catch { throw Fallback(reason: error.description) }
         return Result(chunks: out.chunks, method: created ? .exifCreated : .exifEdited, needsSidecar: false, notes: notes)
     }
 

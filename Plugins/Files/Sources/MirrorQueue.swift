@@ -68,7 +68,7 @@ final class MirrorQueue: Sendable {
         let digest = Self.sha256(data)
         var target = "\(job.mirror)/\(job.relative)"
         do {
-            try DurableWriter.createDirectory((target as NSString).deletingLastPathComponent)
+            try DurableWriter.createDirectory(PathName.parent(target))
             var suffix = 1
             while !(try DurableWriter.writeNew(data, to: target)) {
                 // A file of that name: this very copy, made before a kill, or another photo.
@@ -76,7 +76,7 @@ final class MirrorQueue: Sendable {
                 suffix += 1
                 target = "\(job.mirror)/\(CollisionSuffixes.numbered(job.relative, suffix))"
             }
-            try DurableWriter.syncDirectory((target as NSString).deletingLastPathComponent)
+            try DurableWriter.syncDirectory(PathName.parent(target))
         } catch {
             return .wait(error.message)
         }

@@ -11,7 +11,7 @@ import ShutterPipeKit
 /// `{label}` (the session label, `nolabel` without one), `{serial}` (the body's serial,
 /// `unknown` where the backend has none).
 /// `{seq}` and `{shot}` take a zero-padded width: `{seq:04}`. In paths, values are made
-/// safe: no `/`, no NUL or control characters, never `.` or `..`, at most 100 UTF-8 bytes; a
+/// safe: no `/`, no NUL or control characters, never `.`, `..` or `~`, at most 100 UTF-8 bytes; a
 /// path component is cut to 240 bytes, keeping its extension.
 public struct PlaceholderTemplate: Sendable, Equatable {
     /// The placeholders a template may use.
@@ -80,7 +80,7 @@ public struct PlaceholderTemplate: Sendable, Equatable {
     public func checkStaysInside() throws(TemplateError) {
         if text.hasPrefix("/") || text.hasPrefix("~") { throw TemplateError("'\(text)' must be relative to 'directory', not absolute") }
         if text.isEmpty || text.hasSuffix("/") { throw TemplateError("'\(text)' must name a file") }
-        for component in text.split(separator: "/", omittingEmptySubsequences: false) {
+        for component in text.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map({ String(decoding: $0, as: UTF8.self) }) {
             if component == ".." { throw TemplateError("'\(text)' would leave the configured directory ('..')") }
             if component.isEmpty { throw TemplateError("'\(text)' has an empty path component ('//')") }
         }
@@ -93,6 +93,14 @@ public struct PlaceholderTemplate: Sendable, Equatable {
         Self.fittingComponents(rendered(values, Self.safeComponent))
     }
 
+    /// Renders the template as a folder: `~` is the home folder only where the template
+    /// itself begins with it, never where a value (a label, a camera's name) renders as one.
+    public func renderFolder(_ values: TemplateValues) -> String {
+        let rendered = render(values)
+        guard case .literal(let first)? = parts.first, first == "~" || first.hasPrefix("~/") else { return rendered }
+        return PluginOptions.expandingTilde(rendered)
+    }
+
     /// The longest path component written, in UTF-8 bytes: below the 255 of Linux file
     /// systems, with room for a `-NNNN` suffix when a name is taken.
     static let maximumComponentBytes = 240
@@ -101,8 +109,8 @@ public struct PlaceholderTemplate: Sendable, Equatable {
     /// keeping a short extension, so that a long camera name or a long template never turns
     /// into ENAMETOOLONG, which would cost the photo.
     static func fittingComponents(_ path: String) -> String {
-        path.split(separator: "/", omittingEmptySubsequences: false).map { component -> String in
-            let component = String(component)
+        path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { bytes -> String in
+            let component = String(decoding: bytes, as: UTF8.self)
             guard component.utf8.count > maximumComponentBytes else { return component }
             var stem = component, suffix = ""
             if let dot = component.lastIndex(of: "."), dot != component.startIndex, component[dot...].utf8.count <= 16 {
@@ -162,10 +170,11 @@ public struct PlaceholderTemplate: Sendable, Equatable {
     /// A value made safe as (part of) one path component.
     static func safeComponent(_ value: String) -> String {
         var cleaned = String(value.unicodeScalars.map { scalar -> Character in
-            scalar == "/" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F ? "_" : Character(scalar)
+            scalar == "/" || scalar == "\\" || [.control, .format, .lineSeparator, .paragraphSeparator].contains(scalar.properties.generalCategory)
+                ? "_" : Character(scalar)
         })
         while cleaned.utf8.count > 100 { cleaned.removeLast() }  // bytes, not characters: file names are limited in bytes
-        if cleaned.isEmpty || cleaned == "." || cleaned == ".." { return "_" }
+        if cleaned.isEmpty || cleaned == "." || cleaned == ".." || cleaned == "~" { return "_" }
         return cleaned
     }
 }

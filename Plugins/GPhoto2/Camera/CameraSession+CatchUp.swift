@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import ShutterPipeSupport
 import GPhoto2Backend
 
 /// Card catch-up (`importOnConnect`): at every open, the files on the card that this
@@ -93,7 +94,7 @@ extension CameraSession {
         guard !missing.isEmpty else { return }
         WorkerLog.info("\(missing.count) file(s) on the card were never delivered (taken while the camera was away): importing them")
         // One exposure at a time: its RAW and JPEG share a folder and a stem.
-        let exposures = Dictionary(grouping: missing) { "\($0.path.folder)/\(($0.path.name as NSString).deletingPathExtension)" }.sorted { $0.key < $1.key }
+        let exposures = Dictionary(grouping: missing) { "\($0.path.folder)/\(PathName.deletingExtension($0.path.name))" }.sorted { $0.key < $1.key }
         for (_, exposure) in exposures {
             if requestsWaiting() { catchUpDue = true; return }  // a capture first; the rest at the next pause
             var files: [WorkerFile] = [], descriptors: [Int32] = []

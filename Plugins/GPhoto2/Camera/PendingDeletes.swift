@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeSupport
 import GPhoto2Backend
 
 /// The card deletes asked for and not done yet. A stored shot is deleted from the card
@@ -60,7 +61,7 @@ final class PendingDeletes {
             let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
             guard written == data.count, fsync(descriptor) == 0 else { throw SaveError(what: "write \(temporary)", code: errno) }
             guard rename(temporary, file) == 0 else { throw SaveError(what: "rename to \(file)", code: errno) }
-            let folder = open((file as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            let folder = open(PathName.parent(file), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             if folder >= 0 { _ = fsync(folder); close(folder) }
             saveFailureLogged = false
         } catch {

@@ -1,5 +1,6 @@
 import CWorkerConfinement
 import Foundation
+import ShutterPipeSupport
 import GPhoto2Backend
 
 /// Applies a ``WorkerConfinement`` to the worker process, first thing in `main`, while it
@@ -99,7 +100,7 @@ public enum WorkerSandbox {
                 guard let slash = line.firstIndex(of: "/") else { continue }
                 let file = String(line[slash...])
                 guard !file.hasPrefix("/memfd:"), !file.hasSuffix(" (deleted)") else { continue }
-                folders.insert((file as NSString).deletingLastPathComponent)
+                folders.insert(PathName.parent(file))
             }
             paths += folders.sorted()
         }

@@ -23,8 +23,8 @@ struct LabelCommand: ParsableCommand {
     var timeout: Duration = .seconds(30)
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        guard text.count <= LabelRequest.maximumLength, !text.contains("\n") else {
-            throw UsageError("a label is one line of at most \(LabelRequest.maximumLength) characters")
+        guard text.utf8.count <= LabelRequest.maximumLength, !text.contains("\n") else {
+            throw UsageError("a label is one line of at most \(LabelRequest.maximumLength) bytes of UTF-8")
         }
         let outcome = await SocketClient.ask(SocketRequest(label: text), to: socket, timeout: timeout, name: "label")
         switch outcome {

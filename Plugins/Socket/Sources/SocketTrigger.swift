@@ -69,7 +69,7 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
     /// Listens until cancelled.
     public func run(delivering events: EventChannel) async throws {
         let listener: Int32
-        let folder = (options.path as NSString).deletingLastPathComponent
+        let folder = PathName.parent(options.path)
         if folder == SocketProtocol.fallbackFolder { try SocketProtocol.preparePrivateFolder(folder) }
         do { listener = try UnixSocket.listen(at: options.path) } catch {
             if error.code == EPERM {

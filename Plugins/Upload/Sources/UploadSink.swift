@@ -77,11 +77,11 @@ public final class UploadSink: PhotoSink, SessionObserver {
         for file in photo.files where options.selects(extension: file.fileExtension) {
             if let stored = context.storedSoFar.first(where: { $0.cameraFile == file.name && Self.isFile($0.location) }) {
                 let path = stored.location.hasPrefix("/") ? stored.location : FileManager.default.currentDirectoryPath + "/" + stored.location
-                jobs.append(RcloneUpload.job(remote: remote, source: path, name: (path as NSString).lastPathComponent, spooled: false))
+                jobs.append(RcloneUpload.job(remote: remote, source: path, name: PathName.lastComponent(path), spooled: false))
                 continue
             }
             // No earlier sink stored it as a file here: the queue keeps the bytes itself.
-            let name = "\(context.shot.description)-\(file.name.split(separator: "/").last.map(String.init) ?? file.name)"
+            let name = "\(context.shot.description)-\(PathName.lastComponent(file.name))"
             do {
                 let path = try Self.spoolWrite(file.data, folder: spool, name: Self.safe(name))
                 jobs.append(RcloneUpload.job(remote: remote, source: path, name: file.name, spooled: true))
@@ -119,8 +119,8 @@ public final class UploadSink: PhotoSink, SessionObserver {
     /// Queues a marked shot's files, as stored.
     private func queue(marked shot: CatalogueShot) {
         let remote = Self.expand(options.remote, session: shot.session ?? session, date: Date())
-        let jobs = shot.files.filter { !$0.missing && options.selects(extension: (($0.path as NSString).pathExtension).lowercased()) }.map {
-            RcloneUpload.job(remote: remote, source: $0.path, name: ($0.path as NSString).lastPathComponent, spooled: false)
+        let jobs = shot.files.filter { !$0.missing && options.selects(extension: (PathName.fileExtension($0.path)).lowercased()) }.map {
+            RcloneUpload.job(remote: remote, source: $0.path, name: PathName.lastComponent($0.path), spooled: false)
         }
         do {
             try queue.enqueue(jobs)

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 import Synchronization
 
 /// The routes over the session's catalogue (``ShotCatalogue``): every shot it holds, by
@@ -108,7 +109,7 @@ struct CatalogueRoutes: Sendable {
         var object: [String: Any] = [
             "id": shot.id, "state": shot.state.rawValue, "rating": shot.rating, "keywords": shot.keywords,
             "files": shot.files.map { file -> [String: Any] in
-                ["name": (file.path as NSString).lastPathComponent, "kind": file.kind.rawValue, "size": file.size, "missing": file.missing,
+                ["name": PathName.lastComponent(file.path), "kind": file.kind.rawValue, "size": file.size, "missing": file.missing,
                  "copies": file.copies.map(\.destination)]
             },
         ]

@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// A stored photo, opened for a preview, a tile or a look at 100 %: a regular file, never
 /// through a symbolic link. Whoever can put a link into the capture folder (a hook, a
@@ -32,11 +33,11 @@ enum PhotoFile {
     /// folder is known to be the capture folder's, and none is checked.
     static func linkedFolder(above path: String) -> String? {
         var folders: [String] = []
-        var folder = (path as NSString).deletingLastPathComponent
+        var folder = PathName.parent(path)
         while !folder.isEmpty && folder != "/" {
             if access(folder + "/.shutterpipe", F_OK) == 0 { break }
             folders.append(folder)
-            folder = (folder as NSString).deletingLastPathComponent
+            folder = PathName.parent(folder)
         }
         guard !folder.isEmpty && folder != "/" else { return nil }
         return folders.first { folder in

@@ -130,7 +130,7 @@ struct WebRoutes: Sendable {
                                          ["name": camera.name ?? NSNull(), "battery": camera.battery ?? NSNull(),
                                           "freeCardBytes": camera.freeCardBytes ?? NSNull(), "connected": camera.connected]
                                      }]
-        if let folder = trigger.library.latestWithFile?.paths.first.map({ ($0 as NSString).deletingLastPathComponent }) {
+        if let folder = trigger.library.latestWithFile?.paths.first.map({ PathName.parent($0) }) {
             var stats = statvfs()
             if statvfs(folder, &stats) == 0 { object["freeBytes"] = Int64(stats.f_bavail) * Int64(stats.f_frsize) }
         }

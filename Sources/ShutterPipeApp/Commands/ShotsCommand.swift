@@ -4,6 +4,7 @@
 import ShutterPipeCatalogue
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 import ShutterPipeRuntime
 
 /// `shutterpipe shots`: lists the catalogue's shots, marks them, rebuilds it from folders.
@@ -179,7 +180,7 @@ struct ShotsCommand: ParsableCommand {
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
         var rows = [["ID", "WHEN", "SESSION", "CAMERA", "TRIGGER", "STATE", "RATING", "LABEL", "PICK", "FILES"]]
         for shot in shots {
-            let files = shot.files.map { ($0.path as NSString).lastPathComponent + ($0.missing ? " (missing)" : "") }
+            let files = shot.files.map { PathName.lastComponent($0.path) + ($0.missing ? " (missing)" : "") }
             rows.append([
                 String(shot.id), shot.moment.map(formatter.string(from:)) ?? "-", shot.session ?? "-", shot.camera ?? shot.exif.model ?? "-",
                 shot.trigger ?? "-", shot.state == .failed ? "failed: \(shot.failureCause ?? "?")" : shot.state.rawValue,

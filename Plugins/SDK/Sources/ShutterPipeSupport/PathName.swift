@@ -50,6 +50,13 @@ public enum PathName {
         return String(decoding: bytes[..<dot], as: UTF8.self)
     }
 
+    /// `path` without the extension of its last component (`a/IMG_1.CR2` → `a/IMG_1`).
+    public static func deletingExtension(_ path: String) -> String {
+        let ext = fileExtension(path)
+        guard !ext.isEmpty else { return path }
+        return String(decoding: Array(path.utf8).dropLast(ext.utf8.count + 1), as: UTF8.self)
+    }
+
     /// A name from outside as a log line may show it: invalid UTF-8 as `\xHH`, control
     /// characters escaped (``LogText``).
     public static func shown(_ bytes: [UInt8]) -> String {

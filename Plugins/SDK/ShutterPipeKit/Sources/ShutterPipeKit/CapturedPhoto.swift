@@ -31,18 +31,25 @@ public struct CapturedFile: Sendable, Equatable {
 
     /// The camera name's stem: "IMG_0042" for "IMG_0042.CR2".
     public var stem: String {
-        let base = name.split(separator: "/").last.map(String.init) ?? name
-        guard let dot = base.lastIndex(of: "."), dot != base.startIndex else { return base }
-        return String(base[..<dot])
+        let base = Self.lastComponent(name)
+        guard let dot = base.lastIndex(of: UInt8(ascii: ".")), dot != base.startIndex else { return String(decoding: base, as: UTF8.self) }
+        return String(decoding: base[..<dot], as: UTF8.self)
     }
 
     /// The camera name's extension in lower case, without the dot ("cr2"); "bin" when
     /// the name has none.
     public var fileExtension: String {
-        let base = name.split(separator: "/").last.map(String.init) ?? name
-        guard let dot = base.lastIndex(of: "."), dot != base.startIndex,
-              base.index(after: dot) != base.endIndex else { return "bin" }
-        return base[base.index(after: dot)...].lowercased()
+        let base = Self.lastComponent(name)
+        guard let dot = base.lastIndex(of: UInt8(ascii: ".")), dot != base.startIndex, dot + 1 != base.endIndex else { return "bin" }
+        return String(decoding: base[(dot + 1)...], as: UTF8.self).lowercased()
+    }
+
+    /// The name's last component, split on the byte `/` (a `/` followed by a combining
+    /// mark is one character to `String`, and would not split).
+    static func lastComponent(_ name: String) -> ArraySlice<UInt8> {
+        let bytes = Array(name.utf8)
+        let start = bytes.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0
+        return bytes[start...]
     }
 }
 

@@ -14,7 +14,7 @@ public enum FileKind: String, Sendable, Codable, CaseIterable {
     /// The kind of a file named `path`, or `nil` for what is not a photo (a sidecar, a
     /// manifest).
     public static func of(_ path: String) -> FileKind? {
-        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let name = String(decoding: CapturedFile.lastComponent(path), as: UTF8.self)
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
         let ext = name[name.index(after: dot)...].lowercased()
         if ["jpg", "jpeg", "jpe"].contains(ext) { return .jpeg }

@@ -108,7 +108,10 @@ public struct LabelRequest: Sendable, Equatable {
         self.origin = origin
     }
 
-    /// The longest label taken, in characters: a barcode, an order number, a name.
+    /// The longest label taken, in bytes of UTF-8 (limits are in bytes: a few visible
+    /// characters can hold thousands of combining marks): a barcode, an order number, a
+    /// name. The session also refuses control and formatting characters, a leading
+    /// combining mark, and `~`, `.` or `..` as the whole label.
     public static let maximumLength = 200
 }
 
