@@ -1,5 +1,6 @@
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// The copies made of each file after its answer (mirrors, uploads): schema 4's `copies`.
 extension Catalogue {
@@ -23,7 +24,8 @@ extension Catalogue {
         for row in try database.query(query, values) {
             guard let shot = row[0].integer, let position = index[shot], let path = row[1].text,
                   let file = shots[position].files.firstIndex(where: { $0.path == path }) else { continue }
-            shots[position].files[file].copies.append(FileCopy(destination: row[2].text ?? "", location: row[3].text,
+            // Masked again as read: a row an older version wrote may name a secret.
+            shots[position].files[file].copies.append(FileCopy(destination: SecretText.masked(row[2].text ?? ""), location: row[3].text.map(SecretText.masked),
                                                                time: Date(timeIntervalSince1970: row[4].real ?? 0)))
         }
     }

@@ -34,9 +34,15 @@ final class RcloneUpload: Sendable {
         DeliveryQueue.Job(destination: remote, fields: [source, name, spooled ? "spooled" : "stored"])
     }
 
-    /// A remote as the log shows it: an inline remote's password and secrets left out.
+    /// A remote as the log, the catalogue and replies show it (``RcloneRemote/shown``).
     @Sendable static func shown(_ remote: String) -> String {
-        remote.replacing(/(pass|password|key|secret_access_key|token|client_secret)=('[^']*'|"[^"]*"|[^,:]*)/) { "\($0.output.1)=…" }
+        RcloneRemote.shown(remote)
+    }
+
+    /// A line of rclone's as the log shows it: secrets masked (``SecretText``), in case
+    /// rclone repeats what it was given.
+    static func masked(_ line: String) -> String {
+        SecretText.masked(line)
     }
 
     /// Uploads a batch of files for one remote: one file with `rclone copyto`, several in
@@ -54,13 +60,19 @@ final class RcloneUpload: Sendable {
             files.append((index, source, name, job.fields[2] == "spooled"))
         }
         guard let destination = jobs.first?.destination, !files.isEmpty else { return outcomes }
+        guard let remote = RcloneRemote.parse(destination) else {
+            for file in files { outcomes[file.index] = .dropped("'\(Self.shown(destination))' is not an rclone remote") }
+            return outcomes
+        }
         let outcome: DeliveryQueue.Outcome
         if files.count == 1 {
-            outcome = run(["copyto", files[0].source, Self.join(destination, files[0].name)], limit: options.timeout)
+            let (target, environment) = remote.invocation(joining: files[0].name)
+            outcome = run(["copyto", files[0].source, target], environment: environment, limit: options.timeout)
         } else {
             let folder = batchFolder
+            let (target, environment) = remote.invocation()
             outcome = Self.linkBatch(files.map { ($0.source, $0.name) }, into: folder).map { DeliveryQueue.Outcome.wait($0) }
-                ?? run(["copy", folder, destination, "--copy-links", "--no-traverse", "--transfers", "4"], limit: options.timeout * files.count)
+                ?? run(["copy", folder, target, "--copy-links", "--no-traverse", "--transfers", "4"], environment: environment, limit: options.timeout * files.count)
         }
         for file in files {
             outcomes[file.index] = outcome
@@ -68,21 +80,24 @@ final class RcloneUpload: Sendable {
             if file.spooled {
                 unlink(file.source)
             } else {
-                copies.record(file.source, FileCopy(destination: Self.shown(destination), location: Self.shown(Self.join(destination, file.name))))
+                copies.record(file.source, FileCopy(destination: remote.shown, location: RcloneRemote(name: remote.name, backend: remote.backend, parameters: remote.parameters,
+                                                                                                    path: RcloneRemote.join(remote.path, file.name)).shown))
             }
         }
         if case .done = outcome { log.debug("uploaded \(files.map(\.name).joined(separator: ", ")) to \(Self.shown(destination))") }
         return outcomes
     }
 
-    /// Runs rclone with `arguments` (and the options every run takes) under `limit`.
-    private func run(_ arguments: [String], limit: Duration) -> DeliveryQueue.Outcome {
+    /// Runs rclone with `arguments` (and the options every run takes) under `limit`, with
+    /// the remote's parameters in `environment` (never on argv: `ps` shows argv to everyone).
+    private func run(_ arguments: [String], environment: [String: String], limit: Duration) -> DeliveryQueue.Outcome {
         var arguments = [options.rclone] + arguments + ["--retries", "1", "--low-level-retries", "2", "--contimeout", "10s", "--timeout", "30s", "--log-level", "ERROR"]
         if let config = options.rcloneConfig { arguments += ["--config", config] }
         if let limit = options.bandwidth { arguments += ["--bwlimit", limit] }
         let child: ChildProcess
         do {
-            child = try ChildProcess(arguments, output: .null, error: .file(errorFile), processGroup: true)
+            let inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RCLONE_CONFIG_\(RcloneRemote.inlineName.uppercased())_") }
+            child = try ChildProcess(arguments, environment: inherited.merging(environment) { $1 }, output: .null, error: .file(errorFile), processGroup: true)
         } catch {
             return .wait("\(options.rclone) could not start: \(error.reason) (install rclone: apt install rclone)")
         }
@@ -109,10 +124,6 @@ final class RcloneUpload: Sendable {
         return nil
     }
 
-    static func join(_ remote: String, _ name: String) -> String {
-        remote.hasSuffix(":") || remote.hasSuffix("/") ? remote + name : "\(remote)/\(name)"
-    }
-
     /// Stops the upload under way (the end of the session): it stays queued.
     func interrupt() {
         running.withLock { $0?.signalGroup(SIGTERM) }
@@ -127,6 +138,6 @@ final class RcloneUpload: Sendable {
             return parts.count == 3 && parts[0].contains("/") && parts[1].contains(":") ? String(parts[2]) : String(line)
         }
         let last = lines.last { $0.contains("ERROR") || $0.contains("Failed") } ?? lines.last
-        return "rclone \(status): \(last.map { LogText.escaped(shown($0)) } ?? "no message")"
+        return "rclone \(status): \(last.map { LogText.escaped(masked($0)) } ?? "no message")"
     }
 }

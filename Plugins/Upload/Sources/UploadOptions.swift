@@ -53,8 +53,9 @@ extension UploadSink.Options {
         guard let remote = try options.string("remote"), !remote.isEmpty else {
             throw options.error("an upload sink needs 'remote': an rclone remote and folder, such as studio-sftp:clients/acme (see `rclone config`)", key: "remote")
         }
-        guard remote.contains(":") else {
-            throw options.error("'remote' must name an rclone remote, such as studio-sftp:clients/acme or :webdav,url=https://example.com:shots; '\(remote)' has no ':'", key: "remote")
+        // The value may hold secrets (an inline remote's pass=): it is never repeated back.
+        guard RcloneRemote.parse(remote) != nil else {
+            throw options.error("'remote' must name an rclone remote, such as studio-sftp:clients/acme or :webdav,url=https://example.com:shots; this one has no ':' outside quotes", key: "remote")
         }
         self.remote = remote
         rcloneConfig = try options.path("rcloneConfig")

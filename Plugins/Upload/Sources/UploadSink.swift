@@ -60,12 +60,31 @@ public final class UploadSink: PhotoSink, SessionObserver {
                 throw ShutterError(.storageUnavailable, "upload: cannot make the queue folder '\(path)': \(error.localizedDescription)",
                                    fix: "set queueFolder to a folder you can write, or fix that folder's owner or mode")
             }
+            try makePrivate(path)
         }
         guard Self.findProgram(options.rclone) != nil else {
             throw ShutterError(.invalidConfiguration, "upload: cannot run '\(options.rclone)': not found\(options.rclone.contains("/") ? "" : " on PATH") or not executable",
                                fix: "install rclone (apt install rclone; scripts/bootstrap does), or set 'rclone' to its path")
         }
         queue.start()
+    }
+
+    /// The queue's journal names remotes (with their parameters) and its spool holds
+    /// photos: the folder is the session's user's alone (0700), made so when it was not.
+    private func makePrivate(_ path: String) throws(ShutterError) {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw ShutterError(.storageUnavailable, "upload: the queue folder '\(path)' is not a folder (a symbolic link, say)", fix: "remove it, or set queueFolder to a folder of yours")
+        }
+        guard info.st_uid == geteuid() else {
+            throw ShutterError(.storageUnavailable, "upload: the queue folder '\(path)' belongs to another user (uid \(info.st_uid))", fix: "set queueFolder to a folder of yours")
+        }
+        if info.st_mode & 0o077 != 0 {
+            guard chmod(path, 0o700) == 0 else {
+                throw ShutterError(.storageUnavailable, "upload: cannot make the queue folder '\(path)' private: \(String(cString: strerror(errno)))", fix: "chmod 700 '\(path)'")
+            }
+            log.info("upload: made the queue folder '\(path)' private (0700): its journal names the remotes")
+        }
     }
 
     public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
@@ -178,7 +197,7 @@ public final class UploadSink: PhotoSink, SessionObserver {
     /// Writes the bytes durably (temporary file, fsync, rename, folder fsync).
     private static func spoolWrite(_ data: Data, folder: String, name: String) throws(ShutterError) -> String {
         let path = "\(folder)/\(name)", temporary = "\(folder)/.\(name).part"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw spoolError(folder) }
         do {
             try DescriptorIO.writeAll(data, to: descriptor)

@@ -36,6 +36,10 @@ public final class CopyRecorder: Sendable {
 
     /// Records a copy of the stored file at `path`, in the background.
     public func record(_ path: String, _ copy: FileCopy) {
+        // Whatever a sink calls its destination, a secret in it never reaches the catalogue.
+        var copy = copy
+        copy.destination = SecretText.masked(copy.destination)
+        copy.location = copy.location.map(SecretText.masked)
         let target = catalogue.withLock { state -> (any ShotCatalogue)? in
             switch state {
             case .unknown(let copies):

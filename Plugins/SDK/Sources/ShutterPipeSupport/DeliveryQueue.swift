@@ -59,6 +59,9 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
         public var waiting: [String: String]
     }
 
+    /// The largest journal read back: about 200,000 waiting deliveries.
+    static let journalLimit: Int64 = 64 << 20
+
     private let journal: String
     private let what: String
     private let noun: String
@@ -101,11 +104,18 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
     /// Replays the journal (what a killed session left) and starts delivering.
     public func start() {
         var asked: [Job] = [], done: [Job: Int] = [:]
-        let data = FileManager.default.contents(atPath: journal)
-        let text = data.map { String(decoding: $0, as: UTF8.self) } ?? ""
-        if data == nil && FileManager.default.fileExists(atPath: journal) {
-            log.warning("\(what): cannot read '\(journal)': what an earlier run left queued is not delivered (fix the file's owner or mode)")
+        var data: Data?
+        do {
+            let file = try UntrustedFile.open(journal, limits: .init(bytes: Self.journalLimit))
+            // Journals name destinations, which may carry credentials: the session's alone.
+            if file.status.st_mode & 0o077 != 0 { fchmod(file.descriptor, 0o600) }
+            data = try file.read()
+        } catch where error.reason == .missing {
+            data = nil
+        } catch {
+            log.warning("\(what): cannot read '\(journal)': \(error.why); what an earlier run left queued is not delivered (fix or remove the file)")
         }
+        let text = data.map { String(decoding: $0, as: UTF8.self) } ?? ""
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
             guard fields.count >= 2, let mark = fields.first, mark == "+" || mark == "-" else { continue }
@@ -245,7 +255,8 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
     private func compact(_ left: [Job]) {
         let temporary = "\(journal).new"
         let text = left.map { "+\t\($0.line)\n" }.joined()
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        unlink(temporary)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return }
         let bytes = Array(text.utf8)
         let written = bytes.isEmpty ? 0 : bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
@@ -258,7 +269,7 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
     }
 
     private func append(_ text: String) throws(ShutterError) {
-        let descriptor = open(journal, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        let descriptor = open(journal, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Self.storageError(journal, errno) }
         defer { close(descriptor) }
         let bytes = Array(text.utf8)
