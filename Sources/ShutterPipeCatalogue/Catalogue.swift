@@ -47,6 +47,12 @@ public final class Catalogue: @unchecked Sendable {
     /// (``CatalogueError/isCorrupt``).
     public static func open(at path: String, create: Bool = true) throws(CatalogueError) -> Catalogue {
         let folder = PathName.parent(path)
+        var status = stat()
+        if lstat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+            let kind = status.st_mode & S_IFMT
+            let what = kind == S_IFLNK ? "a symbolic link" : kind == S_IFDIR ? "a folder" : "not a regular file"
+            throw CatalogueError("cannot open the catalogue '\(path)': it is \(what), and is never followed or written through, so that nothing it points at gets the catalogue's tables; remove it (a new catalogue is made from the photos), or point catalogue.path (or --catalogue) at the file itself")
+        }
         if !FileManager.default.fileExists(atPath: path) {
             guard create else {
                 throw CatalogueError("no catalogue at '\(path)': run a session with this config first, give --catalogue PATH, or make one with 'shutterpipe shots rebuild DIR'")

@@ -12,6 +12,8 @@ public struct ReconcileReport: Sendable, Equatable {
     public var missing = 0
     /// Files marked missing before that are back.
     public var back = 0
+    /// Sidecars not read, each with why (a link, a FIFO, too large, not XML).
+    public var refusedSidecars: [String] = []
 
     public init() {}
 
@@ -56,7 +58,7 @@ extension Catalogue {
                 report.attachedFiles += files.count
                 continue
             }
-            imports.append(Self.importedShot(files, modified: paths.compactMap { onDisk[$0]?.modified }.max(), naming: naming))
+            imports.append(Self.importedShot(files, modified: paths.compactMap { onDisk[$0]?.modified }.max(), naming: naming, refused: &report.refusedSidecars))
         }
         try record(imports, session: nil)
         report.importedShots = imports.count
@@ -64,23 +66,28 @@ extension Catalogue {
     }
 
     /// A shot for photos found on disk.
-    static func importedShot(_ files: [CatalogueFile], modified: Date?, naming: XMPSidecar.Naming) -> ShotRecord {
+    static func importedShot(_ files: [CatalogueFile], modified: Date?, naming: XMPSidecar.Naming, refused: inout [String]) -> ShotRecord {
         // The EXIF summary from the file libexif reads (a JPEG), else the first.
         let reference = files.first { $0.kind == .jpeg } ?? files.first
         let exif = reference.map { ExifReader.summary(of: $0.path) } ?? ExifSummary()
         var shot = ShotRecord(fired: exif.captureTime.flatMap(exifDate), stored: modified, state: .imported, files: files, exif: exif)
         let other = XMPSidecar.Naming.allCases.first { $0 != naming }!
+        // Each sidecar is opened once (``XMPSidecar/document(at:)``); one refused is said, by name.
+        var marked = false
         for file in files {
-            if let marks = XMPSidecar.read(naming.sidecar(of: file.path)) ?? XMPSidecar.read(other.sidecar(of: file.path)) {
-                shot.rating = marks.rating
-                shot.label = marks.label
-                shot.pick = marks.pick
-                break
+            for sidecar in [naming.sidecar(of: file.path), other.sidecar(of: file.path)] {
+                let document: XMPDocument?
+                do { document = try XMPSidecar.document(at: sidecar) } catch {
+                    refused.append(error.description)
+                    continue
+                }
+                guard let document else { continue }
+                if !marked, let marks = XMPSidecar.marks(in: document) {
+                    (shot.rating, shot.label, shot.pick) = (marks.rating, marks.label, marks.pick)
+                    marked = true
+                }
+                shot.keywords += XMPSidecar.keywords(in: document).filter { !shot.keywords.contains($0) }
             }
-        }
-        for file in files {
-            let keywords = XMPSidecar.readKeywords(naming.sidecar(of: file.path)) + XMPSidecar.readKeywords(other.sidecar(of: file.path))
-            shot.keywords += keywords.filter { !shot.keywords.contains($0) }
         }
         return shot
     }

@@ -92,6 +92,7 @@ final class CatalogueWriter: Sendable {
                     try opened.setSetting("marksInJPEG", settings.marksInJPEG ? "1" : "0")
                     let started = ContinuousClock.now
                     let report = try opened.reconcile(folders: settings.folders, naming: settings.naming)
+                    for refusal in report.refusedSidecars { log.warning("catalogue: \(refusal): its marks are not taken (remove or replace it)") }
                     if report.changedAnything {
                         log.info("catalogue: \(report.importedShots) shot(s) found on disk without a record, \(report.attachedFiles) file(s) joined their shot, \(report.missing) missing, \(report.back) back (\(ContinuousClock.now - started))")
                     }

@@ -26,7 +26,8 @@ final class SQLiteDatabase {
     /// to five seconds for another process's lock.
     init(path: String, create: Bool, readOnly: Bool = false) throws(SQLiteError) {
         self.path = path
-        var flags = SQLITE_OPEN_NOMUTEX
+        // Never through a link: a catalogue path linked elsewhere would get our tables.
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         let code = sqlite3_open_v2(path, &handle, flags, nil)

@@ -37,17 +37,52 @@ public enum XMPSidecar {
 
     static let xmpNamespace = "http://ns.adobe.com/xap/1.0/"
     static let ourNamespace = "http://ns.shutterpipe.org/1.0/"
+    static let dcNamespace = "http://purl.org/dc/elements/1.1/"
+    /// The largest sidecar read: a sidecar is a few KB, darktable's with a long history a
+    /// few hundred; one over this is refused by name, never read.
+    public static let sizeLimit: Int64 = 16 << 20
 
-    /// The marks in the sidecar at `path`, or `nil` when there is none or it says none.
+    /// The marks in the sidecar at `path`, or `nil` when there is none, it says none, or
+    /// it cannot be read (``readMarks(_:)`` says why).
     public static func read(_ path: String) -> ShotMarks? {
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else { return nil }
-        let rating = property("xmp:Rating", in: text).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-        let label = property("xmp:Label", in: text).map(unescape)
-        let picked = property("shutterpipe:Pick", in: text) == "1"
+        (try? readMarks(path)) ?? nil
+    }
+
+    /// The marks in the sidecar at `path`; `nil` when there is none or it says none;
+    /// throws, naming it, for one that is refused (a link, a FIFO, over ``sizeLimit``,
+    /// not UTF-8, not well-formed).
+    public static func readMarks(_ path: String) throws(SidecarError) -> ShotMarks? {
+        guard let document = try document(at: path) else { return nil }
+        return marks(in: document)
+    }
+
+    /// The marks an XMP packet holds.
+    static func marks(in document: XMPDocument) -> ShotMarks? {
+        let rating = document.property(xmpNamespace, "Rating").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let label = document.property(xmpNamespace, "Label")
+        let picked = document.property(ourNamespace, "Pick") == "1"
         guard rating != nil || label != nil || picked else { return nil }
         var marks = ShotMarks(rating: max(0, min(5, rating ?? 0)), label: label?.isEmpty == true ? nil : label)
         marks.pick = rating == -1 ? .rejected : picked ? .picked : .none
         return marks
+    }
+
+    /// The packet of the sidecar at `path`, opened once without following a link, checked
+    /// and parsed; nil when there is none.
+    static func document(at path: String) throws(SidecarError) -> XMPDocument? {
+        guard let text = try text(at: path) else { return nil }
+        do { return try XMPDocument(text) } catch { throw SidecarError(path: path, reason: "it is not well-formed XML (\(error)); left as it is", refused: true) }
+    }
+
+    /// The text of the sidecar at `path`; nil when there is none.
+    static func text(at path: String) throws(SidecarError) -> String? {
+        let data: Data
+        do { data = try UntrustedFile.contents(of: path, limits: .init(bytes: sizeLimit)) } catch {
+            if error.reason == .missing { return nil }
+            throw SidecarError(path: path, reason: "\(error.why); not read", refused: true)
+        }
+        guard let text = String(validating: data, as: UTF8.self) else { throw SidecarError(path: path, reason: "it is not UTF-8 text; left as it is", refused: true) }
+        return text
     }
 
     /// Writes `marks` into the sidecar at `path`, merging with what is there.
@@ -58,26 +93,21 @@ public enum XMPSidecar {
     /// `text`, an XMP packet, with the marks set (`path` names it in errors).
     static func merge(_ marks: ShotMarks, into text: String, path: String) throws(SidecarError) -> String {
         let rating = marks.pick == .rejected ? -1 : marks.rating
-        var text = try set("xmp:Rating", to: String(rating), namespace: ("xmp", xmpNamespace), in: text, path: path)
-        text = try set("xmp:Label", to: marks.label.map(escape), namespace: ("xmp", xmpNamespace), in: text, path: path)
-        return try set("shutterpipe:Pick", to: marks.pick == .picked ? "1" : nil, namespace: ("shutterpipe", ourNamespace), in: text, path: path)
+        var text = try set(xmpNamespace, "Rating", prefix: "xmp", to: String(rating), in: text, path: path)
+        text = try set(xmpNamespace, "Label", prefix: "xmp", to: marks.label, in: text, path: path)
+        return try set(ourNamespace, "Pick", prefix: "shutterpipe", to: marks.pick == .picked ? "1" : nil, in: text, path: path)
     }
 
     // MARK: Keywords
 
-    /// The keywords (`dc:subject`) of the sidecar at `path`; empty when there is none.
+    /// The keywords (`dc:subject`) of the sidecar at `path`; empty when there is none or
+    /// it cannot be read.
     public static func readKeywords(_ path: String) -> [String] {
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else { return [] }
-        return keywords(in: text)
+        ((try? document(at: path)) ?? nil).map(keywords(in:)) ?? []
     }
 
-    static func keywords(in text: String) -> [String] {
-        guard let open = text.range(of: "<dc:subject>"), let close = text.range(of: "</dc:subject>", range: open.upperBound..<text.endIndex) else { return [] }
-        let inside = String(text[open.upperBound..<close.lowerBound])
-        let item = try! NSRegularExpression(pattern: "<rdf:li[^>]*>([^<]*)</rdf:li>")
-        return item.matches(in: inside, range: NSRange(inside.startIndex..., in: inside)).compactMap { match in
-            Range(match.range(at: 1), in: inside).map { unescape(String(inside[$0])) }
-        }
+    static func keywords(in document: XMPDocument) -> [String] {
+        document.list(dcNamespace, "subject")?.items ?? []
     }
 
     /// Adds and removes keywords in the sidecar at `path`, keeping those another program (or
@@ -86,7 +116,7 @@ public enum XMPSidecar {
     public static func changeKeywords(adding: [String], removing: [String], in path: String) throws(SidecarError) -> [String] {
         var result: [String] = []
         try edit(path) { text throws(SidecarError) in
-            var keywords = keywords(in: text)
+            var keywords = keywords(in: try parse(text, path))
             keywords += adding.filter { !keywords.contains($0) }
             keywords.removeAll { removing.contains($0) }
             result = keywords
@@ -96,19 +126,44 @@ public enum XMPSidecar {
     }
 
     static func setKeywords(_ keywords: [String], in text: String, path: String) throws(SidecarError) -> String {
-        var text = text
-        let element = keywords.isEmpty ? "" : "<dc:subject><rdf:Bag>" + keywords.map { "<rdf:li>\(escape($0))</rdf:li>" }.joined() + "</rdf:Bag></dc:subject>"
-        if let open = text.range(of: "<dc:subject>"), let close = text.range(of: "</dc:subject>", range: open.upperBound..<text.endIndex) {
-            text.replaceSubrange(open.lowerBound..<close.upperBound, with: element)
+        let document = try parse(text, path)
+        if let (_, element) = document.list(dcNamespace, "subject") {
+            var text = text
+            let name = element.name
+            let bag = keywords.isEmpty ? "" : "<\(name)><rdf:Bag>" + keywords.map { "<rdf:li>\(XMLText.escaped($0))</rdf:li>" }.joined() + "</rdf:Bag></\(name)>"
+            text.replaceSubrange(element.start..<element.end, with: bag)
             return text
         }
         guard !keywords.isEmpty else { return text }
-        guard let start = text.range(of: "<rdf:Description"), let end = text.range(of: "</rdf:Description>", range: start.upperBound..<text.endIndex) else {
+        guard let description = document.descriptions.first else {
             throw SidecarError(path: path, reason: "it has no rdf:Description element to add keywords to; left as it is")
         }
-        text.insert(contentsOf: "   " + element + "\n  ", at: end.lowerBound)
-        if !text.contains("xmlns:dc=") { text.insert(contentsOf: "\n    xmlns:dc=\"http://purl.org/dc/elements/1.1/\"", at: start.upperBound) }
+        let (prefix, declaration) = prefix(for: dcNamespace, preferred: "dc", in: description)
+        let bag = "<\(prefix):subject><rdf:Bag>" + keywords.map { "<rdf:li>\(XMLText.escaped($0))</rdf:li>" }.joined() + "</rdf:Bag></\(prefix):subject>"
+        var text = text
+        if description.isEmpty {
+            // `<rdf:Description …/>`: opened, given the keywords, and closed.
+            let close = text.index(description.startTagEnd, offsetBy: -2)
+            text.replaceSubrange(close..<description.startTagEnd, with: ">\n   \(bag)\n  </\(description.name)>")
+        } else {
+            guard let endTag = text[..<description.end].range(of: "</", options: .backwards) else { return text }
+            text.insert(contentsOf: "   " + bag + "\n  ", at: endTag.lowerBound)
+        }
+        if let declaration { text.insert(contentsOf: declaration, at: description.nameEnd) }
         return text
+    }
+
+    /// A prefix bound to `namespace` where `element` is, or `preferred` (or a free one like
+    /// it) with the declaration to add to the element.
+    static func prefix(for namespace: String, preferred: String, in element: XMPDocument.Element) -> (String, String?) {
+        if let bound = XMPDocument.prefix(of: namespace, in: element) { return (bound, nil) }
+        var prefix = preferred, number = 1
+        while element.scope[prefix] != nil { number += 1; prefix = "\(preferred)\(number)" }
+        return (prefix, "\n    xmlns:\(prefix)=\"\(XMLText.escaped(namespace))\"")
+    }
+
+    static func parse(_ text: String, _ path: String) throws(SidecarError) -> XMPDocument {
+        do { return try XMPDocument(text) } catch { throw SidecarError(path: path, reason: "it is not well-formed XML (\(error)); left as it is") }
     }
 
     /// Reads the sidecar at `path` (or starts an empty one), changes it, and replaces it
@@ -119,11 +174,7 @@ public enum XMPSidecar {
         guard lock >= 0 else { throw SidecarError(path: path, reason: String(cString: strerror(errno))) }
         defer { close(lock) }
         while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
-        var text = emptyPacket
-        if let data = FileManager.default.contents(atPath: path) {
-            guard let existing = String(data: data, encoding: .utf8) else { throw SidecarError(path: path, reason: "it is not UTF-8 text; left as it is") }
-            text = existing
-        }
+        let text = try Self.text(at: path) ?? emptyPacket
         try replaceDurably(path, with: Data(try change(text).utf8), folderDescriptor: lock)
     }
 
@@ -138,49 +189,32 @@ public enum XMPSidecar {
 
     """
 
-    /// The value of `name`, written as an attribute (`xmp:Rating="3"`) or as an element
-    /// (`<xmp:Rating>3</xmp:Rating>`).
-    static func property(_ name: String, in text: String) -> String? {
-        let quoted = NSRegularExpression.escapedPattern(for: name)
-        for pattern in ["\\s\(quoted)\\s*=\\s*\"([^\"]*)\"", "\\s\(quoted)\\s*=\\s*'([^']*)'", "<\(quoted)>([^<]*)</\(quoted)>"] {
-            let expression = try! NSRegularExpression(pattern: pattern)
-            if let match = expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
-               let range = Range(match.range(at: 1), in: text) {
-                return String(text[range])
-            }
-        }
-        return nil
-    }
-
-    /// `text` with `name` set to `value` (already escaped), or removed for `nil`: replaced
-    /// where it is, else added as an attribute of the first `rdf:Description`, with its
-    /// namespace declared there when the packet does not declare the prefix yet.
-    static func set(_ name: String, to value: String?, namespace: (prefix: String, uri: String), in text: String, path: String) throws(SidecarError) -> String {
-        let quoted = NSRegularExpression.escapedPattern(for: name)
+    /// `text` with the property `local` of `namespace` set to `value` (escaped here), or
+    /// removed for `nil`: replaced where it is (attribute or element), else added as an
+    /// attribute of the first `rdf:Description`, its namespace declared there when no
+    /// prefix is bound to it.
+    static func set(_ namespace: String, _ local: String, prefix preferred: String, to value: String?, in text: String, path: String) throws(SidecarError) -> String {
+        let document = try parse(text, path)
         var text = text
-        var found = false
-        for pattern in ["\\s\(quoted)\\s*=\\s*\"[^\"]*\"", "\\s\(quoted)\\s*=\\s*'[^']*'", "\\s*<\(quoted)>[^<]*</\(quoted)>"] {
-            let expression = try! NSRegularExpression(pattern: pattern)
-            guard let match = expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
-                  let range = Range(match.range, in: text) else { continue }
-            found = true
-            let isElement = pattern.hasPrefix("\\s*<")
-            let leading = String(text[range].prefix { $0.isWhitespace })
-            if let value {
-                text.replaceSubrange(range, with: isElement ? "\(leading)<\(name)>\(value)</\(name)>" : "\(leading)\(name)=\"\(value)\"")
-            } else {
-                text.replaceSubrange(range, with: "")
+        if let (range, isElement) = document.propertyRange(namespace, local) {
+            let written = text[range]
+            let leading = String(written.prefix { $0.isWhitespace })
+            let name = isElement ? String(written.dropFirst().prefix { !$0.isWhitespace && $0 != ">" && $0 != "/" })
+                                 : String(written.drop { $0.isWhitespace }.prefix { $0 != "=" && !$0.isWhitespace })
+            guard let value else {
+                text.replaceSubrange(range, with: isElement ? "" : "")
+                return text
             }
-            break
+            let escaped = XMLText.escaped(value)
+            text.replaceSubrange(range, with: isElement ? "<\(name)>\(escaped)</\(name)>" : "\(leading)\(name)=\"\(escaped)\"")
+            return text
         }
-        guard !found, let value else { return text }
-        guard let description = text.range(of: "<rdf:Description") else {
-            throw SidecarError(path: path, reason: "it has no rdf:Description to add \(name) to; left as it is")
+        guard let value else { return text }
+        guard let description = document.descriptions.first else {
+            throw SidecarError(path: path, reason: "it has no rdf:Description to add \(preferred):\(local) to; left as it is")
         }
-        var insertion = ""
-        if !text.contains("xmlns:\(namespace.prefix)=") { insertion += "\n    xmlns:\(namespace.prefix)=\"\(namespace.uri)\"" }
-        insertion += "\n    \(name)=\"\(value)\""
-        text.insert(contentsOf: insertion, at: description.upperBound)
+        let (prefix, declaration) = Self.prefix(for: namespace, preferred: preferred, in: description)
+        text.insert(contentsOf: (declaration ?? "") + "\n    \(prefix):\(local)=\"\(XMLText.escaped(value))\"", at: description.nameEnd)
         return text
     }
 
@@ -211,21 +245,20 @@ public enum XMPSidecar {
         }
         fsync(folderDescriptor)
     }
-
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
-
-    static func unescape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&lt;", with: "<")
-            .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
-    }
 }
 
-/// A sidecar could not be written.
+/// A sidecar could not be written, or was refused as it was read.
 public struct SidecarError: Error, Sendable, CustomStringConvertible {
     public var path: String
     public var reason: String
-    public var description: String { "cannot write the sidecar '\(path)': \(reason)" }
+    /// Whether it was refused as it was read (a link, a FIFO, too large, not XML).
+    public var refused = false
+
+    public init(path: String, reason: String, refused: Bool = false) {
+        self.path = path
+        self.reason = reason
+        self.refused = refused
+    }
+
+    public var description: String { "\(refused ? "refused" : "cannot write") the sidecar '\(path)': \(reason)" }
 }

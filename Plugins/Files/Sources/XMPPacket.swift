@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeSupport
 
 /// Our metadata as an XMP packet with the standard `dc:`, `xmp:`, `photoshop:` and
 /// `exif:` properties: embedded in a JPEG (XMP APP1) or written as a sidecar.
@@ -54,22 +55,9 @@ enum XMPPacket {
         "<\(name)><rdf:Alt><rdf:li xml:lang=\"x-default\">\(escape(value))</rdf:li></rdf:Alt></\(name)>"
     }
 
-    /// XML text and attribute escaping; control characters XML forbids are dropped.
+    /// XML text and attribute escaping; what XML forbids is dropped (``XMLText``).
     static func escape(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default:
-                if scalar.value < 0x20 && scalar != "\n" && scalar != "\t" { continue }
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
+        XMLText.escaped(text)
     }
 
     /// XMP's GPS coordinate form: `52,31.2000N`.

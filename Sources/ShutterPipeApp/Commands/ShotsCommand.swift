@@ -215,6 +215,7 @@ struct ShotsCommand: ParsableCommand {
         let catalogue = try Catalogue.open(at: file)
         let started = ContinuousClock.now
         let report = try catalogue.reconcile(folders: [folder], naming: catalogue.sidecarNaming())
+        for refusal in report.refusedSidecars { context.errors.printLine("\(LogText.escaped(refusal)): its marks are not taken (remove or replace it)") }
         context.output.printLine("\(file): \(report.importedShots) shot(s) from \(folder) (\(ContinuousClock.now - started))")
         return CommandContext.success
     }
