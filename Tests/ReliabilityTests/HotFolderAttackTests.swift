@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import ShutterPipeFixtures
+import ShutterPipeSupport
 import TestSupport
 import Testing
 
@@ -155,6 +156,43 @@ struct HotFolderAttackTests {
 
     @Test("names with a line break or not UTF-8 are refused once each, and again once after a restart, never taken; a name that begins with a combining mark is taken")
     func names() async throws { try await HotFolderAttacks.names(.sessionUser) }
+
+    @Test("nothing a well-behaved sender writes is refused: 10,000 ordinary files named in 21 scripts (NFC and NFD, spaces, brackets), dropped faster than inotify's queue holds, are each taken once")
+    func ordinaryFiles() async throws {
+        let folder = TemporaryDirectory("hot-ordinary", inMemory: true)
+        let incoming = folder.file("in")
+        try FileManager.default.createDirectory(atPath: incoming, withIntermediateDirectories: true)
+        let config = try writeConfig("""
+        version: 1
+        session: ordinary
+        backend: {type: hotfolder, folder: \(incoming), settle: 1s}
+        triggers: [{type: stdin}]
+        catalogue: off
+        sinks: [{type: files, directory: \(folder.file("out")), filename: "{name}.{ext}"}]
+        coordinator: {enterAtStart: true, queueLimit: 20000}
+        """, in: folder)
+        let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        await session.waitForOutput("watching '\(incoming)'")
+        let count = Chaos.count(ci: 10_000, full: 10_000)
+        let jpeg = SyntheticJPEG.make(width: 16, height: 16, shot: 1)
+        var names: [String] = []
+        for index in 0..<count {
+            let word = HotFolderAttacks.scriptWords[index % HotFolderAttacks.scriptWords.count]
+            let name = index % 7 == 3 ? "\(word) (\(index)).JPG" : "\(word)_\(index).jpg"
+            names.append(name)
+            try jpeg.write(to: URL(fileURLWithPath: "\(incoming)/\(name)"))
+        }
+        await session.waitForOutput("every file stored", timeout: .seconds(600)) { $0.components(separatedBy: "→ photoSuccess").count - 1 >= count }
+        session.closeInput()
+        let outcome = await session.wait(timeout: .seconds(120))
+        #expect(outcome.status == 0)
+        #expect(!outcome.stderr.contains("refused"), "\(outcome.stderr.split(separator: "\n").filter { $0.contains("refused") }.prefix(5))")
+        #expect(outcome.stderr.components(separatedBy: "taken from the hot folder").count - 1 == count, "each taken once")
+        let stored = Set(folder.names("out").filter { !$0.hasPrefix(".") }.map { $0.precomposedStringWithCanonicalMapping })
+        let expected = Set(names.map { PathName.stem($0).precomposedStringWithCanonicalMapping + "." + PathName.fileExtension($0).lowercased() })
+        #expect(stored == expected, "\(expected.subtracting(stored).prefix(5)) missing")
+        Chaos.record("hot folder, ordinary names", ["files": count, "scripts": HotFolderAttacks.scriptWords.count])
+    }
 }
 
 @Suite("fault: attacks on the hot folder, by a second user", .serialized, .timeLimit(.minutes(8)),
@@ -365,6 +403,13 @@ enum HotFolderAttacks {
         let stored = stage.stored.keys.sorted()
         #expect(stored.count == 3 && stored.contains("001-\u{301}ORDER-7.jpg"), "\(stored)")
     }
+
+    /// A word in each of 20 scripts, as cameras, phones and editors name files (NFD
+    /// from a Mac, NFC elsewhere, a combining mark after a base letter).
+    static let scriptWords = [
+        "Café", "Cafe\u{301}", "Ελλάδα", "Москва", "Երևան", "ירושלים", "القاهرة", "दिल्ली", "ঢাকা", "กรุงเทพ",
+        "თბილისი", "서울", "ひらがな", "カタカナ", "北京", "አዲስ", "சென்னை", "ភ្នំពេញ", "කොළඹ", "ལྷ་ས", "અમદાવાદ", "హైదరాబాద్", "Hà Nội", "Tiếng Việt",
+    ]
 
     /// A process's peak resident memory (VmHWM), in bytes.
     static func peakMemory(_ pid: pid_t) -> Int64? {
