@@ -43,7 +43,7 @@ struct LabelTests {
         #expect(await line("label") == "label")
         #expect(await line("capture").hasSuffix("nolabel-004.jpg"))
         let refused = await line("label " + String(repeating: "x", count: 300))
-        #expect(refused.hasPrefix("labelRefused invalidConfiguration: a label is one line of at most 200 characters"), "\(refused)")
+        #expect(refused.hasPrefix("labelRefused invalidConfiguration: a label is at most 200 bytes of UTF-8"), "\(refused)")
         #expect(await line("capture").hasSuffix("nolabel-005.jpg"))
         session.signal(SIGTERM)  // the socket trigger keeps a session running after stdin ends
         let outcome = await session.wait(timeout: .seconds(60))
