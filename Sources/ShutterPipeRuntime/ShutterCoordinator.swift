@@ -172,6 +172,9 @@ public actor ShutterCoordinator {
         for await submission in ordered {
             await handle(submission)
         }
+        // A camera shot delivered while photo mode was being left is handled after the end
+        // of input; its store runs in a task: answered and stored before the sinks end.
+        await settlePendingStore()
         refusedInput.finish()
         await refusalLoop.value
         for sink in chain.sinks { await sink.sink.end() }

@@ -256,6 +256,21 @@ struct CoordinatorTests {
     }
 }
 
+@Suite("coordinator: the end of a session")
+struct SessionEndTests {
+    @Test("a camera shot delivered while photo mode is left at the end of input is stored, finished and answered before the run returns (its store is not cut off)")
+    func shotDeliveredWhileLeaving() async throws {
+        let backend = ScriptedBackend(deliversOnStop: 9)
+        // A slow store: without waiting for it, the run would return first.
+        let sink = RecordingSink(delay: .milliseconds(300))
+        let trigger = ScriptedTrigger([.send(.enter), .awaitAnswers(1)])
+        let status = try await runToEnd([trigger], backend: backend, sinks: [sink])
+        #expect(sink.photos.map { $0.files[0].name } == ["BUTTON_9.JPG"])
+        #expect(status.photosStored == 1)
+        #expect(backend.calls.contains(.finish(stored: true)), "\(backend.calls)")
+    }
+}
+
 /// A sink whose destination cannot work.
 final class UnstartableSink: PhotoSink {
     func begin() async throws { throw ShutterError(.storageUnavailable, "no permission: cannot write in folder '/x'", fix: "choose another") }

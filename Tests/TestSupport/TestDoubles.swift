@@ -156,6 +156,7 @@ public final class ScriptedBackend: CaptureBackend {
     private let probe: OverlapProbe?
     private let captureGate: Gate?
     private let finishGate: Gate?
+    private let deliversOnStop: Int?
     private let state = Mutex(State())
 
     /// - Parameters:
@@ -170,10 +171,13 @@ public final class ScriptedBackend: CaptureBackend {
     ///   - captureGate: each capture waits there (after its delay) until the test lets it
     ///     through: a shot held in flight, or one that hangs for good.
     ///   - finishGate: each finish waits there likewise.
+    ///   - deliversOnStop: `stop` delivers a camera-button photo of this number, as a camera
+    ///     does with a file it announces while photo mode is being left.
     public init(prepareFailure: ShutterError? = nil, captureDelay: Duration = .zero,
                 captureFailures: [Int: ShutterError] = [:], ignoresCancellation: Bool = false, probe: OverlapProbe? = nil,
                 finishDelay: Duration = .zero, files: [String] = ["JPG"], partial: [Int: ShutterError] = [:],
-                captureGate: Gate? = nil, finishGate: Gate? = nil) {
+                captureGate: Gate? = nil, finishGate: Gate? = nil, deliversOnStop: Int? = nil) {
+        self.deliversOnStop = deliversOnStop
         self.captureGate = captureGate
         self.finishGate = finishGate
         self.partial = partial
@@ -239,6 +243,7 @@ public final class ScriptedBackend: CaptureBackend {
 
     public func stop() async {
         enter(.stop)
+        if let deliversOnStop { pressCameraButton(deliversOnStop) }
         leave(.stop)
     }
 
