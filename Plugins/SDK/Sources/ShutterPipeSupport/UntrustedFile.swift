@@ -118,35 +118,38 @@ public final class UntrustedFile {
     }
 
     /// Every byte, through the descriptor, at most ``Limits/bytes``: a file that grew past
-    /// the limit while it was read is refused, one that shrank gives what it has.
+    /// the limit while it was read is refused, one that shrank gives what it has. The
+    /// bytes are read straight into the buffer the `Data` keeps (no zero fill, no copy).
     public func read() throws(UntrustedFileError) -> Data {
-        let expected = Int(min(size, limits.bytes))
-        var data = Data(count: expected)
+        var capacity = Int(min(size, limits.bytes))
+        var buffer = malloc(max(1, capacity))!
         var filled = 0
-        let failure: Int32? = data.withUnsafeMutableBytes { raw -> Int32? in
-            while filled < expected {
-                let count = pread(descriptor, raw.baseAddress! + filled, expected - filled, off_t(filled))
-                if count < 0 && errno == EINTR { continue }
-                if count < 0 { return errno }
-                if count == 0 { break }
-                filled += count
-            }
-            return nil
-        }
-        if let failure { throw UntrustedFileError(shown, .unreadable(failure)) }
-        if filled < expected { data.count = filled; return data }
-        // Grown since the fstat: one more byte says whether it is past the limit.
-        var extra = [UInt8](repeating: 0, count: 64 * 1024)
-        var offset = filled
         while true {
-            let count = extra.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
+            if filled == capacity {
+                // Grown since the fstat? One byte more says; past the limit is a refusal.
+                var probe: UInt8 = 0
+                let more = pread(descriptor, &probe, 1, off_t(filled))
+                if more < 0 && errno == EINTR { continue }
+                if more <= 0 { break }
+                guard Int64(filled) < limits.bytes else {
+                    free(buffer)
+                    throw UntrustedFileError(shown, .tooLarge(size: Int64(filled) + 1, limit: limits.bytes))
+                }
+                capacity = Int(min(Int64(capacity) * 2 + 65_536, limits.bytes))
+                guard let grown = realloc(buffer, capacity) else { free(buffer); throw UntrustedFileError(shown, .unreadable(ENOMEM)) }
+                buffer = grown
+            }
+            let count = pread(descriptor, buffer + filled, capacity - filled, off_t(filled))
             if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            guard Int64(offset + count) <= limits.bytes else { throw UntrustedFileError(shown, .tooLarge(size: Int64(offset + count), limit: limits.bytes)) }
-            data.append(contentsOf: extra[0..<count])
-            offset += count
+            if count < 0 {
+                let code = errno
+                free(buffer)
+                throw UntrustedFileError(shown, .unreadable(code))
+            }
+            if count == 0 { break }
+            filled += count
         }
-        return data
+        return Data(bytesNoCopy: buffer, count: filled, deallocator: .free)
     }
 
     /// Appends `bytes` and fsyncs them (a descriptor from ``openForAppending(_:in:limits:mode:)``).
