@@ -98,7 +98,11 @@ struct ImageAttackTests {
         let peak = HotFolderAttacks.peakMemory(session.process.pid)
         #expect(peak.map { $0 < 300_000_000 } == true, "peak memory \(peak.map(HotFolderAttacks.formatBytes) ?? "?")")
         session.process.signal(SIGTERM)
-        #expect(await session.process.wait(timeout: .seconds(60)).status == 0)
+        let outcome = await session.process.wait(timeout: .seconds(60))
+        #expect(outcome.status == 0)
+        // Said in the log, once per photo and route, however often it is asked for.
+        #expect(count("web: shot \(bombID)'s preview.jpg refused: the photo declares 65500×65500", in: outcome.stderr) == 1, "\(outcome.stderr.suffix(3000))")
+        #expect(outcome.stderr.contains("web: shot \(tiffID)'s image.json refused: 'scan.tif' (14000×14000) needs about"), "\(outcome.stderr.suffix(3000))")
     }
 
     @Test("six requests for six 30 MP photos at 100 % at once: decoded one at a time, the cache's limit kept before each decode (peak memory under the limit and one decode); every request answered")

@@ -77,6 +77,7 @@ struct CatalogueRoutes: Sendable {
                 return .error(404, "no such route: \(path)", fix: "a shot has /preview.jpg, /thumbnail.jpg, /full.jpg, /image.json, /tiles/COLUMN-ROW.png and /histogram.json")
             }
         } catch {
+            trigger.warnOnce("web: shot \(id)'s \(what.dropFirst()) refused: \(LogText.escaped(error.message))")
             return .error(500, error.message, fix: error.fix)
         }
     }

@@ -39,6 +39,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     let fullImages: FullImageCache
     let channel = Mutex<EventChannel?>(nil)
     private let listening = Mutex<UInt16?>(nil)
+    private let said = Mutex<Set<String>>([])
 
     /// Creates a trigger; nothing listens until ``run(delivering:)``.
     public init(options: WebOptions, log: Logger = .discarding, name: String = WebTrigger.typeName) {
@@ -49,6 +50,16 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         let budget = DecodeBudget(maxPixels: options.maxMegapixels * 1_000_000, memoryLimit: options.fullImageCacheMB << 20)
         previews = PreviewMaker(longEdge: options.previewSize, budget: budget, log: log)
         fullImages = FullImageCache(limit: options.fullImageCacheMB << 20, budget: budget, log: log)
+    }
+
+    /// Logs `message` as a warning the first time it comes (a photo refused on every
+    /// request for it is said once, however often a page asks).
+    func warnOnce(_ message: String) {
+        let first = said.withLock { said in
+            if said.count > 1000 { said.removeAll() }
+            return said.insert(message).inserted
+        }
+        if first { log.warning(message) }
     }
 
     /// The port it listens on, once it does.
