@@ -46,26 +46,20 @@ enum PhotoFile {
         }
     }
 
-    /// The file's bytes, mapped, opened without following a link (the check above is not
-    /// enough: the file could be swapped for a link between the two).
+    /// The file's bytes, opened once without following a link (the check above is not
+    /// enough: the file could be swapped for a link between the two) and read through that
+    /// descriptor. Read, not mapped: whoever can write the capture folder could shorten
+    /// the file under a mapping, and reading past its end through one raises SIGBUS.
     static func map(_ path: String) throws(ShutterError) -> Data {
         try check(path)
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw ShutterError(.storageUnavailable, "cannot read '\(path)': \(String(cString: strerror(errno)))",
+        do {
+            return try UntrustedFile.open(path, limits: .init(bytes: Self.largest, links: Int.max)).read()
+        } catch {
+            throw ShutterError(.storageUnavailable, "cannot read '\(path)': \(error.why)",
                                fix: "the photo was moved, removed or replaced by a link since it was stored")
         }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw ShutterError(.storageUnavailable, "'\(path)' is not a regular file: not served")
-        }
-        let size = Int(info.st_size)
-        guard size > 0 else { return Data() }
-        // Mapped: a photo's embedded preview is read without reading the rest.
-        guard let bytes = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), bytes != MAP_FAILED else {
-            throw ShutterError(.storageUnavailable, "cannot read '\(path)': \(String(cString: strerror(errno)))")
-        }
-        return Data(bytesNoCopy: bytes, count: size, deallocator: .custom { pointer, count in munmap(pointer, count) })
     }
+
+    /// The largest photo read for the page: 4 GB (a 400 MP multi-shot TIFF is 2.4 GB).
+    static let largest: Int64 = 4_000_000_000
 }

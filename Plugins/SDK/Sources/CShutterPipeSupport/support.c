@@ -28,7 +28,13 @@ int shutterpipe_pipe_cloexec(int descriptors[2]) {
 }
 
 int shutterpipe_memfd(const char *name) {
-    return memfd_create(name, MFD_CLOEXEC);
+    return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+}
+
+int shutterpipe_seal_size(int descriptor) {
+    if (fcntl(descriptor, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0) return -1;
+    int seals = fcntl(descriptor, F_GET_SEALS);
+    return seals >= 0 && (seals & F_SEAL_SHRINK) ? 0 : -1;
 }
 
 int shutterpipe_seqpacket_pair(int ends[2]) {

@@ -91,8 +91,17 @@ public enum SharedBytes {
 
     /// The whole file at `descriptor` as `Data`, mapped read-only, without a copy; the
     /// mapping goes when the `Data` does. The descriptor stays the caller's.
+    ///
+    /// The sender is another process (a camera worker that parses what a camera sends):
+    /// its memfd's size is sealed first, so it cannot shrink the file under the mapping
+    /// (reading past a file's end through a mapping raises SIGBUS, which would end the
+    /// session). A descriptor that cannot be sealed, or is not a regular file, is read,
+    /// not mapped.
     public static func map(_ descriptor: Int32) throws(SystemError) -> Data {
         var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw SystemError("fstat") }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw SystemError("a shared file that is not a regular one", code: EINVAL) }
+        guard shutterpipe_seal_size(descriptor) == 0 else { return try copy(descriptor) }
         guard fstat(descriptor, &info) == 0 else { throw SystemError("fstat") }
         let size = Int(info.st_size)
         guard size > 0 else { return Data() }
@@ -100,5 +109,19 @@ public enum SharedBytes {
             throw SystemError("mmap")
         }
         return Data(bytesNoCopy: address, count: size, deallocator: .custom { pointer, length in munmap(pointer, length) })
+    }
+
+    /// The file at `descriptor` read from its start (the offset is shared with the
+    /// sender's, so `pread`), until its end.
+    private static func copy(_ descriptor: Int32) throws(SystemError) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(data.count)) }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 { throw SystemError("read a shared file") }
+            if count == 0 { return data }
+            data.append(contentsOf: buffer[0..<count])
+        }
     }
 }

@@ -24,9 +24,15 @@ int shutterpipe_thread_usage(long long *cpu_nanoseconds, long long *voluntary_sw
 /// pipe2(O_CLOEXEC): a pipe whose ends no child inherits by accident.
 int shutterpipe_pipe_cloexec(int descriptors[2]);
 
-/// memfd_create(MFD_CLOEXEC): an anonymous file in memory, to hand bytes to another
-/// process without a copy.
+/// memfd_create(MFD_CLOEXEC | MFD_ALLOW_SEALING): an anonymous file in memory, to hand
+/// bytes to another process without a copy; whoever receives it can seal its size.
 int shutterpipe_memfd(const char *name);
+
+/// Seals the size of the memfd `descriptor` (F_SEAL_SHRINK | F_SEAL_GROW), so that the
+/// process that sent it can no longer shrink it under a mapping (which would make reading
+/// the mapping raise SIGBUS). 0, or -1 when it cannot be sealed (not a memfd, or one made
+/// without sealing).
+int shutterpipe_seal_size(int descriptor);
 
 /// socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC): two connected ends that keep each
 /// message whole.

@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterPipeSupport
+import TestSupport
+import Testing
+
+@Suite("Support: input from outside (files, names, shared memory)")
+struct UntrustedInputTests {
+    @Test("UntrustedFile: a regular file is read whole through its descriptor; a link, a FIFO, a folder, a second name and a file over the limit are refused, each with its reason, without blocking")
+    func untrustedFile() throws {
+        let folder = TemporaryDirectory("untrusted-file")
+        try Data("photo".utf8).write(to: URL(fileURLWithPath: folder.file("a.jpg")))
+        let limits = UntrustedFile.Limits(bytes: 100)
+        #expect(try UntrustedFile.contents(of: folder.file("a.jpg"), limits: limits) == Data("photo".utf8))
+        #expect(symlink(folder.file("a.jpg"), folder.file("link.jpg")) == 0)
+        #expect(mkfifo(folder.file("fifo.jpg"), 0o644) == 0)
+        #expect(mkdir(folder.file("dir.jpg"), 0o755) == 0)
+        #expect(link(folder.file("a.jpg"), folder.file("second.jpg")) == 0)
+        try Data(count: 101).write(to: URL(fileURLWithPath: folder.file("big.jpg")))
+        let reasons: [(String, UntrustedFileError.Reason)] = [
+            ("link.jpg", .symbolicLink), ("fifo.jpg", .notRegular("a FIFO")), ("dir.jpg", .notRegular("a folder")),
+            ("second.jpg", .hardLinked(2)), ("big.jpg", .tooLarge(size: 101, limit: 100)), ("missing.jpg", .missing),
+        ]
+        for (name, reason) in reasons {
+            #expect(throws: UntrustedFileError(folder.file(name), reason)) { try UntrustedFile.contents(of: folder.file(name), limits: limits) }
+        }
+        // Several names are a documented choice: allowed when the caller says so.
+        #expect(try UntrustedFile.contents(of: folder.file("second.jpg"), limits: .init(bytes: 100, links: 2)) == Data("photo".utf8))
+    }
+
+    @Test("PathName splits on the byte /: a component that begins with a combining mark stays in its folder; names from outside are shown with invalid bytes escaped")
+    func pathNames() {
+        let path = "/out/ORDER/\u{301}ORDER-7-0001.jpg"
+        #expect(PathName.lastComponent(path) == "\u{301}ORDER-7-0001.jpg")
+        #expect(PathName.parent(path) == "/out/ORDER")
+        #expect(PathName.components(path) == ["out", "ORDER", "\u{301}ORDER-7-0001.jpg"])
+        #expect(PathName.fileExtension(path) == "jpg" && PathName.stem(path) == "\u{301}ORDER-7-0001")
+        #expect(PathName.deletingExtension(path) == "/out/ORDER/\u{301}ORDER-7-0001")
+        #expect(PathName.parent("c.jpg") == "" && PathName.parent("/c") == "/" && PathName.parent("a/b/") == "a")
+        #expect(PathName.shown(Array("caf".utf8) + [0xE9] + Array("\n.jpg".utf8)) == "caf\\xe9\\n.jpg")
+        #expect(PathName.nameProblem([0xE9]) != nil && PathName.nameProblem(Array("a\nb".utf8)) != nil && PathName.nameProblem(Array("Café.jpg".utf8)) == nil)
+    }
+
+    @Test("XMLText drops what XML forbids and escapes markup; SecretText masks secret values and a URL's user")
+    func textOut() {
+        #expect(XMLText.escaped("a<b>&'\"\u{1}\u{FFFE}\tc") == "a&lt;b&gt;&amp;&apos;&quot;\tc")
+        #expect(SecretText.masked(":webdav,url='https://u:p@h/x',user=me,pass=SECRET,password2=S2,sas_url=S3:dir")
+                == ":webdav,url='https://…@h/x',user=me,pass=…,password2=…,sas_url=…:dir")
+    }
+
+    @Test("a shared file is sealed before it is mapped: its sender can no longer shrink it under the mapping (which would raise SIGBUS)")
+    func sealedSharedBytes() throws {
+        let descriptor = try SharedBytes.create(named: "photo")
+        defer { close(descriptor) }
+        let bytes = [UInt8](repeating: 7, count: 1 << 20)
+        #expect(write(descriptor, bytes, bytes.count) == bytes.count)
+        let mapped = try SharedBytes.map(descriptor)
+        #expect(mapped.count == bytes.count)
+        #expect(ftruncate(descriptor, 10) != 0 && errno == EPERM, "the sender could shrink the mapped file")
+        #expect(mapped.last == 7)
+    }
+}
