@@ -29,11 +29,17 @@ public final class HotFolderBackend: CaptureBackend {
     }
 
     /// A file handed to the session and not finished yet.
+    /// What it was taken from is kept with it: a photo still being stored when photo mode
+    /// is left and entered again is finished in the folder, ledger and budget it came from.
     struct Taken: Sendable {
         var name: [UInt8]
         var identity: FileIdentity
         var key: String
         var bytes: Int64
+        var folder: HotFolderDirectory
+        var done: HotFolderDirectory?
+        var ledger: IngestedLedger
+        var budget: ByteBudget
     }
 
     struct State {
@@ -72,7 +78,8 @@ public final class HotFolderBackend: CaptureBackend {
             self?.take(name)
         }
         state.withLock { state in
-            state = State()
+            // Photos of an earlier enter still being stored stay theirs (``Taken``).
+            state = State(reading: state.reading, taken: state.taken, said: state.said)
             state.context = context
             state.folder = folder
             state.done = done
@@ -82,7 +89,7 @@ public final class HotFolderBackend: CaptureBackend {
         }
         do { try await reader.run { try watcher.start() } } catch {
             // Not watching: nothing half-prepared is kept for a later stop or shot.
-            state.withLock { $0 = State() }
+            state.withLock { state in state = State(reading: state.reading, taken: state.taken, said: state.said) }
             throw error
         }
         log.info("watching '\(options.folder)' for photos (\(options.originals) them once stored)")
@@ -101,21 +108,18 @@ public final class HotFolderBackend: CaptureBackend {
     private func finishNow(_ photo: CapturedPhoto, stored: Bool) {
         for file in photo.files {
             guard let path = file.cameraPath else { continue }
-            let (taken, folder, done, ledger, budget) = state.withLock { state in
-                (state.taken.removeValue(forKey: path), state.folder, state.done, state.ledger, state.budget)
-            }
-            guard let taken else { continue }
+            guard let taken = state.withLock({ $0.taken.removeValue(forKey: path) }) else { continue }
+            let (folder, done, ledger) = (taken.folder, taken.done, taken.ledger)
             // Taken again only if it comes back.
             defer {
-                budget?.release(taken.bytes)
+                taken.budget.release(taken.bytes)
                 state.withLock { _ = $0.reading.remove(taken.name) }
             }
             guard stored else {
                 log.warning("\(file.name) stays in '\(options.folder)': not stored; it is taken again at the next enter")
                 continue
             }
-            ledger?.add(taken.key)  // a ledger that cannot be written says so once
-            guard let folder else { continue }
+            ledger.add(taken.key)  // a ledger that cannot be written says so once
             switch options.originals {
             case "move":
                 guard let done else { continue }
@@ -153,10 +157,10 @@ public final class HotFolderBackend: CaptureBackend {
     /// checked, read within the memory budget (waiting for room) and handed to the session
     /// once. A refusal is said once per name.
     private func take(_ name: [UInt8]) {
-        let (context, folder, ledger, budget, fresh) = state.withLock { state in
-            (state.context, state.folder, state.ledger, state.budget, state.reading.insert(name).inserted)
+        let (context, folder, done, ledger, budget, fresh) = state.withLock { state in
+            (state.context, state.folder, state.done, state.ledger, state.budget, state.reading.insert(name).inserted)
         }
-        guard let context, let folder, let budget, fresh else { return }
+        guard let context, let folder, let ledger, let budget, fresh else { return }
         var handedOver = false
         defer { if !handedOver { state.withLock { _ = $0.reading.remove(name) } } }
         if let problem = PathName.nameProblem(name) {
@@ -179,7 +183,7 @@ public final class HotFolderBackend: CaptureBackend {
                           fix: "have the sender write the photo's bytes")
         }
         let key = IngestedLedger.key(name, file.status)
-        if ledger?.contains(key) == true { return }
+        if ledger.contains(key) { return }
         let shown = PathName.shown(name)
         if budget.wouldWait(file.size) {
             log.info("\(shown) waits to be read: the photos read before it (up to maxBuffered, \(formatByteCount(budget.limit))) are not stored yet")
@@ -193,7 +197,7 @@ public final class HotFolderBackend: CaptureBackend {
         let path = "\(options.folder)/\(shown)"
         let modified = file.status.st_mtim
         let taken = Date(timeIntervalSince1970: Double(modified.tv_sec) + Double(modified.tv_nsec) / 1e9)
-        state.withLock { $0.taken[path] = Taken(name: name, identity: file.identity, key: key, bytes: file.size) }
+        state.withLock { $0.taken[path] = Taken(name: name, identity: file.identity, key: key, bytes: file.size, folder: folder, done: done, ledger: ledger, budget: budget) }
         handedOver = true
         log.info("taken from the hot folder: \(shown) (\(data.count) bytes)")
         var photo = CapturedPhoto(files: [CapturedFile(name: shown, data: data, cameraPath: path)], camera: options.camera, captureTime: taken)
