@@ -63,7 +63,7 @@ struct DroppedPhotosSession {
 /// screen; each failed on the code before its fix (the session died, or ran out of memory).
 @Suite("fault: hostile photos and requests on the review screen", .serialized, .timeLimit(.minutes(5)))
 struct ImageAttackTests {
-    @Test("a 300-byte JPEG declaring 65500×65500, a 196 MP TIFF of a few hundred KB, a tile at column 2^54: each refused with the reason before any decode; the session lives on, and its memory stays small")
+    @Test("a 300-byte JPEG declaring 65500×65500, an embedded preview declaring as much, a 196 MP TIFF of a few hundred KB, a tile at column 2^54: each refused with the reason before any decode; the session lives on, and its memory stays small")
     func bombs() async throws {
         let folder = TemporaryDirectory("chaos-bombs")
         let session = try await DroppedPhotosSession.start(folder)
@@ -76,9 +76,15 @@ struct ImageAttackTests {
         #expect((try FileManager.default.attributesOfItem(atPath: tiff)[.size] as? Int).map { $0 < 2_000_000 } == true)
         try session.drop("scan.tif", try Data(contentsOf: URL(fileURLWithPath: tiff)))
         try session.drop("fine.jpg", SyntheticJPEG.make(width: 1200, height: 800, shot: 2))
-        await session.process.waitForOutput("three shots recorded") { shotsRecorded(in: $0) >= 3 }
+        // A real photo whose embedded preview (MPF) declares 65500×65500: it is no source.
+        let lying = MultiPictureJPEG.make(primary: SyntheticJPEG.make(width: 3200, height: 2400, shot: 3),
+                                          secondary: Self.declaring(width: 65500, height: 65500, SyntheticJPEG.make(width: 16, height: 16, shot: 4)))
+        try session.drop("lying.jpg", lying)
+        await session.process.waitForOutput("four shots recorded") { shotsRecorded(in: $0) >= 4 }
         let ids = try await session.ids()
         let (bombID, tiffID, fineID) = (try #require(ids["bomb.jpg"]), try #require(ids["scan.tif"]), try #require(ids["fine.jpg"]))
+        let lyingPreview = try await http("GET", "/api/shots/\(try #require(ids["lying.jpg"]))/preview.jpg", port: session.port)
+        #expect(lyingPreview.status == 200 && Self.size(of: lyingPreview.body) == [1600, 1200], "a preview from the photo itself: \(lyingPreview.status) \(Self.size(of: lyingPreview.body))")
 
         for route in ["preview.jpg", "thumbnail.jpg", "image.json", "tiles/0-0.png", "histogram.json"] {
             let reply = try await http("GET", "/api/shots/\(bombID)/\(route)", port: session.port)
@@ -155,6 +161,15 @@ struct ImageAttackTests {
         let outcome = await web.stop()
         #expect(!outcome.stderr.contains("FORGED"))
         #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == 1)
+    }
+
+    /// A JPEG's width and height, from its frame header.
+    static func size(of jpeg: Data) -> [Int] {
+        let bytes = [UInt8](jpeg)
+        for index in 0..<max(0, bytes.count - 9) where bytes[index] == 0xFF && (bytes[index + 1] == 0xC0 || bytes[index + 1] == 0xC2) {
+            return [Int(bytes[index + 7]) << 8 | Int(bytes[index + 8]), Int(bytes[index + 5]) << 8 | Int(bytes[index + 6])]
+        }
+        return []
     }
 
     /// `jpeg` with its frame header's size replaced: a claim its few bytes cannot back.

@@ -244,7 +244,9 @@ final class PreviewMaker: Sendable {
         // The smallest embedded preview that is still large enough, else the photo.
         let embedded = EmbeddedPreview.largeThumbnails(in: jpeg).compactMap { range -> (Data, (width: Int32, height: Int32))? in
             let image = jpeg[(jpeg.startIndex + range.lowerBound)..<(jpeg.startIndex + range.upperBound)]
-            guard let size = header(image, decoder), max(size.width, size.height) >= longEdge else { return nil }
+            // An embedded image's header is a claim too: one over the budget is not a source.
+            guard let size = header(image, decoder), max(size.width, size.height) >= longEdge,
+                  (try? budget.checkPixels(width: Int(size.width), height: Int(size.height), of: "an embedded preview")) != nil else { return nil }
             return (image, size)
         }.min { max($0.1.width, $0.1.height) < max($1.1.width, $1.1.height) }
         let (source, size) = embedded ?? (jpeg, primary)
