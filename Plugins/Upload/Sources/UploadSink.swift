@@ -103,7 +103,9 @@ public final class UploadSink: PhotoSink, SessionObserver {
             let name = "\(context.shot.description)-\(PathName.lastComponent(file.name))"
             do {
                 let path = try Self.spoolWrite(file.data, folder: spool, name: Self.safe(name))
-                jobs.append(RcloneUpload.job(remote: remote, source: path, name: file.name, spooled: true))
+                // The camera's name, as one component: never a path that leaves the remote folder.
+                let remoteName = PathName.lastComponent(file.name)
+                jobs.append(RcloneUpload.job(remote: remote, source: path, name: [".", "..", ""].contains(remoteName) ? "_" : remoteName, spooled: true))
             } catch {
                 warnings.append("not queued for upload: \(error.message)")
                 log.error("\(file.name) is not queued for upload: \(error.message)")
