@@ -49,7 +49,7 @@ let builtInPlugins: [BuiltInPlugin] = [
     BuiltInPlugin(folder: "GPhoto2", module: "GPhoto2Backend",
                   testLinks: [fixtures, "GPhoto2Camera", "CGPhoto2", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"]),
     BuiltInPlugin(folder: "Command", module: "CommandSink", testLinks: ["shutterpipe"]),
-    BuiltInPlugin(folder: "Files", module: "FilesSink", links: ["CLinux", "CExif", "CCrypto"], testLinks: [fixtures]),
+    BuiltInPlugin(folder: "Files", module: "FilesSink", links: ["CLinux", "CExif", "CCrypto"], testLinks: [fixtures, "shutterpipe"]),
     // Files other programs write into a folder, through inotify.
     BuiltInPlugin(folder: "HotFolder", module: "HotFolderBackend", testLinks: [fixtures, "shutterpipe"]),
     // rclone as a child process, from a durable queue.

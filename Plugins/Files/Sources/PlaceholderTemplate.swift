@@ -136,13 +136,18 @@ public struct PlaceholderTemplate: Sendable, Equatable {
     /// camera's names match).
     func sequencePattern(_ counter: String = "seq", camera: String? = nil) -> SequencePattern? {
         var pattern = "^"
+        var beforeCounter = true
         for part in parts {
             switch part {
             case .literal(let text): pattern += NSRegularExpression.escapedPattern(for: text)
-            case .placeholder(counter, _): pattern += "([0-9]+)"
+            case .placeholder(counter, let width):
+                pattern += "([0-9]{\(max(1, width)),})"
+                beforeCounter = false
             case .placeholder("camera", _) where camera != nil:
                 pattern += NSRegularExpression.escapedPattern(for: Self.safeComponent(camera ?? ""))
-            case .placeholder: pattern += "[^/]*?"
+            // Greedy before the counter, lazy after: the counter is the rightmost run of
+            // digits the name can have there, never digits of a label before it.
+            case .placeholder: pattern += beforeCounter ? "[^/]*" : "[^/]*?"
             }
         }
         pattern += "(-[0-9]+)?$"  // names given a suffix to avoid a collision

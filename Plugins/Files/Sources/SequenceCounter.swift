@@ -8,14 +8,18 @@ import ShutterPipeSupport
 /// The `{seq}` counter of one output folder, so numbering continues after a restart and
 /// no number that ever named a stored photo is handed out again.
 ///
-/// The names of the stored photos are the record: each is durable (fsync of file and
-/// folder) before its shot is answered. On first use the counter starts after the
-/// highest number found in the folder's names that fit the template, or after the
-/// number kept in `.shutterpipe-sequence`, whichever is higher. That file is rewritten
-/// after every reservation without an fsync of its own: the photo's folder fsync, which
-/// follows, makes it durable with the photo. After a crash it may be a step behind, and
-/// the scan of the names covers that gap. A number reserved for a shot that failed may
-/// come again; it never named a file.
+/// The number is owned, not guessed: `.shutterpipe-sequence` in the folder holds the last
+/// one handed out, and it alone decides the next. Each reservation takes the folder's lock
+/// (`flock`), reads the file again, and writes the next number back (a temporary file
+/// renamed over it), so two sessions writing one folder never hand out the same number.
+/// The file is made durable with the photo: the photo's folder fsync, which follows,
+/// covers its rename.
+///
+/// Only when the file is missing or empty (deleted by hand, a rewrite a crash cut short)
+/// are the folder's names read, and then the `{seq}` part is the rightmost run of digits a
+/// name can have there: digits of the placeholders before it (a label `ORDER-1234`) are
+/// never taken for it. A number reserved for a shot that failed may come again; it never
+/// named a file.
 ///
 /// `{cameraseq}` is the same for one camera (`camera`): a counter of its own in its own
 /// file, `.shutterpipe-sequence-camera-NAME`, whose names are scanned for that camera's.
@@ -27,24 +31,35 @@ struct SequenceCounter {
     let fileName: String
     private(set) var last: Int
 
-    /// Reads the counter of `directory` (of `camera`'s shots there, when given),
-    /// reconciled with the names in it that `filename` could have produced.
+    /// Reads the counter of `directory` (of `camera`'s shots there, when given); only a
+    /// missing or empty one is recovered from the names in it that `filename` could have
+    /// produced.
     init(directory: String, filename: PlaceholderTemplate, camera: String? = nil) throws(ShutterError) {
         self.directory = directory
         fileName = camera.map { Self.fileName + "-camera-" + Self.encoded($0) } ?? Self.fileName
-        let path = "\(directory)/\(fileName)"
-        var stored = 0
-        if let data = FileManager.default.contents(atPath: path) {
-            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            if !text.isEmpty {  // empty: a rewrite a crash cut short; the scan below covers it
-                guard let value = Int(text), value >= 0 else {
-                    throw ShutterError(.storageUnavailable, "the sequence file '\(path)' is damaged (it holds '\(text.prefix(40))')",
-                                       fix: "write the last used number into it, or delete it to continue after the highest number in the folder")
-                }
-                stored = value
-            }
+        if let stored = try Self.stored(in: directory, fileName) {
+            last = stored
+        } else {
+            last = Self.highestNumber(in: directory, matching: filename, counter: camera == nil ? "seq" : "cameraseq", camera: camera)
         }
-        last = max(stored, Self.highestNumber(in: directory, matching: filename, counter: camera == nil ? "seq" : "cameraseq", camera: camera))
+    }
+
+    /// The number the counter file holds; nil when it is missing or empty.
+    static func stored(in directory: String, _ fileName: String) throws(ShutterError) -> Int? {
+        let path = "\(directory)/\(fileName)"
+        let data: Data
+        do { data = try UntrustedFile.contents(of: path, limits: .init(bytes: 4096)) } catch {
+            if error.reason == .missing { return nil }
+            throw ShutterError(.storageUnavailable, "the sequence file '\(path)' cannot be read: \(error.why)",
+                               fix: "remove it: numbering continues after the highest number in the folder")
+        }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { return nil }  // a rewrite a crash cut short
+        guard let value = Int(text), value >= 0 else {
+            throw ShutterError(.storageUnavailable, "the sequence file '\(path)' is damaged (it holds '\(LogText.escaped(String(text.prefix(40))))')",
+                               fix: "write the last used number into it, or delete it to continue after the highest number in the folder")
+        }
+        return value
     }
 
     /// A camera's name as a file-name part: letters, digits, `-` and `_` as they are,
@@ -57,8 +72,14 @@ struct SequenceCounter {
         }.joined()
     }
 
-    /// Reserves the next number and records it.
+    /// Reserves the next number and records it, under the folder's lock: another session
+    /// writing the same folder sees it, and takes the one after.
     mutating func reserve() throws(ShutterError) -> Int {
+        let lock = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard lock >= 0 else { throw DurableWriter.storageError("cannot open folder", directory, errno) }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
+        if let stored = try Self.stored(in: directory, fileName) { last = max(last, stored) }
         let next = last + 1
         let path = "\(directory)/\(fileName)"
         let temporary: LockedTemporaryFile
