@@ -22,6 +22,9 @@ import Synchronization
 /// with the fix.
 struct CatalogueRoutes: Sendable {
     let trigger: WebTrigger
+    /// What the request may see: a viewer only the shots of its scope, and the originals
+    /// only where they were shared (``WebAccess``).
+    var access: WebAccess = .operatorAccess
 
     func answer(_ request: HTTPRequest) -> HTTPResponse? {
         let path = request.path
@@ -31,7 +34,7 @@ struct CatalogueRoutes: Sendable {
         guard let catalogue = trigger.catalogue else {
             return .error(404, "this session keeps no catalogue", fix: "remove 'catalogue: off' from the config; /api/photos lists the recent shots")
         }
-        if path == "/api/marks" { return ShotMarksRoute(trigger: trigger).answer(request, catalogue) }
+        if path == "/api/marks" { return ShotMarksRoute(trigger: trigger, access: access).answer(request, catalogue) }
         if path == "/api/shots" { return list(request, catalogue) }
         let rest = path.dropFirst("/api/shots/".count)
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
@@ -44,10 +47,16 @@ struct CatalogueRoutes: Sendable {
         case .success(let shot): found = shot
         case .failure(let error): return .error(503, error.message, fix: error.fix)
         }
-        guard let shot = found else { return .error(404, "no shot \(id) in the catalogue", fix: "/api/shots lists the ids") }
-        if what.isEmpty { return .json(Self.json(shot)) }
+        // A shot outside a viewer's scope does not exist for it.
+        guard let shot = found, access.admits(shot) else { return .error(404, "no shot \(id) in the catalogue", fix: "/api/shots lists the ids") }
+        if what.isEmpty { return .json(Self.json(shot, for: access)) }
         let paths = shot.files.filter { !$0.missing }.map(\.path)
         let fromRAW = request.query["from"] == "raw"
+        let original = fromRAW || what == "/full.jpg" || what == "/image.json" || what.hasPrefix("/tiles/")
+        if original && !access.originals {
+            return .error(403, "the operator has not shared the originals of these shots: previews only",
+                          fix: "ask the operator (the web trigger's viewerOriginals, or a share with the originals)")
+        }
         guard let source = fromRAW ? paths.first(where: { PhotoFormat($0) == .raw }) : PreviewMaker.previewSource(paths) else {
             return .error(404, "shot \(id) has no \(fromRAW ? "RAW" : "JPEG, HEIF, TIFF or RAW") file on disk to show")
         }
@@ -98,20 +107,41 @@ struct CatalogueRoutes: Sendable {
         filter.pickedOnly = query["picked"] == "1"
         filter.rejectedOnly = query["rejected"] == "1"
         filter.failedOnly = query["failed"] == "1"
-        let selection = filter
+        guard let narrowed = access.narrowed(filter) else { return .json(["shots": [Any](), "total": 0, "offset": filter.offset ?? 0]) }
+        if case .shots(let ids) = access.scope { return listChosen(ids, narrowed, catalogue) }
+        let selection = narrowed
+        let access = self.access
         switch WebTrigger.blocking({ (try await catalogue.shots(selection), try await catalogue.count(selection)) }) {
-        case .success(let (shots, total)): return .json(["shots": shots.map(Self.json), "total": total, "offset": selection.offset ?? 0])
+        case .success(let (shots, total)): return .json(["shots": shots.map { Self.json($0, for: access) }, "total": total, "offset": selection.offset ?? 0])
+        case .failure(let error): return .error(503, error.message, fix: error.fix)
+        }
+    }
+
+    /// The shots of a share of chosen shots, newest first, a page at a time (the filter's
+    /// other conditions aside: a selection is what the operator chose to show).
+    private func listChosen(_ ids: Set<Int>, _ filter: ShotFilter, _ catalogue: any ShotCatalogue) -> HTTPResponse {
+        let ordered = ids.sorted(by: >)
+        let page = Array(ordered.dropFirst(filter.offset ?? 0).prefix(filter.limit ?? 100))
+        let access = self.access
+        switch WebTrigger.blocking({ () async throws -> [CatalogueShot] in
+            var found: [CatalogueShot] = []
+            for id in page { if let shot = try await catalogue.shot(id) { found.append(shot) } }
+            return found
+        }) {
+        case .success(let shots): return .json(["shots": shots.map { Self.json($0, for: access) }, "total": ordered.count, "offset": filter.offset ?? 0])
         case .failure(let error): return .error(503, error.message, fix: error.fix)
         }
     }
 
     /// A shot for the page: marks, EXIF summary, file names (never folders), its preview.
-    static func json(_ shot: CatalogueShot) -> [String: Any] {
+    /// A viewer's has no copies (where the studio sent them), no failure message, and no
+    /// full-size link unless the originals were shared; its links keep its tab a viewer.
+    static func json(_ shot: CatalogueShot, for access: WebAccess = .operatorAccess) -> [String: Any] {
         var object: [String: Any] = [
             "id": shot.id, "state": shot.state.rawValue, "rating": shot.rating, "keywords": shot.keywords,
             "files": shot.files.map { file -> [String: Any] in
                 ["name": PathName.lastComponent(file.path), "kind": file.kind.rawValue, "size": file.size, "missing": file.missing,
-                 "copies": file.copies.map(\.destination)]
+                 "copies": access.isViewer ? [] : file.copies.map(\.destination)]
             },
         ]
         let optional: [String: Any?] = [
@@ -121,12 +151,14 @@ struct CatalogueRoutes: Sendable {
             "focalLength": shot.exif.focalLength, "lens": shot.exif.lens, "model": shot.exif.model, "taken": shot.exif.captureTime,
         ]
         for (key, value) in optional { object[key] = value ?? NSNull() }
+        if access.isViewer { object["message"] = NSNull() }
         let onDisk = shot.files.filter { !$0.missing }.map(\.path)
         let shown = PreviewMaker.previewSource(onDisk) != nil
-        object["preview"] = shown ? "/api/shots/\(shot.id)/preview.jpg" : NSNull()
-        object["full"] = shown ? "/api/shots/\(shot.id)/full.jpg" : NSNull()
-        object["thumbnail"] = shown ? "/api/shots/\(shot.id)/thumbnail.jpg" : NSNull()
-        object["hasRAW"] = onDisk.contains { PhotoFormat($0) == .raw } && PreviewMaker.previewSource(onDisk).map { PhotoFormat($0) != .raw } == true
+        let query = access.query
+        object["preview"] = shown ? "/api/shots/\(shot.id)/preview.jpg\(query)" : NSNull()
+        object["full"] = shown && access.originals ? "/api/shots/\(shot.id)/full.jpg\(query)" : NSNull()
+        object["thumbnail"] = shown ? "/api/shots/\(shot.id)/thumbnail.jpg\(query)" : NSNull()
+        object["hasRAW"] = access.originals && onDisk.contains { PhotoFormat($0) == .raw } && PreviewMaker.previewSource(onDisk).map { PhotoFormat($0) != .raw } == true
         return object
     }
 }

@@ -32,8 +32,8 @@ final class EventHub: Sendable {
 
     /// A new listener; it gets every event published from now on.
     /// `onDropped` hears why, if it is dropped for being too far behind.
-    func listen(onDropped: @escaping @Sendable (String) -> Void = { _ in }) -> Listener {
-        let listener = Listener(onClosed: { [weak self] gone in _ = self?.state.withLock { $0.listeners.removeValue(forKey: ObjectIdentifier(gone)) } },
+    func listen(_ access: WebAccess = .operatorAccess, onDropped: @escaping @Sendable (String) -> Void = { _ in }) -> Listener {
+        let listener = Listener(access: access, onClosed: { [weak self] gone in _ = self?.state.withLock { $0.listeners.removeValue(forKey: ObjectIdentifier(gone)) } },
                                 onDropped: onDropped)
         let closed = state.withLock { state -> Bool in
             if !state.closed { state.listeners[ObjectIdentifier(listener)] = listener }
@@ -45,11 +45,25 @@ final class EventHub: Sendable {
 
     /// Sends `object` as JSON under event name `name` to every listener.
     func publish(_ name: String, _ object: [String: Any]) {
-        let data = JSONText.data(object)
-        let frame = Data("event: \(name)\ndata: ".utf8) + data + Data("\n\n".utf8)
+        publish(name) { _ in object }
+    }
+
+    /// Sends the event `name` to every listener, as `object` makes it for what that listener
+    /// may see (``WebAccess``); nothing to one for which it gives `nil`. Made once per
+    /// kind of access, not per listener.
+    func publish(_ name: String, for object: (WebAccess) -> [String: Any]?) {
         let listeners = state.withLock { Array($0.listeners.values) }
-        for listener in listeners where !listener.offer(frame) {
-            _ = state.withLock { $0.listeners.removeValue(forKey: ObjectIdentifier(listener)) }
+        var frames: [WebAccess: Data?] = [:]
+        for listener in listeners {
+            let frame: Data? = frames[listener.access] ?? {
+                let made = object(listener.access).map { Data("event: \(name)\ndata: ".utf8) + JSONText.data($0) + Data("\n\n".utf8) }
+                frames[listener.access] = .some(made)
+                return made
+            }()
+            guard let frame else { continue }
+            if !listener.offer(frame) {
+                _ = state.withLock { $0.listeners.removeValue(forKey: ObjectIdentifier(listener)) }
+            }
         }
     }
 

@@ -36,8 +36,11 @@ extension EventHub {
         private let onClosed: @Sendable (Listener) -> Void
         /// Told why, once, when the listener is dropped for being behind.
         private let onDropped: @Sendable (String) -> Void
+        /// What its reader may see: only its events are queued for it.
+        let access: WebAccess
 
-        init(onClosed: @escaping @Sendable (Listener) -> Void, onDropped: @escaping @Sendable (String) -> Void) {
+        init(access: WebAccess, onClosed: @escaping @Sendable (Listener) -> Void, onDropped: @escaping @Sendable (String) -> Void) {
+            self.access = access
             self.onClosed = onClosed
             self.onDropped = onDropped
         }

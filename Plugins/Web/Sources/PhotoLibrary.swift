@@ -85,25 +85,30 @@ final class PhotoLibrary: Sendable {
 
 /// The JSON the routes and the event stream send.
 enum WebJSON {
-    static func answer(_ answer: ShutterAnswer, trigger: String, photo: Int?) -> [String: Any] {
+    /// An answer for the page; a viewer's has no paths and no message (they name the
+    /// studio's folders).
+    static func answer(_ answer: ShutterAnswer, trigger: String, photo: Int?, for access: WebAccess = .operatorAccess) -> [String: Any] {
         var object: [String: Any] = ["state": answer.state.rawValue, "event": answer.request.event.rawValue, "trigger": trigger,
-                                     "paths": answer.stored.map(\.location)]
+                                     "paths": access.isViewer ? [] : answer.stored.map(\.location)]
         if let failure = answer.failure {
             object["cause"] = failure.cause.rawValue
-            object["message"] = failure.message
-            if let fix = failure.fix { object["fix"] = fix }
+            if !access.isViewer {
+                object["message"] = failure.message
+                if let fix = failure.fix { object["fix"] = fix }
+            }
         }
         if let photo { object["photo"] = photo }
         if !answer.warnings.isEmpty { object["warnings"] = answer.warnings }
         return object
     }
 
-    static func photo(_ entry: PhotoLibrary.Entry) -> [String: Any] {
+    /// A recent photo for the page; a viewer's has no paths and no message.
+    static func photo(_ entry: PhotoLibrary.Entry, for access: WebAccess) -> [String: Any] {
         var object: [String: Any] = ["id": entry.id ?? NSNull(), "shotID": entry.shot?.description ?? NSNull(), "state": entry.state.rawValue, "time": entry.time.formatted(.iso8601),
-                                     "paths": entry.paths, "trigger": entry.trigger,
-                                     "preview": entry.id.flatMap { id in PreviewMaker.previewSource(entry.paths).map { _ in "/api/photos/\(id)/preview.jpg" } } ?? NSNull()]
+                                     "paths": access.isViewer ? [] : entry.paths, "trigger": entry.trigger,
+                                     "preview": entry.id.flatMap { id in PreviewMaker.previewSource(entry.paths).map { _ in "/api/photos/\(id)/preview.jpg\(access.query)" } } ?? NSNull()]
         if let cause = entry.cause { object["cause"] = cause.rawValue }
-        if let message = entry.message { object["message"] = message }
+        if let message = entry.message, !access.isViewer { object["message"] = message }
         return object
     }
 }

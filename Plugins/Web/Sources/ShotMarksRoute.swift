@@ -13,6 +13,8 @@ import ShutterPipeKit
 /// those applied before it named in `applied`.
 struct ShotMarksRoute: Sendable {
     let trigger: WebTrigger
+    /// A viewer marks only the shots of its scope.
+    var access: WebAccess = .operatorAccess
 
     static let usage = "the body is {\"marks\": [{\"id\": 12, \"rating\": 4}]}: a shot's catalogue id and \"rating\" (0–5), \"label\" (a colour name or \"none\") or \"pick\" (\"picked\", \"rejected\", \"none\")"
 
@@ -41,17 +43,24 @@ struct ShotMarksRoute: Sendable {
             parsed.append((id, changes))
         }
         let batch = parsed
+        let access = self.access
         switch WebTrigger.blocking(timeout: .seconds(30), { () async -> ([CatalogueShot], ShutterError?) in
             var done: [CatalogueShot] = []
             for (id, changes) in batch {
-                do { done.append(try await catalogue.mark(id, changes)) } catch { return (done, ShutterError.wrapping(error)) }
+                do {
+                    // Out of a viewer's scope is as good as not there.
+                    if access.isViewer, try await catalogue.shot(id).map(access.admits) != true {
+                        return (done, ShutterError(.invalidConfiguration, "no shot \(id) in the catalogue", fix: "/api/shots lists the ids"))
+                    }
+                    done.append(try await catalogue.mark(id, changes))
+                } catch { return (done, ShutterError.wrapping(error)) }
             }
             return (done, nil)
         }) {
         case .success(let (shots, nil)):
-            return .json(["shots": shots.map(CatalogueRoutes.json)])
+            return .json(["shots": shots.map { CatalogueRoutes.json($0, for: access) }])
         case .success(let (shots, failure?)):
-            var response = HTTPResponse.json(["error": failure.message, "fix": failure.fix.map { $0 as Any } ?? NSNull(), "applied": shots.map(CatalogueRoutes.json)], status: 409)
+            var response = HTTPResponse.json(["error": failure.message, "fix": failure.fix.map { $0 as Any } ?? NSNull(), "applied": shots.map { CatalogueRoutes.json($0, for: access) }], status: 409)
             response.headers.append(("Cache-Control", "no-store"))
             return response
         case .failure(let error):

@@ -15,6 +15,14 @@ public struct WebOptions: Sendable, Equatable {
     public var viewerToken: String?
     /// Whether the viewer's token may rate, label and pick.
     public var viewersMayMark = false
+    /// What the viewer's token shows: `session`, the shots of the session that runs (a
+    /// client sees their shoot, not another's in the same catalogue), or `catalogue`, all.
+    public var viewerScope = "session"
+    /// Whether viewers may fetch the originals: full size, 100 % tiles, the RAW.
+    public var viewerOriginals = false
+    /// The address phones reach the page at (`http://studio.local:8080`), for the share
+    /// link; `nil`: this machine's LAN address and the port.
+    public var publicURL: String?
     /// The most the full-size images decoded for the 100 % view may take in memory, in
     /// MiB, together with the whole-image decode under way (``DecodeBudget``): a 100 MP
     /// JPEG needs about 600 MiB to decode.
@@ -67,6 +75,14 @@ public struct WebOptions: Sendable, Equatable {
             }
         }
         viewersMayMark = try options.bool("viewersMayMark", default: viewersMayMark)
+        viewerScope = try options.choice("viewerScope", from: ["session", "catalogue"], default: viewerScope)
+        viewerOriginals = try options.bool("viewerOriginals", default: viewerOriginals)
+        if let url = try options.string("publicURL") {
+            guard let parts = URLComponents(string: url), ["http", "https"].contains(parts.scheme ?? ""), parts.host?.isEmpty == false else {
+                throw options.error("'publicURL' must be an address phones can open, such as http://studio.local:8080; got '\(url)'", key: "publicURL")
+            }
+            publicURL = url.hasSuffix("/") ? String(url.dropLast()) : url
+        }
         fullImageCacheMB = try options.int("fullImageCacheMB", default: fullImageCacheMB, in: 64...65_536)
         maxMegapixels = try options.int("maxMegapixels", default: maxMegapixels, in: 1...2_000)
         previewSize = try options.int("previewSize", default: previewSize, in: 64...8192)

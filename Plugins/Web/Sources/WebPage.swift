@@ -131,7 +131,9 @@ enum WebPage {
 </dialog>
 <dialog id="share-dialog">
   <h2>Share with a client</h2>
-  <p>They see the shots live<span id="share-marks"></span>; they cannot shoot or change settings.</p>
+  <p>They see <b id="share-scope">this session</b> live<span id="share-marks"></span>; nothing of this machine, and they cannot shoot or change settings.</p>
+  <p><label><input type="checkbox" id="share-originals"> with the originals (full size, 100 %, RAW)</label>
+     <button type="button" id="share-chosen">Share only the chosen shots</button></p>
   <img id="share-code" alt="QR code of the viewer link">
   <p><code id="share-link"></code></p>
   <p id="share-note"></p>

@@ -19,21 +19,34 @@ async function post(event) {
 
 function showState(answer) {
   $("state").className = answer.state;
-  $("state").textContent = answer.state + (answer.cause ? " " + answer.cause + ": " + answer.message : "") + (answer.paths && answer.paths.length ? " " + answer.paths.map((p) => p.split("/").pop()).join(" ") : "");
+  $("state").textContent = answer.state + (answer.cause ? " " + answer.cause + (answer.message ? ": " + answer.message : "") : "") + (answer.paths && answer.paths.length ? " " + answer.paths.map((p) => p.split("/").pop()).join(" ") : "");
   if (answer.state === "enteredPhotoMode" || answer.state === "photoSuccess") setMode("photo");
   if (answer.state === "exitedOrUnableToEnter") setMode("idle");
 }
 
 function setMode(mode) { $("mode").textContent = mode; $("mode").className = mode; }
 
-async function share() {
-  const link = await get("/api/share");
+// The share panel: the viewer link (the session that runs, by default), or a link of its
+// own for the chosen shots (grid: click to choose) or the current session label.
+async function share(what) {
+  let link, code;
+  if (what) {
+    const response = await fetch("/api/share", { method: "POST", headers: { ...headers, "Content-Type": "application/json" },
+                                                 body: JSON.stringify({ ...what, originals: $("share-originals").checked }) });
+    link = await response.json();
+    if (!response.ok) throw Object.assign(new Error(link.error || response.statusText), { fix: link.fix });
+    code = link.qr; $("share-scope").textContent = what.shots ? what.shots.length + " chosen shot(s)" : "the shots labelled " + what.sessionLabel;
+  } else {
+    link = await get("/api/share"); code = "/api/share.svg";
+    $("share-scope").textContent = link.scope + (link.originals ? ", with the originals" : ", previews only");
+  }
   $("share-link").textContent = link.link || "";
   $("share-note").textContent = link.note || "";
   $("share-marks").textContent = app.viewersMayMark ? " and may rate, label and pick" : "";
   $("share-code").hidden = !link.link;
-  if (link.link) $("share-code").src = "/api/share.svg";
-  $("share-dialog").showModal();
+  if (link.link) $("share-code").src = code;
+  $("share-chosen").disabled = !app.chosen.some((shot) => shot.id);
+  if (!$("share-dialog").open) $("share-dialog").showModal();
 }
 
 async function start() {
@@ -51,9 +64,9 @@ async function start() {
   app.started = true;
   if (app.view === "live") setView("live");
   if (status.freeBytes !== null) $("free").textContent = (status.freeBytes / 1e9).toFixed(1) + " GB free";
-  $("battery").textContent = status.cameras.filter((c) => c.battery).map((c) => (c.name ? c.name + " " : "") + "battery " + c.battery).join(" · ");
+  $("battery").textContent = (status.cameras || []).filter((c) => c.battery).map((c) => (c.name ? c.name + " " : "") + "battery " + c.battery).join(" · ");
   await reload().catch(showError);
-  const events = new EventSource("/events");
+  const events = new EventSource(withRole("/events"));
   events.addEventListener("photo", (m) => onPhoto(JSON.parse(m.data)));
   events.addEventListener("answer", (m) => showState(JSON.parse(m.data)));
   events.addEventListener("shot", (m) => onRecorded(JSON.parse(m.data)));
@@ -68,6 +81,7 @@ $("show-loupe").onclick = () => setView("loupe");
 $("show-compare").onclick = () => setView("compare");
 $("help").onclick = () => $("help-dialog").showModal();
 if ($("share")) $("share").onclick = () => share().catch(showError);
+if ($("share-chosen")) $("share-chosen").onclick = () => share({ shots: app.chosen.filter((shot) => shot.id).map((shot) => shot.id) }).catch(showError);
 $("new-shot").onclick = () => { app.current = 0; $("new-shot").hidden = true; $("grid").scrollTop = 0; render(); };
 $("pin").onclick = pin;
 $("raw").onclick = () => loupe.toggleRAW();

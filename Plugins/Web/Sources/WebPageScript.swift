@@ -13,8 +13,17 @@ if (token) {
   const rest = new URLSearchParams(location.hash.slice(1)); rest.delete("token");
   history.replaceState(null, "", "/" + (rest.toString() ? "#" + rest.toString() : ""));
 }
-const signedIn = token ? fetch("/api/session", { method: "POST", headers: { "Authorization": "Bearer " + token } }) : Promise.resolve();
+// The tab's role, kept for this tab alone (sessionStorage): a viewer link opened in the
+// operator's browser never makes the operator's tabs viewers, nor the reverse. Each role
+// has a cookie of its own; a viewer tab asks with its own (the header, or ?as=viewer where
+// no header can go: images, tiles, the event stream).
 const headers = token ? { "Authorization": "Bearer " + token } : {};
+const tabRole = { get: () => sessionStorage.getItem("shutterpipe-role"), set: (role) => sessionStorage.setItem("shutterpipe-role", role) };
+const asViewer = () => { if (tabRole.get() === "viewer") headers["X-Shutterpipe-As"] = "viewer"; };
+asViewer();
+const signedIn = token ? fetch("/api/session", { method: "POST", headers: { "Authorization": "Bearer " + token } })
+  .then((response) => response.json()).then((body) => { if (body.role) { tabRole.set(body.role); asViewer(); } }) : Promise.resolve();
+const withRole = (url) => tabRole.get() === "viewer" ? url + (url.includes("?") ? "&" : "?") + "as=viewer" : url;
 const $ = (id) => document.getElementById(id);
 const LABELS = ["Red", "Yellow", "Green", "Blue", "Purple"];
 window.paints = [];      // for tests and bench-screen: each preview the loupe painted, with its time

@@ -137,7 +137,7 @@ class Viewer {
       tile.style.left = c * size + "px"; tile.style.top = r * size + "px";
       tile.style.width = Math.min(size, W - c * size) + "px"; tile.style.height = Math.min(size, H - r * size) + "px";
       tile.onload = () => { if (shot === this.shot) { window.tilePaints.push({ shot: shot.id, tile: key, at: performance.timeOrigin + performance.now() }); if (this.main) document.body.dataset.tilesShown = this.tiles.querySelectorAll("img").length; } };
-      tile.src = "/api/shots/" + shot.id + "/tiles/" + key + ".png" + this.source();
+      tile.src = withRole("/api/shots/" + shot.id + "/tiles/" + key + ".png" + this.source());
       this.tiles.appendChild(tile);
       this.tileImages.set(key, tile);
     }

@@ -15,11 +15,15 @@ import Foundation
 enum WebRole: String, Sendable {
     case `operator`, viewer
 
-    /// The role of `request`; `nil` when it carries neither token where one is set.
-    static func of(_ request: HTTPRequest, _ options: WebOptions) -> WebRole? {
-        guard options.token != nil else { return .operator }
-        guard let given = bearer(request) ?? cookie(request) ?? request.query["token"] else { return nil }
-        return of(token: given, options)
+    /// The token `request` carries: `Authorization: Bearer`, else the cookie of its tab's
+    /// role (a tab that is a viewer says so, `?as=viewer` or `X-Shutterpipe-As: viewer`, so
+    /// that the operator's cookie in the same browser never makes it the operator, nor the
+    /// reverse), else `?token=`.
+    static func token(of request: HTTPRequest) -> String? {
+        if let bearer = bearer(request) { return bearer }
+        let asViewer = request.query["as"] == "viewer" || request.headers["x-shutterpipe-as"] == "viewer"
+        let cookies = asViewer ? [viewerCookieName, cookieName] : [cookieName, viewerCookieName]
+        return cookies.lazy.compactMap { cookie(request, named: $0) }.first ?? request.query["token"]
     }
 
     /// The role `given` is the token of, if any.
@@ -30,31 +34,33 @@ enum WebRole: String, Sendable {
         return nil
     }
 
-    /// The cookie that carries the token for the page: `HttpOnly` (no script reads it),
-    /// `SameSite=Strict` (no other site's page sends it).
+    /// The cookies that carry the token for the page, one per role, so that a viewer link
+    /// opened in the operator's browser takes nothing from the operator's tabs: `HttpOnly`
+    /// (no script reads them), `SameSite=Strict` (no other site's page sends them).
     static let cookieName = "shutterpipe-token"
+    static let viewerCookieName = "shutterpipe-viewer"
 
     /// The token of `Authorization: Bearer TOKEN`.
     static func bearer(_ request: HTTPRequest) -> String? {
         request.headers["authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
     }
 
-    static func cookie(_ request: HTTPRequest) -> String? {
+    static func cookie(_ request: HTTPRequest, named name: String = cookieName) -> String? {
         guard let header = request.headers["cookie"] else { return nil }
         for part in header.split(separator: ";") {
             let pair = part.trimmingCharacters(in: .whitespaces)
-            if pair.hasPrefix(cookieName + "=") { return String(pair.dropFirst(cookieName.count + 1)).removingPercentEncoding }
+            if pair.hasPrefix(name + "=") { return String(pair.dropFirst(name.count + 1)).removingPercentEncoding }
         }
         return nil
     }
 
     /// `Set-Cookie` for a token, percent-encoded: a token may hold what a cookie cannot
     /// (`;`, `,`, spaces).
-    static func setCookie(_ token: String) -> (String, String) {
+    static func setCookie(_ token: String, for role: WebRole = .operator) -> (String, String) {
         var plain = CharacterSet.alphanumerics
         plain.insert(charactersIn: "-._~")
         let value = token.addingPercentEncoding(withAllowedCharacters: plain) ?? ""
-        return ("Set-Cookie", "\(cookieName)=\(value); Path=/; HttpOnly; SameSite=Strict")
+        return ("Set-Cookie", "\(role == .viewer ? viewerCookieName : cookieName)=\(value); Path=/; HttpOnly; SameSite=Strict")
     }
 
     /// The 401 of a request without a token.

@@ -30,29 +30,32 @@ struct WebRoutes: Sendable {
         // `#`, which no request sends) and asks for the data with it.
         if request.method == "GET", var asset = WebPage.asset(request.path) {
             // Opened as /?token=…: from now on the cookie carries it.
-            if trigger.options.token != nil, let token = request.query["token"], WebRole.of(token: token, trigger.options) != nil {
-                asset.headers.append(WebRole.setCookie(token))
+            if trigger.options.token != nil, let token = request.query["token"], let access = trigger.access(token: token) {
+                asset.headers.append(WebRole.setCookie(token, for: access.role))
             }
             return asset
         }
-        guard let role = WebRole.of(request, trigger.options) else { return WebRole.unauthorized }
+        guard let access = trigger.access(request) else { return WebRole.unauthorized }
+        let role = access.role
         if let refusal = role.refusal(request, trigger.options) { return refusal }
         if request.method == "POST", let crossSite = crossSite(request) { return crossSite }
-        if let shots = CatalogueRoutes(trigger: trigger).answer(request) { return shots }
+        if let shots = CatalogueRoutes(trigger: trigger, access: access).answer(request) { return shots }
         if let live = LiveRoutes(trigger: trigger).answer(request) { return live }
         let path = request.path
         switch (request.method, path) {
         case ("GET", "/api/status"):
-            var object = status()
+            // Nothing of the studio's machine (free disk, batteries, cards) reaches a viewer.
+            var object = access.isViewer ? viewerStatus(access) : status()
             object["role"] = role.rawValue
+            object["originals"] = access.originals
             object["mayMark"] = role == .operator || trigger.options.viewersMayMark
             object["viewersMayMark"] = trigger.options.viewersMayMark
             return .json(object)
         case ("POST", "/api/session"):
             // The page trades the token of its link for the cookie.
-            let token = WebRole.bearer(request) ?? WebRole.cookie(request)
+            let token = WebRole.token(of: request)
             var response = HTTPResponse.json(["role": role.rawValue])
-            if let token, trigger.options.token != nil { response.headers.append(WebRole.setCookie(token)) }
+            if let token, trigger.options.token != nil { response.headers.append(WebRole.setCookie(token, for: role)) }
             return response
         case ("POST", "/api/label"):
             // The session label (an order number, a subject's code): the next shots carry it.
@@ -67,9 +70,13 @@ struct WebRoutes: Sendable {
             }
             return .json(["label": answer.label.map { $0 as Any } ?? NSNull(), "summary": answer.summary] as [String: Any])
         case ("GET", "/api/share.svg"):
-            return ShareLink(options: trigger.options, host: request.headers["host"]).svg()
+            return ShareLink(trigger: trigger, host: request.headers["host"]).svg()
         case ("GET", "/api/share"):
-            return ShareLink(options: trigger.options, host: request.headers["host"]).json
+            return ShareLink(trigger: trigger, host: request.headers["host"]).json
+        case ("POST", "/api/share"):
+            return ShareLink(trigger: trigger, host: request.headers["host"]).grant(request)
+        case ("GET", _) where path.hasPrefix("/api/shares/") && path.hasSuffix(".svg"):
+            return ShareLink(trigger: trigger, host: request.headers["host"]).svg(grant: String(path.dropFirst("/api/shares/".count).dropLast(".svg".count)))
         case ("POST", "/api/capture"), ("POST", "/api/enter"), ("POST", "/api/exit"):
             let event = ShutterEvent(rawValue: String(path.dropFirst("/api/".count)))!
             guard let (answer, photo) = trigger.fire(event, from: request.client) else {
@@ -77,16 +84,19 @@ struct WebRoutes: Sendable {
             }
             return .json(WebJSON.answer(answer, trigger: trigger.name, photo: photo))
         case ("GET", "/api/photos"):
-            return .json(["photos": trigger.library.entries.map(WebJSON.photo)])
+            // The running session's recent shots: a viewer of another scope sees none.
+            guard access.admitsLive(session: trigger.session) else { return .json(["photos": [Any]()]) }
+            return .json(["photos": trigger.library.entries.map { WebJSON.photo($0, for: access) }])
         case ("GET", "/events"):
             let (log, client) = (trigger.log, request.client)
-            let listener = trigger.hub.listen { reason in
+            let listener = trigger.hub.listen(access) { reason in
                 log.warning("web: dropped the \(role.rawValue) at \(client) from /events, \(reason): it does not read (its page reconnects when it can)")
             }
             trigger.log.debug("web: the \(role.rawValue) at \(request.client) listens to /events (\(trigger.hub.count) listening)")
             return HTTPResponse(status: 200, contentType: "text/event-stream", headers: [("Cache-Control", "no-store")],
                                 body: .stream(listener))
         case ("GET", _) where path.hasPrefix("/api/photos/") && path.hasSuffix("/preview.jpg"):
+            guard access.admitsLive(session: trigger.session) else { return .error(404, "no photo \(path)") }
             return preview(String(path.dropFirst("/api/photos/".count).dropLast("/preview.jpg".count)))
         case (_, "/"), (_, "/api/status"), (_, "/api/capture"), (_, "/api/enter"), (_, "/api/exit"), (_, "/api/photos"), (_, "/events"), (_, "/api/share.svg"), (_, "/api/share"), (_, "/api/session"):
             return .error(405, "\(request.method) is not allowed on \(path)")
@@ -114,11 +124,22 @@ struct WebRoutes: Sendable {
         return nil
     }
 
+    /// A viewer's status: whether photo mode is on, how many shots came; no camera, card,
+    /// battery, disk or path.
+    private func viewerStatus(_ access: WebAccess) -> [String: Any] {
+        let summary = trigger.library.summary
+        let live = access.admitsLive(session: trigger.session)
+        return ["mode": summary.inPhotoMode ? "photo" : "idle", "stored": live ? summary.stored : 0, "failed": live ? summary.failed : 0,
+                "latest": live ? summary.latest.map { WebJSON.photo($0, for: access) } ?? NSNull() : NSNull(), "listeners": 0,
+                "liveView": false, "liveViewUnavailable": "live view is the operator's", "liveViewFrames": 0, "liveViewCameras": [Any](),
+                "cameras": [Any](), "freeBytes": NSNull()]
+    }
+
     private func status() -> [String: Any] {
         let summary = trigger.library.summary
         let views = trigger.liveViews
         var object: [String: Any] = ["mode": summary.inPhotoMode ? "photo" : "idle", "stored": summary.stored, "failed": summary.failed,
-                                     "latest": summary.latest.map(WebJSON.photo) ?? NSNull(), "listeners": trigger.hub.count,
+                                     "latest": summary.latest.map { WebJSON.photo($0, for: .operatorAccess) } ?? NSNull(), "listeners": trigger.hub.count,
                                      "liveView": views.hubs.contains { $0.unavailable == nil },
                                      "liveViewUnavailable": Self.liveViewUnavailable(views),
                                      "liveViewFrames": views.frames,

@@ -22,7 +22,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     public static func register(in registry: PluginRegistry) throws {
         try registry.registerTrigger(typeName, summary: "a web page and JSON routes: the last shot large, recent shots, a shutter button, live updates",
                                      abilities: [.sessionObserver]) { options, environment in
-            WebTrigger(options: try WebOptions(options), log: environment.log, name: environment.instanceName)
+            WebTrigger(options: try WebOptions(options), log: environment.log, name: environment.instanceName, session: environment.session)
         }
     }
 
@@ -30,6 +30,10 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     let log: Logger
     /// Its name in the pipeline: how the answers to its own requests are recorded.
     let name: String
+    /// The session's name (the config's `session`): the viewer token's scope.
+    let session: String
+    /// The shares the operator made (``ShareGrants``).
+    let shares = ShareGrants()
     let library: PhotoLibrary
     let hub = EventHub()
     let liveViews = LiveViews()
@@ -42,10 +46,11 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     private let said = Mutex<Set<String>>([])
 
     /// Creates a trigger; nothing listens until ``run(delivering:)``.
-    public init(options: WebOptions, log: Logger = .discarding, name: String = WebTrigger.typeName) {
+    public init(options: WebOptions, log: Logger = .discarding, name: String = WebTrigger.typeName, session: String = "session") {
         self.options = options
         self.log = log
         self.name = name
+        self.session = session
         library = PhotoLibrary(keeping: options.recent)
         let budget = DecodeBudget(maxPixels: options.maxMegapixels * 1_000_000, memoryLimit: options.fullImageCacheMB << 20)
         previews = PreviewMaker(longEdge: options.previewSize, budget: budget, log: log)
@@ -60,6 +65,23 @@ public final class WebTrigger: TriggerSource, SessionObserver {
             return said.insert(message).inserted
         }
         if first { log.warning(message) }
+    }
+
+    /// What `request` may see and do (``WebAccess``); `nil` when it carries no token
+    /// where one is needed.
+    func access(_ request: HTTPRequest) -> WebAccess? {
+        guard options.token != nil else { return .operatorAccess }
+        return WebRole.token(of: request).flatMap(access(token:))
+    }
+
+    /// What `token` grants: the operator's, the viewer's, or a share's.
+    func access(token given: String) -> WebAccess? {
+        guard let token = options.token else { return .operatorAccess }
+        if WebRole.same(given, token) { return .operatorAccess }
+        if let viewer = options.viewerToken, WebRole.same(given, viewer) {
+            return WebAccess(role: .viewer, scope: options.viewerScope == "catalogue" ? .all : .session(session), originals: options.viewerOriginals)
+        }
+        return shares.access(of: given)
     }
 
     /// The port it listens on, once it does.
@@ -96,9 +118,9 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         // marks, whoever made it (a page, the socket, `shutterpipe shots rate`).
         session.catalogue?.observe { [hub] change in
             switch change {
-            case .recorded(let shot): hub.publish("shot", CatalogueRoutes.json(shot))
-            case .marked(let shot): hub.publish("marked", CatalogueRoutes.json(shot))
-            case .copied(let shot): hub.publish("copied", CatalogueRoutes.json(shot))
+            case .recorded(let shot): hub.publish("shot") { access in access.admits(shot) ? CatalogueRoutes.json(shot, for: access) : nil }
+            case .marked(let shot): hub.publish("marked") { access in access.admits(shot) ? CatalogueRoutes.json(shot, for: access) : nil }
+            case .copied(let shot): hub.publish("copied") { access in access.admits(shot) && !access.isViewer ? CatalogueRoutes.json(shot, for: access) : nil }
             @unknown default: break  // a change a newer contract reports: pages do not know it
             }
         }
@@ -144,8 +166,9 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     private func publish(_ answer: ShutterAnswer, trigger: String) -> Int? {
         let (entry, first) = library.record(answer, trigger: trigger)
         guard first else { return entry?.id }
-        hub.publish("answer", WebJSON.answer(answer, trigger: trigger, photo: entry?.id))
-        if let entry { hub.publish("photo", WebJSON.photo(entry)) }
+        let session = self.session
+        hub.publish("answer") { access in access.admitsLive(session: session) ? WebJSON.answer(answer, trigger: trigger, photo: entry?.id, for: access) : nil }
+        if let entry { hub.publish("photo") { access in access.admitsLive(session: session) ? WebJSON.photo(entry, for: access) : nil } }
         // After the events, which it would delay; only while a page listens: nobody may
         // ever ask for it otherwise.
         if hub.count > 0, let photo = entry.flatMap({ PreviewMaker.previewSource($0.paths) }) { previews.prepare(photo) }

@@ -52,7 +52,9 @@ extension ReviewSuites {
         func viewer() async throws {
             let folder = TemporaryDirectory("review-viewer")
             let operatorToken = "operator-7f3a9c21d4e8b6a0", viewerToken = "viewer-2b9e4f71c0d3a8e5"
-            let (session, port) = try await webSession(folder, web: ", token: \(operatorToken), viewerToken: \(viewerToken)", width: 1200, height: 800, verbose: true, yielding: true)
+            // The page listens on loopback here: the share link needs the address phones use.
+            let (session, port) = try await webSession(folder, web: ", token: \(operatorToken), viewerToken: \(viewerToken), publicURL: http://studio.example:8080",
+                                                       width: 1200, height: 800, verbose: true, yielding: true)
             await shoot(session, 1)
             let asViewer = ["Authorization": "Bearer \(viewerToken)"], asOperator = ["Authorization": "Bearer \(operatorToken)"]
             for (method, path) in [("POST", "/api/capture"), ("POST", "/api/enter"), ("POST", "/api/exit"), ("GET", "/live.mjpg"), ("GET", "/live/camera.mjpg"),
@@ -95,7 +97,7 @@ extension ReviewSuites {
             try #require(svg.status == 200 && svg.headers["content-type"] == "image/svg+xml")
             try await rasterise(String(decoding: svg.body, as: UTF8.self), to: folder.file("share.pgm"))
             let read = try await runProgram(["zbarimg", "--raw", "-q", "--nodbus", folder.file("share.pgm")])
-            #expect(read.text.trimmingCharacters(in: .newlines) == "http://127.0.0.1/#token=\(viewerToken)", "\(read.text) \(read.errors)")
+            #expect(read.text.trimmingCharacters(in: .newlines) == "http://studio.example:8080/#token=\(viewerToken)", "\(read.text) \(read.errors)")
             session.signal(SIGTERM)
             let outcome = await session.wait(timeout: .seconds(30))
             #expect(outcome.status == 0)

@@ -19,10 +19,16 @@ struct SessionCookieTests {
         #expect(try await http("GET", "/api/status", port: port, headers: ["Cookie": "shutterpipe-token=guess"]).status == 401)
         let asViewer = try await http("POST", "/api/session", port: port, headers: ["Authorization": "Bearer \(viewer)"])
         #expect(asViewer.status == 200 && asViewer.json?["role"] as? String == "viewer")
+        // The viewer's cookie has a name of its own: it never replaces the operator's.
+        #expect(asViewer.headers["set-cookie"]?.hasPrefix("shutterpipe-viewer=\(viewer);") == true, "\(asViewer.headers)")
+        let both = "\(cookie); shutterpipe-viewer=\(viewer)"
+        #expect(try await http("GET", "/api/status", port: port, headers: ["Cookie": both]).json?["role"] as? String == "operator")
+        #expect(try await http("GET", "/api/status?as=viewer", port: port, headers: ["Cookie": both]).json?["role"] as? String == "viewer")
+        #expect(try await http("GET", "/api/status", port: port, headers: ["Cookie": both, "X-Shutterpipe-As": "viewer"]).json?["role"] as? String == "viewer")
         #expect(try await http("POST", "/api/session", port: port).status == 401)
         // A link /?token=… sets the cookie; a wrong one never replaces a good cookie.
         let viewerLink = try await http("GET", "/?token=\(viewer)", port: port)
-        #expect(viewerLink.status == 200 && viewerLink.headers["set-cookie"]?.hasPrefix("shutterpipe-token=\(viewer);") == true)
+        #expect(viewerLink.status == 200 && viewerLink.headers["set-cookie"]?.hasPrefix("shutterpipe-viewer=\(viewer);") == true)
         let wrongLink = try await http("GET", "/?token=wrong-token-0123456789", port: port, headers: ["Cookie": cookie])
         #expect(wrongLink.status == 200 && wrongLink.headers["set-cookie"] == nil, "\(wrongLink.headers)")
         session.signal(SIGTERM)
