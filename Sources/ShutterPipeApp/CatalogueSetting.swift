@@ -28,8 +28,12 @@ struct CatalogueSetting {
     var note: String?
     /// Ratings and labels also go into JPEGs themselves (for Lightroom).
     var marksInJPEG = false
+    /// The socket through which marks reach the running session (its first socket
+    /// trigger's), for its claim on the catalogue.
+    var sessionSocket: String?
 
     init(_ config: PipelineConfig) throws {
+        sessionSocket = try Self.sessionSocket(of: config)
         let filesSinks = config.sinks.filter { $0.type == "files" }
         folders = try filesSinks.compactMap { spec in
             Self.fixedFolder(PluginOptions.expandingTilde(try spec.options.string("directory") ?? "./captures"))
@@ -71,10 +75,17 @@ struct CatalogueSetting {
         return folder.isEmpty || folder == "/" ? nil : folder
     }
 
+    /// The socket of a pipeline's first `socket` trigger (its default when it names none);
+    /// nil when it has none.
+    static func sessionSocket(of config: PipelineConfig) throws -> String? {
+        guard let trigger = config.triggers.first(where: { $0.type == "socket" }) else { return nil }
+        return try trigger.options.path("path") ?? SessionSocket.defaultPath
+    }
+
     /// The catalogue sink for a pipeline, or `nil` when off.
     func sink(session: String, log: Logger) -> NamedSink? {
         guard let path else { return nil }
-        return NamedSink(name: "catalogue", sink: CatalogueRecorder(options: .init(path: path, folders: folders, naming: naming, marksInJPEG: marksInJPEG),
+        return NamedSink(name: "catalogue", sink: CatalogueRecorder(options: .init(path: path, folders: folders, naming: naming, marksInJPEG: marksInJPEG, sessionSocket: sessionSocket),
                                                                  session: session, log: log.named("catalogue")))
     }
 }

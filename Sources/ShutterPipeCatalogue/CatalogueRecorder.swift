@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 import Synchronization
 
 /// Records every shot of a session in the catalogue (docs/catalogue.md).
@@ -27,12 +28,16 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         /// Ratings and labels also go into JPEGs themselves (`shots rate` reads it from the
         /// catalogue).
         public var marksInJPEG: Bool
+        /// The socket marks reach the session through (its socket trigger's), written in its
+        /// claim on the catalogue (``SessionClaim``); nil when it has none.
+        public var sessionSocket: String?
 
-        public init(path: String, folders: [String], naming: XMPSidecar.Naming = .append, marksInJPEG: Bool = false) {
+        public init(path: String, folders: [String], naming: XMPSidecar.Naming = .append, marksInJPEG: Bool = false, sessionSocket: String? = nil) {
             self.path = path
             self.folders = folders
             self.naming = naming
             self.marksInJPEG = marksInJPEG
+            self.sessionSocket = sessionSocket
         }
     }
 
@@ -51,6 +56,7 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
     private let log: Logger
     private let cameras = Mutex<[ShotID: String]>([:])
     private let writer = Mutex<CatalogueWriter?>(nil)
+    private let claim = Mutex<SessionClaim?>(nil)
 
     private let reads: SessionCatalogue
     private let observers = Mutex<[@Sendable (CatalogueChange) -> Void]>([])
@@ -136,6 +142,11 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         await Self.within(.seconds(10), log: log, "opening the catalogue took over 10 s; the session starts without waiting for it") { done in
             writer.opened(done)
         }
+        // Marks on this catalogue go through this session from now on (``SessionClaim``).
+        let (path, socket) = (Catalogue.absolute(options.path), options.sessionSocket)
+        if FileManager.default.fileExists(atPath: PathName.parent(path)) {
+            claim.withLock { $0 = SessionClaim.claim(path, socket: socket.map(Catalogue.absolute)) }
+        }
     }
 
     /// Waits until `start`'s callback runs, or `limit` has passed (logged).
@@ -180,5 +191,6 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         var lost = 0
         for (path, copy) in waiting where (try? await reads.recordCopyNow(of: path, copy)) == nil { lost += 1 }
         if lost > 0 { log.warning("\(lost) copy(ies) of files the catalogue has no record of were not recorded") }
+        claim.withLock { $0 = nil }
     }
 }

@@ -66,4 +66,34 @@ struct SessionMarksTests {
         session.signal(SIGTERM)
         #expect(await session.wait().status == 0)
     }
+
+    @Test("shots rate --catalogue PATH while a session holds that catalogue: the mark goes through the session (its log says so) whatever the option; a session without a socket refuses it with the reason and the catalogue is untouched; once the session ends, --catalogue marks it directly")
+    func catalogueOptionReachesTheSession() async throws {
+        let folder = TemporaryDirectory("catalogue-claimed")
+        let socket = folder.file("s.sock")
+        let file = folder.file("photos/.shutterpipe/catalogue.sqlite")
+        let withSocket = try writeConfig(socketPipeline(folder.file("photos"), socket: socket), in: folder, name: "socket.yaml")
+        var session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", withSocket, "--verbose"], in: folder.path)
+        session.send("capture\n")
+        await session.waitForOutput("1 shot recorded") { shotsRecorded(in: $0) >= 1 }
+        let through = try await shutterpipe(["shots", "--catalogue", file, "rate", "1", "4"], in: folder.path)
+        #expect(through.status == 0 && through.stdout.contains("(through the running session)"), "\(through.stdout) \(through.stderr)")
+        await session.waitForOutput("the session logs the mark") { $0.contains("shot 1 marked: rating 4") }
+        session.signal(SIGTERM)
+        #expect(await session.wait().status == 0)
+
+        // A session without a socket: nobody can reach it, so the mark is refused, not written behind its back.
+        let noSocket = try writeConfig(cataloguePipeline(folder.file("photos")), in: folder, name: "stdin.yaml")
+        session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", noSocket, "--verbose"], in: folder.path)
+        session.send("capture\n")
+        await session.waitForOutput("the second shot recorded") { shotsRecorded(in: $0) >= 1 }
+        let refused = try await shutterpipe(["shots", "--catalogue", file, "rate", "2", "5"], in: folder.path)
+        #expect(refused.status == 1 && refused.stderr.contains("holds the catalogue") && refused.stderr.contains("no socket trigger"), "\(refused.stderr)")
+        session.closeInput()
+        #expect(await session.wait().status == 0)
+        let shots = try await listedShots(["--catalogue", file], in: folder)
+        #expect(shots.first { $0.id == 2 }?.rating == 0 && shots.first { $0.id == 1 }?.rating == 4)
+        let offline = try await shutterpipe(["shots", "--catalogue", file, "rate", "2", "5"], in: folder.path)
+        #expect(offline.status == 0 && !offline.stdout.contains("running session"), "\(offline.stdout) \(offline.stderr)")
+    }
 }

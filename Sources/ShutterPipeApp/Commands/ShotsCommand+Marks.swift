@@ -9,6 +9,21 @@ import ShutterPipeSupport
 extension ShotsCommand {
     /// Applies `changes` to shot `id`, and says where they went.
     func mark(_ id: Int, _ changes: [ShotMarkChange], _ context: CommandContext) async throws -> Int32 {
+        // A session that holds the catalogue takes the mark, whichever option named it: its
+        // pages hear of it, and nothing writes behind its back.
+        if let file = try? catalogueFile(context), let holder = SessionClaim.holder(of: Catalogue.absolute(file)) {
+            guard let path = holder.socket else {
+                throw CommandFailure("the session that runs (process \(holder.pid)) holds the catalogue '\(file)', and has no socket trigger to take marks: mark on its page, or add a socket trigger to its config")
+            }
+            let line = Self.requestLine(id, changes)
+            let outcome = await BlockingQueue(label: "shots-socket").run { () -> Result<Data, SessionSocket.Failure> in
+                Result { () throws(SessionSocket.Failure) in try SessionSocket.request(line, to: path, timeout: .seconds(30)) }
+            }
+            switch outcome {
+            case .success(let reply): return try Self.report(reply, context)
+            case .failure(let failure): throw CommandFailure("the session that runs (process \(holder.pid)) holds the catalogue '\(file)': \(failure.description)")
+            }
+        }
         if catalogue == nil, let path = try sessionSocket() {
             let queue = BlockingQueue(label: "shots-socket")
             let line = Self.requestLine(id, changes)
@@ -37,9 +52,7 @@ extension ShotsCommand {
         if let socket { return PluginOptions.expandingTilde(socket) }
         let path = config ?? RunCommand.defaultConfig
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        let pipeline = try PipelineConfig(root: YAMLLoader.load(file: path), hostKeys: PipelineLoader.hostKeys)
-        guard let trigger = pipeline.triggers.first(where: { $0.type == "socket" }) else { return nil }
-        return try trigger.options.path("path") ?? SessionSocket.defaultPath
+        return try CatalogueSetting.sessionSocket(of: PipelineConfig(root: YAMLLoader.load(file: path), hostKeys: PipelineLoader.hostKeys))
     }
 
     /// `{"mark":12,"rating":4}`: the socket trigger's mark request.

@@ -22,9 +22,10 @@ struct ShotsCommand: ParsableCommand {
         The catalogue is the one the config's session writes (--config, or \(RunCommand.defaultConfig)),
         or --catalogue PATH. Ratings, labels and rejects go to each file's XMP sidecar first
         (merged with what is there; named as the files sink's sidecarName says), then to the
-        catalogue. While the config's session runs with a socket trigger, marks go through
-        it (the session writes and logs them); otherwise, or with --catalogue, to the
-        catalogue directly. rebuild keeps the old catalogue beside the new one
+        catalogue. While a session that holds the catalogue runs, marks go through its socket
+        (the session writes and logs them, its pages hear of them), whether --config or
+        --catalogue named it; a session without a socket trigger refuses them. With no
+        session running, they go to the catalogue directly. rebuild keeps the old catalogue beside the new one
         (NAME.before-rebuild-TIME).
         """)
 
