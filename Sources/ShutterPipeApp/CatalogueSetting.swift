@@ -11,7 +11,7 @@ import ShutterPipeRuntime
 /// catalogue: off                      # no catalogue
 /// catalogue:
 ///   path: ~/shoots/catalogue.sqlite   # one catalogue for many configs (default: beside the photos)
-///   marksInJPEG: true                 # ratings and labels inside JPEGs too, for Lightroom
+///   marksInJPEG: true                 # ratings and labels inside JPEGs too, for Lightroom (the default)
 /// ```
 ///
 /// Without the key the catalogue is on, in `.shutterpipe/catalogue.sqlite` inside the
@@ -27,7 +27,7 @@ struct CatalogueSetting {
     /// Why it is off, when the config did not say so itself.
     var note: String?
     /// Ratings and labels also go into JPEGs themselves (for Lightroom).
-    var marksInJPEG = false
+    var marksInJPEG = true
     /// The socket through which marks reach the running session (its first socket
     /// trigger's), for its claim on the catalogue.
     var sessionSocket: String?
@@ -48,7 +48,7 @@ struct CatalogueSetting {
             case .mapping:
                 let block = try top.nested(node, owner: "catalogue")
                 path = try block.path("path") ?? folders.first.map(CatalogueRecorder.defaultPath(photosIn:))
-                marksInJPEG = try block.bool("marksInJPEG", default: false)
+                marksInJPEG = try block.bool("marksInJPEG", default: true)
                 try block.rejectUnknownKeys()
                 if path == nil { throw block.error("no files sink with a fixed folder to keep the catalogue beside; set 'path'") }
             default:

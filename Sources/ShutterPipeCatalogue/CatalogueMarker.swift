@@ -32,16 +32,15 @@ public enum CatalogueMarker {
             case .addKeywords, .removeKeywords: return false
             }
         }
-        let naming = catalogue.sidecarNaming()
         var written: [String] = []
         for file in shot.files where !file.missing {
-            let sidecar = naming.sidecar(of: file.path)
-            guard !written.contains(sidecar) else { continue }
-            if touchesMarks { try XMPSidecar.write(marks, to: sidecar) }
-            if !adding.isEmpty || !removing.isEmpty { _ = try XMPSidecar.changeKeywords(adding: adding, removing: removing, in: sidecar) }
-            written.append(sidecar)
+            for sidecar in sidecars(of: file, naming: catalogue.sidecarNaming()) where !written.contains(sidecar) {
+                if touchesMarks { try XMPSidecar.write(marks, to: sidecar) }
+                if !adding.isEmpty || !removing.isEmpty { _ = try XMPSidecar.changeKeywords(adding: adding, removing: removing, in: sidecar) }
+                written.append(sidecar)
+            }
         }
-        if touchesMarks, (try? catalogue.setting("marksInJPEG")) == "1" {
+        if touchesMarks, (try? catalogue.setting("marksInJPEG")) != "0" {  // on unless a session turned it off
             for file in shot.files where !file.missing && file.kind == .jpeg {
                 try XMPSidecar.writeIntoJPEG(marks, path: file.path)
                 try catalogue.refreshFile(file.path)
@@ -59,5 +58,14 @@ public enum CatalogueMarker {
             throw ShutterError(.unexpected, "shot \(id) left the catalogue '\(catalogue.path)' while it was marked")
         }
         return Outcome(shot: after, written: written)
+    }
+
+    /// The sidecars a file's marks go to, so that every editor finds them: the configured
+    /// naming's, and for a RAW both namings, kept in step: `IMG_1.CR2.xmp` (darktable,
+    /// digiKam) and `IMG_1.xmp` (Lightroom, Capture One, Bridge). A JPEG's marks also go
+    /// inside it (`marksInJPEG`, on by default), where Lightroom reads them.
+    static func sidecars(of file: CatalogueFile, naming: XMPSidecar.Naming) -> [String] {
+        guard file.kind == .raw else { return [naming.sidecar(of: file.path)] }
+        return [XMPSidecar.Naming.append.sidecar(of: file.path), XMPSidecar.Naming.replace.sidecar(of: file.path)]
     }
 }

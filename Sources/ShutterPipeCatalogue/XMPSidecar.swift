@@ -57,13 +57,16 @@ public enum XMPSidecar {
     }
 
     /// The marks an XMP packet holds.
+    ///
+    /// A reject is `xmp:Rating="-1"` (as Lightroom and darktable write it, for a shot with
+    /// no stars) or `shutterpipe:Pick="-1"` (ours, beside the stars an editor shows).
     static func marks(in document: XMPDocument) -> ShotMarks? {
         let rating = document.property(xmpNamespace, "Rating").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         let label = document.property(xmpNamespace, "Label")
-        let picked = document.property(ourNamespace, "Pick") == "1"
-        guard rating != nil || label != nil || picked else { return nil }
+        let pick = document.property(ourNamespace, "Pick")
+        guard rating != nil || label != nil || pick != nil else { return nil }
         var marks = ShotMarks(rating: max(0, min(5, rating ?? 0)), label: label?.isEmpty == true ? nil : label)
-        marks.pick = rating == -1 ? .rejected : picked ? .picked : .none
+        marks.pick = rating == -1 || pick == "-1" ? .rejected : pick == "1" ? .picked : .none
         return marks
     }
 
@@ -91,11 +94,15 @@ public enum XMPSidecar {
     }
 
     /// `text`, an XMP packet, with the marks set (`path` names it in errors).
+    /// A reject keeps the stars an editor can show: `xmp:Rating` is the stars, and -1 (the
+    /// editors' reject) only for a rejected shot without stars; `shutterpipe:Pick` says
+    /// picked (`1`) or rejected (`-1`).
     static func merge(_ marks: ShotMarks, into text: String, path: String) throws(SidecarError) -> String {
-        let rating = marks.pick == .rejected ? -1 : marks.rating
+        let rating = marks.pick == .rejected && marks.rating == 0 ? -1 : marks.rating
         var text = try set(xmpNamespace, "Rating", prefix: "xmp", to: String(rating), in: text, path: path)
         text = try set(xmpNamespace, "Label", prefix: "xmp", to: marks.label, in: text, path: path)
-        return try set(ourNamespace, "Pick", prefix: "shutterpipe", to: marks.pick == .picked ? "1" : nil, in: text, path: path)
+        let pick: String? = switch marks.pick { case .picked: "1"; case .rejected: "-1"; default: nil }
+        return try set(ourNamespace, "Pick", prefix: "shutterpipe", to: pick, in: text, path: path)
     }
 
     // MARK: Keywords

@@ -9,10 +9,12 @@ import Testing
 
 @Suite("catalogue: ratings, labels, picks and keywords in sidecars and JPEGs", .timeLimit(.minutes(3)))
 struct MarksTests {
-    @Test("a rating, a label and a reject made while the session shoots land in the sidecar, merged with the files sink's metadata; exiftool reads them")
+    @Test("a rating, a label and a reject made while the session shoots land in the sidecar, merged with the files sink's metadata; exiftool reads them; the reject keeps the stars editors show")
     func ratingsInSidecars() async throws {
         let folder = TemporaryDirectory("catalogue-ratings")
-        let config = try writeConfig(cataloguePipeline(folder.file("photos"), sink: "    sidecars: always\n    exif:\n      Artist: Ann Example"), in: folder)
+        // Marks reach the running session through its socket (it holds the catalogue).
+        let config = try writeConfig(cataloguePipeline(folder.file("photos"), sink: "    sidecars: always\n    exif:\n      Artist: Ann Example")
+            .replacingOccurrences(of: "  - type: stdin\n", with: "  - type: stdin\n  - type: socket\n    path: \(folder.file("s.sock"))\n"), in: folder)
         let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path)
         session.send("capture\n")
         await session.waitForOutput("photoSuccess", on: .stdout)
@@ -21,15 +23,17 @@ struct MarksTests {
         let shots = try await listedShots(["--config", config], in: folder)
         let id = try #require(shots.first?.id)
         let photo = try #require(shots.first?.files.first?.path)
-        for (arguments, rating, label) in [(["rate", "\(id)", "4"], "4", nil), (["label", "\(id)", "red"], "4", "Red"), (["reject", "\(id)"], "-1", "Red")] {
+        for (arguments, rating, label) in [(["rate", "\(id)", "4"], "4", nil), (["label", "\(id)", "red"], "4", "Red"), (["reject", "\(id)"], "4", "Red")] {
             let marked = try await shutterpipe(["shots", "--config", config] + arguments, in: folder.path)
             #expect(marked.status == 0, "\(marked.stderr)")
             let tags = ungrouped(try await ExifTool.tags([photo + ".xmp"])[photo + ".xmp"] ?? [:])
             #expect(tags["Rating"] == rating && tags["Label"] == label, "\(arguments): \(tags)")
             #expect(tags["Creator"] == "Ann Example", "the files sink's metadata stays: \(tags)")
         }
+        let rejected = ungrouped(try await ExifTool.tags([photo + ".xmp"])[photo + ".xmp"] ?? [:])
+        #expect(rejected["Pick"] == "-1", "the reject is ours beside the stars: \(rejected)")
         session.send("capture\n")
-        session.closeInput()
+        session.signal(SIGTERM)
         #expect(await session.wait().status == 0)
         let listed = try await listedShots(["--config", config, "--rejected"], in: folder)
         #expect(listed.map(\.id) == [id] && listed.first?.label == "Red" && listed.first?.rating == 4)
@@ -118,5 +122,28 @@ struct MarksTests {
         #expect(rebuilt.status == 0, "\(rebuilt.stderr)")
         let found = try await listedShots(["--catalogue", folder.file("rebuilt.sqlite"), "--keyword", "bride & groom"], in: folder)
         #expect(found.count == 1 && found.first?.files.first?.path == photo && found.first?.keywords == ["bride & groom", "look 12", "studio"])
+    }
+
+    @Test("every editor finds the marks by default: a RAW's in both IMG.CR2.xmp (darktable) and IMG.xmp (Lightroom, Capture One), in step; its JPEG's inside the JPEG (Lightroom); a reject keeps the stars in all three")
+    func everyEditorReadsThem() async throws {
+        let folder = TemporaryDirectory("catalogue-editors")
+        let config = try writeConfig(cataloguePipeline(folder.file("photos"), backend: "  directory: \(repositoryRoot)/Plugins/FileStub/Tests/Fixtures"), in: folder)
+        let run = try await shutterpipe(["run", "--config", config], input: "capture\ncapture\n", in: folder.path)
+        #expect(run.status == 0, "\(run.stderr)")
+        let shots = try await listedShots(["--config", config], in: folder)
+        let pair = try #require(shots.first { $0.files.count == 2 }, "the RAW+JPEG shot")
+        let raw = try #require(pair.files.first { $0.kind == .raw }?.path), jpeg = try #require(pair.files.first { $0.kind == .jpeg }?.path)
+        let stem = (raw as NSString).deletingPathExtension
+        for (step, rating, pick) in [(["rate", "\(pair.id)", "3"], "3", nil as String?), (["reject", "\(pair.id)"], "3", "-1")] {
+            let marked = try await shutterpipe(["shots", "--config", config] + step, in: folder.path)
+            #expect(marked.status == 0, "\(marked.stderr)")
+            let files = [raw + ".xmp", stem + ".xmp", jpeg]
+            let read = try await ExifTool.tags(files)
+            for file in files {
+                let tags = ungrouped(read[file] ?? [:])
+                #expect(tags["Rating"] == rating, "\(step) \(file): \(tags["Rating"] ?? "none")")
+                if file.hasSuffix(".xmp") { #expect(tags["Pick"] == pick, "\(step) \(file): \(tags["Pick"] ?? "none")") }
+            }
+        }
     }
 }

@@ -21,7 +21,7 @@ struct SessionMarksTests {
         let config = try writeConfig(socketPipeline(folder.file("photos"), socket: socket), in: folder)
         let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path)
         let steps: [([String], rating: String?, label: String?, pick: String?)] = [
-            (["rate", "4"], "4", nil, nil), (["label", "red"], "4", "Red", nil), (["pick"], "4", "Red", "1"), (["reject"], "-1", "Red", nil),
+            (["rate", "4"], "4", nil, nil), (["label", "red"], "4", "Red", nil), (["pick"], "4", "Red", "1"), (["reject"], "4", "Red", "-1"),  // a reject keeps the stars editors show
         ]
         for (index, step) in steps.enumerated() {
             session.send("capture\n")

@@ -123,6 +123,7 @@ struct UploadSinkTests {
         session: up
         backend: {type: file-stub, width: 320, height: 240}
         triggers: [{type: stdin}, {type: socket, path: \(socket)}]
+        catalogue: {marksInJPEG: false}  # the JPEG uploaded at rating 4 stays the stored one byte for byte
         sinks:
           - {type: files, directory: \(folder.file("out")), filename: "{session}-{seq:04}.{ext}"}
           - {type: upload, queueFolder: \(folder.file("queue")), remote: "\(sftp.remote("picks"))", minRating: 4}
