@@ -34,6 +34,8 @@ struct BuiltInPlugin {
     var testLinks: [Target.Dependency] = []
     /// Folders under its Tests that are data, not sources.
     var testExclude: [String] = []
+    /// Files under its Sources embedded in the binary at build time (the web page's).
+    var resources: [Resource] = []
 }
 
 /// The built-in plugins: adding one is a folder under Plugins/ and a line here. The
@@ -55,8 +57,11 @@ let builtInPlugins: [BuiltInPlugin] = [
     // rclone as a child process, from a durable queue.
     BuiltInPlugin(folder: "Upload", module: "UploadSink", testLinks: ["shutterpipe"]),
     // libmicrohttpd, libturbojpeg, and LibRaw and libheif for the previews of RAW and HEIF.
+    // Its page is real files (Sources/Page), embedded in the binary at build time.
     BuiltInPlugin(folder: "Web", module: "WebTrigger", links: ["CWebServer", "CTurboJPEG", "CLibRaw", "CHeif", "CTIFF", "CZlib"],
-                  testLinks: [fixtures, "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"]),
+                  testLinks: [fixtures, "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"],
+                  resources: ["index.html", "page.css", "script.js", "grid.js", "viewer.js", "loupe.js", "live.js", "camera-controls.js", "start.js"]
+                      .map { .embedInCode("Page/\($0)") }),
     // A node of a rig, and the rig command, on libmosquitto.
     BuiltInPlugin(folder: "MQTT", module: "MQTTTrigger", links: ["CMosquitto", "CCrypto"],
                   testLinks: ["shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"]),
@@ -142,7 +147,8 @@ let package = Package(
         .testTarget(name: "CatalogueTests", dependencies: [kit, support, fixtures, "ShutterPipeCatalogue", "shutterpipe", "TestSupport"], path: "Tests/CatalogueTests",
                     swiftSettings: strict),
     ] + builtInPlugins.flatMap { plugin -> [Target] in [
-        .target(name: plugin.module, dependencies: [kit, support] + plugin.links, path: "Plugins/\(plugin.folder)/Sources", swiftSettings: strict),
+        .target(name: plugin.module, dependencies: [kit, support] + plugin.links, path: "Plugins/\(plugin.folder)/Sources", resources: plugin.resources,
+                swiftSettings: strict),
         .testTarget(name: "\(plugin.module)Tests", dependencies: [kit, support, .target(name: plugin.module), "TestSupport"] + plugin.testLinks,
                     path: "Plugins/\(plugin.folder)/Tests", exclude: plugin.testExclude, swiftSettings: strict),
     ] }

@@ -1,13 +1,11 @@
-/// The review screen's live view, for framing and focusing: each camera's stream
-/// (`/live/{camera}.mjpg`, read with `fetch` so that the token goes in a header and the
-/// newest frame is decoded, never a queue), one camera large or a wall of all of them.
-/// Over each frame the page draws the framing overlays (grid lines, an aspect mask, a
-/// ghost of an earlier shot) and the focus aids: a magnifier that crops the full-size
-/// frame (each frame pixel a block of 5 or 10, never smoothed) and focus peaking (an edge
-/// filter on the frame's luma). For tests and `scripts/bench-live`, `window.liveState`
-/// holds each camera's frames, latency and peaking figures.
-enum WebPageLive {
-    static let js = #"""
+// The review screen's live view, for framing and focusing: each camera's stream
+// (`/live/{camera}.mjpg`, read with `fetch` so that the token goes in a header and the
+// newest frame is decoded, never a queue), one camera large or a wall of all of them.
+// Over each frame the page draws the framing overlays (grid lines, an aspect mask, a
+// ghost of an earlier shot) and the focus aids: a magnifier that crops the full-size
+// frame (each frame pixel a block of 5 or 10, never smoothed) and focus peaking (an edge
+// filter on the frame's luma). For tests and `scripts/bench-live`, `window.liveState`
+// holds each camera's frames, latency and peaking figures.
 // MARK: live view
 window.liveState = {};     // camera → { frames, number, latencies, peaking: { ms, marked }, magnifier }
 window.peakingTimes = [];  // each frame's peaking, in ms (performance marks)
@@ -284,5 +282,3 @@ function headEnd(bytes) {
   return -1;
 }
 const latin1 = (bytes) => String.fromCharCode.apply(null, bytes.subarray(0, Math.min(bytes.length, 4096)));
-"""#
-}

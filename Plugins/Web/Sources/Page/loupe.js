@@ -1,8 +1,6 @@
-/// The review screen's loupe and compare panes, each a ``WebPageViewer`` `Viewer` (the
-/// panes of one compare share their zoom and centre), and the panel beside the loupe:
-/// the histogram, the clipping overlays and the exposure.
-enum WebPageLoupe {
-    static let js = #"""
+// The review screen's loupe and compare panes, each a viewer.js `Viewer` (the
+// panes of one compare share their zoom and centre), and the panel beside the loupe:
+// the histogram, the clipping overlays and the exposure.
 const loupe = new Viewer($("loupe-view"), { zoom: "fit", cx: 0.5, cy: 0.5 }, true);
 
 const compare = {
@@ -73,5 +71,3 @@ const panel = {
     if ($("exposure").innerHTML !== html) $("exposure").innerHTML = html;
   },
 };
-"""#
-}

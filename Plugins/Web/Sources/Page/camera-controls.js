@@ -1,10 +1,8 @@
-/// The review screen's camera controls, the operator's only: each camera's settings with
-/// their values and choices (`GET /api/settings`), changed through `POST /api/settings`
-/// (the path `shutterpipe set` takes: between shots, confirmed, or refused with the
-/// camera's reason; for a rig, one change to every camera at once), and the lens buttons
-/// on each live tile (`POST /api/lens`), shown only where the camera can drive its lens.
-enum WebPageCameraControls {
-    static let js = #"""
+// The review screen's camera controls, the operator's only: each camera's settings with
+// their values and choices (`GET /api/settings`), changed through `POST /api/settings`
+// (the path `shutterpipe set` takes: between shots, confirmed, or refused with the
+// camera's reason; for a rig, one change to every camera at once), and the lens buttons
+// on each live tile (`POST /api/lens`), shown only where the camera can drive its lens.
 // MARK: camera controls
 const MAIN_SETTINGS = ["iso", "shutterspeed", "shutterspeed2", "f-number", "aperture", "whitebalance", "imageformat", "imagequality",
                        "drivemode", "capturemode", "focusmode", "exposurecompensation", "expprogram", "meteringmode", "colortemperature"];
@@ -118,5 +116,3 @@ const cameraControls = {
   say(text, ok) { $("settings-state").textContent = text; $("settings-state").className = ok ? "" : "photoFailed"; },
 };
 const refusal = (body) => (body.error || "refused") + (body.fix ? " — " + body.fix : "");
-"""#
-}

@@ -1,9 +1,7 @@
-/// The review screen's script, first part: the token and role, the shots (loaded a page at
-/// a time from `/api/shots`, and live from `/events`), marks (sent in order, batched while
-/// one request is under way), the keyboard, the shutter. ``WebPageGrid`` and
-/// ``WebPageViewer`` follow it; ``start`` ends it.
-enum WebPageScript {
-    static let js = #"""
+// The review screen's script, first part: the token and role, the shots (loaded a page at
+// a time from `/api/shots`, and live from `/events`), marks (sent in order, batched while
+// one request is under way), the keyboard, the shutter. grid.js and
+// viewer.js follow it; start.js ends it.
 "use strict";
 // The token: after "#" (never sent in a request line), else ?token=. It goes once to
 // /api/session, which sets it as a cookie (HttpOnly, SameSite=Strict): no URL the page
@@ -281,6 +279,4 @@ function markButtons(shot) {
   document.querySelectorAll("#marks [data-rating]").forEach((b) => b.classList.toggle("on", Boolean(shot) && Number(b.dataset.rating) <= (shot.rating || 0) && b.dataset.rating !== "0"));
   document.querySelectorAll("#marks [data-label]").forEach((b) => { b.style.background = "var(--" + b.dataset.label + ")"; b.classList.toggle("on", Boolean(shot) && shot.label === b.dataset.label); });
   document.querySelectorAll("#marks [data-pick]").forEach((b) => b.setAttribute("aria-pressed", String(Boolean(shot) && (shot.pick || "none") === b.dataset.pick && b.dataset.pick !== "none")));
-}
-"""#
 }

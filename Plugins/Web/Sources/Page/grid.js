@@ -1,9 +1,7 @@
-/// The review screen's grid: every shot, newest first, in cells laid out by their index.
-/// Only the rows on screen (and one beyond each edge) exist in the page, and a cell's
-/// thumbnail is asked for only once scrolling has rested on it: a 10,000-shot session
-/// scrolls with a few dozen elements and loads only the thumbnails it shows.
-enum WebPageGrid {
-    static let js = #"""
+// The review screen's grid: every shot, newest first, in cells laid out by their index.
+// Only the rows on screen (and one beyond each edge) exist in the page, and a cell's
+// thumbnail is asked for only once scrolling has rested on it: a 10,000-shot session
+// scrolls with a few dozen elements and loads only the thumbnails it shows.
 const grid = {
   columns: 1, cellWidth: 160, cellHeight: 160, cells: new Map(), idle: 0, scheduled: false,
 
@@ -124,5 +122,3 @@ $("grid").addEventListener("scroll", () => {
   grid.scheduled = true;
   requestAnimationFrame(() => { grid.scheduled = false; grid.render(); if ($("grid").scrollTop < 4 && app.current === 0) $("new-shot").hidden = true; });
 });
-"""#
-}

@@ -1,9 +1,6 @@
-/// The review screen's script, last part: the shutter (`post`) and its state, the share
-/// link, the session label, and `start`, which wires the page up once ``WebPageScript``,
-/// ``WebPageGrid``, ``WebPageViewer``, ``WebPageLive`` and ``WebPageCameraControls`` are in.
-extension WebPageScript {
-    /// The script's last part: wires the page up and starts it.
-    static let start = #"""
+// The review screen's script, last part: the shutter (`post`) and its state, the share
+// link, the session label, and `start`, which wires the page up once script.js,
+// grid.js, viewer.js, live.js and camera-controls.js are in.
 async function post(event) {
   $("shutter").disabled = event === "capture";
   try {
@@ -126,5 +123,3 @@ window.addEventListener("resize", () => render());
 // "#view=grid" (or loupe, compare, live) opens the page in that view.
 setView(["grid", "loupe", "compare", "live"].find((v) => v === new URLSearchParams(location.hash.slice(1)).get("view")) || "loupe");
 start();
-"""#
-}

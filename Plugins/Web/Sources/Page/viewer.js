@@ -1,11 +1,9 @@
-/// The review screen's loupe and compare: a ``Viewer`` shows one shot fit to its box, or
-/// zoomed (100 % is one pixel of the photo on one pixel of the screen) on the spot
-/// clicked, pinched or scrolled at, and panned by dragging. Past what the preview holds it
-/// shows the photo's own pixels: lossless tiles of the full-size image, only those on
-/// screen; never an upscaled preview. ``WebPageLoupe`` makes the loupe and the compare
-/// panes of them.
-enum WebPageViewer {
-    static let js = #"""
+// The review screen's loupe and compare: a ``Viewer`` shows one shot fit to its box, or
+// zoomed (100 % is one pixel of the photo on one pixel of the screen) on the spot
+// clicked, pinched or scrolled at, and panned by dragging. Past what the preview holds it
+// shows the photo's own pixels: lossless tiles of the full-size image, only those on
+// screen; never an upscaled preview. loupe.js makes the loupe and the compare
+// panes of them.
 class Viewer {
   constructor(element, view, main) {
     this.element = element; this.view = view; this.main = main;
@@ -230,6 +228,4 @@ class Viewer {
   }
 
   changed() { for (const viewer of viewers()) if (viewer.view === this.view) { if (viewer !== this && viewer.view.zoom !== "fit") viewer.loadFull(); viewer.draw(); } }
-}
-"""#
 }
