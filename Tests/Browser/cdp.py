@@ -9,7 +9,7 @@ Steps, run in order; each prints one JSON line (or fails with exit 1):
   eval:EXPRESSION         prints its value
   click:ELEMENT-ID        a real mouse click (press and release) at the element's centre
   key:KEYS                real key presses, one after another, as typed (key:4, key:5544), or one named key
-                          (key:ArrowLeft, ArrowRight, ArrowUp, ArrowDown, Enter, Escape)
+                          (key:ArrowLeft, ArrowRight, ArrowUp, ArrowDown, Enter, Escape), or a letter with Ctrl (key:Ctrl+z)
   pinch:ELEMENT-ID         two fingers spread apart over the element (a phone's zoom; needs a mobile viewport)
   viewport:W,H,SCALE,MOBILE   the window as a phone or a screen (e.g. 390,844,3,1), then the page again
   screenshot:FILE         a PNG of the page
@@ -149,6 +149,14 @@ def main():
                 print(json.dumps({"click": argument, "at": box}))
             elif kind == "key":
                 named = {"ArrowLeft": 37, "ArrowUp": 38, "ArrowRight": 39, "ArrowDown": 40, "Enter": 13, "Escape": 27}
+                if argument.startswith("Ctrl+") and len(argument) == 6:
+                    # One letter with Ctrl held (modifiers: 2), as a real Ctrl-Z.
+                    char = argument[-1]
+                    code = ord(char.upper())
+                    page.send("Input.dispatchKeyEvent", type="rawKeyDown", key=char, code="Key" + char.upper(), windowsVirtualKeyCode=code, modifiers=2)
+                    page.send("Input.dispatchKeyEvent", type="keyUp", key=char, code="Key" + char.upper(), windowsVirtualKeyCode=code, modifiers=2)
+                    print(json.dumps({"keys": argument}))
+                    continue
                 if argument in named:
                     code = named[argument]
                     page.send("Input.dispatchKeyEvent", type="rawKeyDown", key=argument, code=argument, windowsVirtualKeyCode=code, nativeVirtualKeyCode=code)

@@ -35,9 +35,9 @@ extension ReviewSuites {
             let folder = TemporaryDirectory("review-rating")
             let (session, port) = try await webSession(folder, width: 1200, height: 800, verbose: true, yielding: true)
             await shoot(session, 3)
-            // Real key presses: G for the grid, ← to the second shot (newest first: index 1), 4.
+            // Real key presses: G for the grid, → to the cell on the right (newest first: index 1), 4.
             let marked = try await browse(port, "/", [
-                ready(3), "key:g", "key:ArrowLeft", "wait:app.current == 1", "key:4",
+                ready(3), "key:g", "key:ArrowRight", "wait:app.current == 1", "key:4",
                 "wait:document.body.dataset.marksPending == '0' && app.shots[1].rating == 4",
                 "eval:JSON.stringify(app.shots.map((s) => [s.shotID, s.rating]))",
             ], session: session)

@@ -16,10 +16,26 @@ const compare = {
     while (this.viewers.length < shots.length) { const element = document.createElement("div"); element.id = "compare-" + this.viewers.length; $("compare").appendChild(element); this.viewers.push(new Viewer(element, this.view, false)); }
     while (this.viewers.length > shots.length) this.viewers.pop().element.remove();
     shots.forEach((shot, index) => { this.viewers[index].show(shot); this.viewers[index].element.classList.toggle("reference", Boolean(app.reference) && index === 0); });
+    // One pane always has the focus, and shows it: the keys and the mark buttons act on it.
+    if (!this.viewers.includes(this.focused)) this.focused = this.viewers[0] || null;
+    this.viewers.forEach((viewer) => { viewer.element.classList.toggle("focused", viewer === this.focused); viewer.showMarks(); });
+    document.body.dataset.compareFocus = this.focused && this.focused.shot ? (this.focused.shot.id || "") : "";
+  },
+  focus(viewer) { this.focused = viewer; this.render(); markButtons(focusedShot()); },
+  focusBy(by) {
+    const at = this.viewers.indexOf(this.focused);
+    const next = this.viewers[Math.max(0, Math.min(this.viewers.length - 1, at + by))];
+    if (next) this.focus(next);
   },
 };
 
-function focusedShot() { return app.view === "compare" && compare.viewers.includes(compare.focused) ? compare.focused.shot : currentShot(); }
+// The shot the keys and the mark buttons act on: in compare, the framed pane's (never a
+// shot that is not on screen); elsewhere the current one.
+function focusedShot() {
+  if (app.view !== "compare") return currentShot();
+  if (!compare.viewers.includes(compare.focused)) compare.focused = compare.viewers[0] || null;
+  return compare.focused ? compare.focused.shot : null;
+}
 function viewers() { return app.view === "compare" ? compare.viewers : [loupe]; }
 
 const panel = {

@@ -166,9 +166,17 @@ function pendingMarks(shot) {
   return { rating: shot.rating, label: shot.label, pick: shot.pick, ...marks };
 }
 
-function mark(shot, change) {
+function mark(shot, change, { undoing = false } = {}) {
   if (!shot || !app.mayMark) return;
-  if (change.rating !== undefined && shot.pick === "rejected") shot.pick = null;  // a rating clears a reject
+  if (!undoing) {
+    const before = {};
+    if (change.rating !== undefined) before.rating = shot.rating || 0;
+    if (change.label !== undefined) before.label = shot.label || "none";
+    if (change.pick !== undefined || (change.rating !== undefined && shot.pick === "rejected")) before.pick = shot.pick || "none";
+    undoStack.push({ shot, before });
+    if (undoStack.length > 200) undoStack.shift();
+  }
+  if (change.rating !== undefined && shot.pick === "rejected" && change.pick === undefined) shot.pick = null;  // a rating clears a reject
   const local = { ...change };
   if (local.label === "none") local.label = null;
   if (local.pick === "none") local.pick = null;
@@ -204,34 +212,82 @@ function showError(error) {
 }
 
 // MARK: keys
+// The keys: one table, read by the key handler and by the "?" list, so they never differ.
+// `ctrl`: with Ctrl (or ⌘) held; the others without it.
+const KEYS = [
+  { keys: "0–5", help: "rating", match: (k) => k >= "0" && k <= "5", run: (k, shot) => markAndAdvance(shot, { rating: Number(k) }) },
+  { keys: "6 7 8 9", help: "label red, yellow, green, blue (again: clear)", match: (k) => k >= "6" && k <= "9",
+    run: (k, shot) => { const label = LABELS[Number(k) - 6]; mark(shot, { label: shot && shot.label === label ? "none" : label }); } },
+  { keys: "P · X · U", help: "pick · reject · clear the pick", match: (k) => k === "p" || k === "x" || k === "u",
+    run: (k, shot) => markAndAdvance(shot, { pick: { p: "picked", x: "rejected", u: "none" }[k] }) },
+  { keys: "Ctrl-Z", help: "undo the last mark (again: the one before)", ctrl: true, match: (k) => k === "z", run: () => undo() },
+  { keys: "A", help: "after a rating or pick, go on to the next shot (on · off)", match: (k) => k === "a", run: () => toggleAdvance() },
+  { keys: "← →", help: "grid: the cell to the left · right; loupe: older · newer shot; compare: the pane to the left · right",
+    match: (k) => k === "ArrowLeft" || k === "ArrowRight", run: (k) => arrow(k === "ArrowRight" ? 1 : -1) },
+  { keys: "↑ ↓", help: "a row up · down (grid)", match: (k) => (k === "ArrowUp" || k === "ArrowDown") && app.view === "grid",
+    run: (k) => move(k === "ArrowDown" ? grid.columns : -grid.columns) },
+  { keys: "Enter · E", help: "loupe", match: (k) => k === "Enter" || k === "e", run: () => setView("loupe") },
+  { keys: "G · Esc", help: "grid", match: (k) => k === "g" || (k === "Escape" && app.view !== "grid"), run: () => setView("grid") },
+  { keys: "C", help: "compare the chosen shots (click them in the grid); the framed pane takes the keys", match: (k) => k === "c", run: () => setView("compare") },
+  { keys: "Z · click", help: "100 % on the spot · again: fit", match: (k) => k === "z", run: () => loupe.toggleZoom() },
+  { keys: "+ −", help: "zoom in · out; drag to pan, pinch on a phone", match: (k) => k === "+" || k === "=" || k === "-",
+    run: (k) => viewers().forEach((v) => v.zoomBy(k === "-" ? 0.5 : 2)) },
+  { keys: "R", help: "pin this shot as the reference against the newest", match: (k) => k === "r", run: () => pin() },
+  { keys: "W", help: "RAW+JPEG: 100 % from the RAW (LibRaw's demosaic) · again: from the JPEG", match: (k) => k === "w", run: () => loupe.toggleRAW() },
+  { keys: "L", help: "live view", match: (k) => k === "l" && $("show-live") && !$("show-live").hidden, run: () => setView("live") },
+  { keys: "O", help: "this shot as live view's ghost", match: (k) => k === "o" && $("ghost") && !$("ghost").hidden, run: () => useAsGhost() },
+  { keys: "H · S", help: "highlight · shadow clipping", match: (k) => k === "h" || k === "s",
+    run: (k) => { const box = $(k === "h" ? "clip-high" : "clip-low"); box.checked = !box.checked; loupe.draw(); } },
+  { keys: "?", help: "this list", match: (k) => k === "?", run: () => $("help-dialog").showModal() },
+];
+
 function onKey(event) {
-  if (event.target.matches("input, select, textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.target.matches("input, select, textarea") || event.altKey) return;
   if (document.querySelector("dialog[open]") && event.key !== "Escape") return;
   const k = event.key.length === 1 ? event.key.toLowerCase() : event.key, shot = focusedShot();
-  if (k >= "0" && k <= "5") mark(shot, { rating: Number(k) });
-  else if (k >= "6" && k <= "9") { const label = LABELS[Number(k) - 6]; mark(shot, { label: shot && shot.label === label ? "none" : label }); }
-  else if (k === "p") mark(shot, { pick: "picked" });
-  else if (k === "x") mark(shot, { pick: "rejected" });
-  else if (k === "u") mark(shot, { pick: "none" });
-  else if (k === "ArrowLeft") move(1);
-  else if (k === "ArrowRight") move(-1);
-  else if (k === "ArrowDown" && app.view === "grid") move(grid.columns);
-  else if (k === "ArrowUp" && app.view === "grid") move(-grid.columns);
-  else if (k === "Enter" || k === "e") setView("loupe");
-  else if (k === "g" || (k === "Escape" && app.view !== "grid")) setView("grid");
-  else if (k === "c") setView("compare");
-  else if (k === "r") pin();
-  else if (k === "z") loupe.toggleZoom();
-  else if (k === "w") loupe.toggleRAW();
-  else if (k === "+" || k === "=") viewers().forEach((v) => v.zoomBy(2));
-  else if (k === "-") viewers().forEach((v) => v.zoomBy(0.5));
-  else if (k === "l" && $("show-live") && !$("show-live").hidden) setView("live");
-  else if (k === "o" && $("ghost") && !$("ghost").hidden) useAsGhost();
-  else if (k === "h") { $("clip-high").checked = !$("clip-high").checked; loupe.draw(); }
-  else if (k === "s") { $("clip-low").checked = !$("clip-low").checked; loupe.draw(); }
-  else if (k === "?") $("help-dialog").showModal();
-  else return;
+  const ctrl = event.ctrlKey || event.metaKey;
+  const entry = KEYS.find((entry) => Boolean(entry.ctrl) === ctrl && entry.match(k));
+  if (!entry) return;
+  entry.run(k, shot);
   event.preventDefault();
+}
+
+// The "?" list, from the same table.
+function fillHelp() {
+  const table = $("help-dialog").querySelector("table");
+  table.replaceChildren(...KEYS.map((entry) => {
+    const row = document.createElement("tr"), keys = document.createElement("td"), help = document.createElement("td");
+    keys.textContent = entry.keys; help.textContent = entry.help; row.append(keys, help);
+    return row;
+  }));
+}
+
+// The arrows move as drawn: in the grid to the cell on that side; in compare, the focus
+// to the pane on that side; in the loupe to the older (←) or newer (→) shot.
+function arrow(by) {
+  if (app.view === "grid") return move(by);
+  if (app.view === "compare") return compare.focusBy(by);
+  move(-by);
+}
+
+// Marks undone with Ctrl-Z: each mark remembers what it changed.
+const undoStack = [];
+function undo() {
+  const last = undoStack.pop();
+  if (!last) return;
+  mark(last.shot, last.before, { undoing: true });
+}
+
+// After a rating or a pick, the next shot (A turns it on or off; kept in this browser).
+function markAndAdvance(shot, change) {
+  mark(shot, change);
+  if (localStorage.getItem("shutterpipe-advance") === "on" && app.view === "loupe" && shot === currentShot()) move(1);
+}
+function toggleAdvance() {
+  const on = localStorage.getItem("shutterpipe-advance") !== "on";
+  localStorage.setItem("shutterpipe-advance", on ? "on" : "off");
+  document.body.dataset.advance = on ? "on" : "off";
+  if ($("advance")) $("advance").setAttribute("aria-pressed", String(on));
 }
 
 function move(by) {

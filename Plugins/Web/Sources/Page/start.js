@@ -73,6 +73,11 @@ async function start() {
 }
 
 document.addEventListener("keydown", onKey);
+fillHelp();
+$("undo").onclick = () => undo();
+$("advance").onclick = () => toggleAdvance();
+document.body.dataset.advance = localStorage.getItem("shutterpipe-advance") === "on" ? "on" : "off";
+$("advance").setAttribute("aria-pressed", String(document.body.dataset.advance === "on"));
 $("show-grid").onclick = () => setView("grid");
 $("show-loupe").onclick = () => setView("loupe");
 $("show-compare").onclick = () => setView("compare");
@@ -86,9 +91,9 @@ $("zoom-fit").onclick = () => loupe.setZoom("fit");
 $("zoom-100").onclick = () => loupe.setZoom(1);
 $("zoom-200").onclick = () => loupe.setZoom(2);
 for (const id of ["clip-high", "clip-low", "clip-high-at", "clip-low-at"]) $(id).onchange = () => loupe.draw();
-document.querySelectorAll("#marks [data-rating]").forEach((b) => b.onclick = () => mark(focusedShot(), { rating: Number(b.dataset.rating) }));
+document.querySelectorAll("#marks [data-rating]").forEach((b) => b.onclick = () => markAndAdvance(focusedShot(), { rating: Number(b.dataset.rating) }));
 document.querySelectorAll("#marks [data-label]").forEach((b) => b.onclick = () => { const s = focusedShot(); mark(s, { label: s && s.label === b.dataset.label ? "none" : b.dataset.label }); });
-document.querySelectorAll("#marks [data-pick]").forEach((b) => b.onclick = () => mark(focusedShot(), { pick: b.dataset.pick }));
+document.querySelectorAll("#marks [data-pick]").forEach((b) => b.onclick = () => markAndAdvance(focusedShot(), { pick: b.dataset.pick }));
 for (const [id, key] of [["filter-rating", "rating"], ["filter-label", "label"], ["filter-pick", "pick"], ["filter-camera", "camera"], ["filter-session", "session"]]) {
   $(id).onchange = () => { app.filter[key] = $(id).value; reload().catch(showError); };
 }

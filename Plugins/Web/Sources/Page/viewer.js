@@ -46,6 +46,16 @@ class Viewer {
     if (this.view.zoom !== "fit") this.loadFull(); else this.dwell = setTimeout(() => this.loadFull(), 1000);
   }
 
+  // A compare pane's marks, over its picture: stars, label, pick.
+  showMarks() {
+    if (this.main) return;
+    let marks = this.element.querySelector(".marks");
+    if (!marks) { marks = document.createElement("div"); marks.className = "marks"; this.element.appendChild(marks); }
+    const shot = this.shot;
+    marks.textContent = !shot ? "" : ("★".repeat(shot.rating || 0) || "☆") + (shot.label ? " · " + shot.label : "") + (shot.pick === "picked" ? " · picked" : shot.pick === "rejected" ? " · rejected" : "");
+    marks.dataset.shot = shot && shot.id ? shot.id : "";
+  }
+
   // Noted once the preview is decoded and the next frame drew it (or 200 ms later: a page
   // the browser draws no frames for is not held up).
   painted() {
@@ -169,7 +179,7 @@ class Viewer {
     this.pointers.set(event.pointerId, { x: event.clientX, y: event.clientY, startX: event.clientX, startY: event.clientY });
     this.moved = false;
     if (this.pointers.size === 2) this.gesture = { spread: this.spread(), scale: this.scale() };
-    if (!this.main) compare.focused = this;
+    if (!this.main && compare.focused !== this) compare.focus(this);
   }
 
   moveTo(event) {
