@@ -34,6 +34,8 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     let session: String
     /// The shares the operator made (``ShareGrants``).
     let shares = ShareGrants()
+    /// The shots in flight, told to the pages.
+    let progress = ProgressFeed()
     let library: PhotoLibrary
     let hub = EventHub()
     let liveViews = LiveViews()
@@ -99,7 +101,8 @@ public final class WebTrigger: TriggerSource, SessionObserver {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 hub.onClose { continuation.resume() }
             }
-        } onCancel: {
+        } onCancel: { [progress] in
+            progress.stop()
             hub.close()
             liveViews.close()
         }
@@ -114,6 +117,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         liveViews.attach(session.liveView, cameraName: "camera")
         cameras.withLock { $0 = session.cameras }
         sessionCatalogue.withLock { $0 = session.catalogue }
+        progress.start(session.shotsInFlight, hub: hub, session: self.session)
         // Every page hears of each shot once it has its catalogue id, and of every change of
         // marks, whoever made it (a page, the socket, `shutterpipe shots rate`).
         session.catalogue?.observe { [hub] change in

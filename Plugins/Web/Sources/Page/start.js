@@ -21,6 +21,14 @@ function showState(answer) {
   if (answer.state === "exitedOrUnableToEnter") setMode("idle");
 }
 
+// The shots in flight, as the terminal's status line says them: capturing, downloading
+// x % of y MB, storing. The answer that ends a shot says how it went.
+function showProgress(shots) {
+  $("progress").textContent = shots.map((shot) => shot.words).join(" · ");
+  document.body.dataset.inFlight = shots.map((shot) => shot.phase).join(",");
+  if (shots.length) window.progressSeen = (window.progressSeen || []).concat(shots.map((shot) => shot.phase));
+}
+
 function setMode(mode) { $("mode").textContent = mode; $("mode").className = mode; }
 
 // The share panel: the viewer link (the session that runs, by default), or a link of its
@@ -69,6 +77,7 @@ async function start() {
   events.addEventListener("shot", (m) => onRecorded(JSON.parse(m.data)));
   events.addEventListener("marked", (m) => onMarked(JSON.parse(m.data)));
   events.addEventListener("copied", (m) => onCopied(JSON.parse(m.data)));
+  events.addEventListener("progress", (m) => showProgress(JSON.parse(m.data).shots));
   events.onopen = () => { document.body.dataset.ready = "yes"; };
 }
 

@@ -73,6 +73,10 @@ public struct SessionView: Sendable {
     /// The session's catalogue, when it keeps one (`catalogue: off` keeps none). (Added
     /// in ABI 6.)
     public let catalogue: (any ShotCatalogue)?
+    /// The shots in flight now, as the terminal's status line shows them (capturing,
+    /// downloading so far, storing): read it as often as a display needs; it never waits
+    /// for the coordinator. Empty when nothing is in flight. (Added in contract 9.2.)
+    public var shotsInFlight: @Sendable () -> [ShotInFlight] = { [] }
 
     /// Creates a view. The coordinator makes these; tests can make their own.
     public init(liveView: (any LiveViewSource)?, cameras: @escaping @Sendable () async -> [CameraStatus],
@@ -80,5 +84,44 @@ public struct SessionView: Sendable {
         self.liveView = liveView
         self.cameras = cameras
         self.catalogue = catalogue
+    }
+
+    /// Creates a view with the shots in flight. (Added in contract 9.2.)
+    public init(liveView: (any LiveViewSource)?, cameras: @escaping @Sendable () async -> [CameraStatus],
+                catalogue: (any ShotCatalogue)?, shotsInFlight: @escaping @Sendable () -> [ShotInFlight]) {
+        self.init(liveView: liveView, cameras: cameras, catalogue: catalogue)
+        self.shotsInFlight = shotsInFlight
+    }
+}
+
+/// A shot in flight, for a display: what it is doing and how far it came. (Added in
+/// contract 9.2.)
+public struct ShotInFlight: Sendable, Equatable {
+    /// What the shot is doing. New phases may come in later contracts: handle
+    /// `@unknown default`.
+    public enum Phase: String, Sendable, Equatable {
+        /// The camera is exposing (or nothing is downloaded yet).
+        case capturing
+        /// Its files are coming from the camera.
+        case downloading
+        /// The sinks are storing it.
+        case storing
+    }
+
+    /// The shot's number in this run.
+    public var number: Int
+    public var phase: Phase
+    /// Seconds since the shot began.
+    public var seconds: Double
+    /// Bytes downloaded so far, and the announced total when every file's is known.
+    public var bytes: Int64
+    public var total: Int64?
+
+    public init(number: Int, phase: Phase, seconds: Double, bytes: Int64 = 0, total: Int64? = nil) {
+        self.number = number
+        self.phase = phase
+        self.seconds = seconds
+        self.bytes = bytes
+        self.total = total
     }
 }

@@ -45,9 +45,10 @@ public enum PluginEntry {
     /// The contract's minor revision the plugin was built against: additive changes since
     /// the major. History of 9: 0, the first; 1, ask and answer: ``EventChannel/submit(_:)``
     /// returns a ``PendingAnswer`` (``TriggerEvent/pendingAnswer``,
-    /// ``ShutterAnswer/deliver(to:)``), and `TriggerSource.sync(_:)` has a default.
+    /// ``ShutterAnswer/deliver(to:)``), and `TriggerSource.sync(_:)` has a default; 2, the
+    /// shots in flight for displays (``SessionView/shotsInFlight``, ``ShotInFlight``).
     @_alwaysEmitIntoClient
-    public static var contractMinor: Int32 { 1 }
+    public static var contractMinor: Int32 { 2 }
 
     /// The Swift compiler the plugin was built with, `major * 100 + minor`.
     @_alwaysEmitIntoClient
