@@ -153,17 +153,28 @@ public enum PluginLoader {
             let link = try? FileManager.default.destinationOfSymbolicLink(atPath: absolute)
             throw PluginLoadError(path: path, reason: link.map { "a symbolic link to '\($0)', which does not exist" } ?? "no such file")
         }
+        let host = "this shutterpipe \(ShutterPipeSDK.version) has contract \(ShutterPipeSDK.contract) with \(ShutterPipeSDK.toolchain)"
         guard let handle = dlopen(absolute, RTLD_NOW | RTLD_LOCAL) else {
-            throw PluginLoadError(path: path, reason: "cannot load it: \(dlerror().map { String(cString: $0) } ?? "unknown error")")
+            let reason = dlerror().map { String(cString: $0) } ?? "unknown error"
+            // A Swift symbol of the contract that is not there: a plugin built against
+            // another contract (one from before 9 needs symbols 9 no longer has). Said in
+            // words; the mangled name goes last, for the curious.
+            if let range = reason.range(of: "undefined symbol: $s14ShutterPipeKit") {
+                let symbol = reason[range.lowerBound...].dropFirst("undefined symbol: ".count).prefix { !$0.isWhitespace }
+                throw PluginLoadError(path: path, reason: "built against another plugin contract than this shutterpipe's: it needs a part of ShutterPipeKit that \(host) does not have (a plugin from before contract 9, or one built against a changed SDK); rebuild the plugin against this shutterpipe's SDK (the missing part: \(symbol))")
+            }
+            throw PluginLoadError(path: path, reason: "cannot load it: \(reason)")
         }
         guard let abiSymbol = dlsym(handle, "shutterpipe_plugin_abi"), let entrySymbol = dlsym(handle, "shutterpipe_plugin_entry") else {
             if skippingNonPlugins { return false }
             throw PluginLoadError(path: path, reason: "not a shutterpipe plugin: it exports no shutterpipe_plugin_abi/shutterpipe_plugin_entry (see docs/plugins.md)")
         }
-        let host = "this shutterpipe \(ShutterPipeSDK.version) has contract \(ShutterPipeSDK.contract) with \(ShutterPipeSDK.toolchain)"
         guard let contractSymbol = dlsym(handle, "shutterpipe_plugin_contract") else {
             // Before contract 9 a plugin exported only the ABI number, matched exactly.
             let pluginABI = unsafeBitCast(abiSymbol, to: (@convention(c) () -> Int32).self)()
+            if pluginABI >= 9 {
+                throw PluginLoadError(path: path, reason: "it says plugin ABI \(pluginABI) but exports no shutterpipe_plugin_contract, the entry point every plugin since contract 9 has: its entry points were written by hand, not with the SDK's PluginEntry (docs/plugins.md, \"The entry point\"); \(host): rebuild the plugin against this shutterpipe's SDK")
+            }
             throw PluginLoadError(path: path, reason: "built against plugin ABI \(pluginABI), before contract 9 (it exports no shutterpipe_plugin_contract), but \(host); rebuild the plugin against this shutterpipe's SDK")
         }
         let (contract, toolchain) = PluginEntry.unpack(unsafeBitCast(contractSymbol, to: (@convention(c) () -> Int64).self)())

@@ -56,7 +56,8 @@ struct PluginLoadingTests {
         #expect(environment.lines.contains { $0.contains(" manifest ") })
     }
 
-    @Test("refusals name the file and the reason, and never crash", arguments: ["missing", "notPlugin", "noEntry", "previousABI", "newerMinor", "otherMajor", "otherToolchain", "duplicate"])
+    @Test("refusals name the file and the reason, and never crash", arguments: ["missing", "notPlugin", "noEntry", "previousABI", "noContractEntry", "oldContractSymbol",
+                                                                              "newerMinor", "otherMajor", "otherToolchain", "duplicate"])
     func refusals(kind: String) async throws {
         let folder = TemporaryDirectory("plugin-refuse")
         let path: String
@@ -75,6 +76,17 @@ struct PluginLoadingTests {
             path = try await cLibrary("int shutterpipe_plugin_abi(void) { return 8; }\nint shutterpipe_plugin_entry(void *c) { return 0; }\n",
                                       named: "abi8", in: folder)
             expected = "refused: built against plugin ABI 8, before contract 9 (it exports no shutterpipe_plugin_contract), but this shutterpipe \(ShutterPipeSDK.version) has contract \(ShutterPipeSDK.contract) with \(ShutterPipeSDK.toolchain); rebuild the plugin against this shutterpipe's SDK"
+        case "noContractEntry":  // ABI 9 said, the contract's entry point missing: hand-written entry points
+            path = try await cLibrary("int shutterpipe_plugin_abi(void) { return 9; }\nint shutterpipe_plugin_entry(void *c) { return 0; }\n",
+                                      named: "nocontract", in: folder)
+            expected = "refused: it says plugin ABI 9 but exports no shutterpipe_plugin_contract, the entry point every plugin since contract 9 has"
+        case "oldContractSymbol":  // a plugin whose Swift code needs a part of the contract this one has not
+            path = try await cLibrary("""
+                extern int $s14ShutterPipeKit12RemovedThingV(void);
+                int shutterpipe_plugin_abi(void) { return 8; }
+                int shutterpipe_plugin_entry(void *c) { return $s14ShutterPipeKit12RemovedThingV(); }
+                """, named: "oldsymbol", in: folder)
+            expected = "refused: built against another plugin contract than this shutterpipe's: it needs a part of ShutterPipeKit that this shutterpipe \(ShutterPipeSDK.version) has contract \(ShutterPipeSDK.contract)"
         case "newerMinor", "otherMajor", "otherToolchain":
             let contract = ShutterPipeSDK.contract, swift = ShutterPipeSDK.toolchain
             let (major, minor, toolchain): (Int32, Int32, Int32) = kind == "newerMinor" ? (contract.major, contract.minor + 1, swift.packed)
