@@ -59,6 +59,30 @@ private struct QueuedSink: PhotoSink {
     }
 }
 
+/// A trigger that, each time it runs, starts a reading thread and opens a descriptor, and
+/// forgets both when cancelled: it passes `checkTrigger`, but not the cleanup check.
+private final class LeakingTrigger: TriggerSource, @unchecked Sendable {
+    static let gate = DispatchSemaphore(value: 0)  // never signalled while the tests run: the thread waits for good
+    func run(delivering events: EventChannel) async throws {
+        _ = open("/dev/null", O_RDONLY)
+        Thread { Self.gate.wait() }.start()
+        while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(20)) }
+    }
+}
+
+/// A trigger that reads on a thread of its own and stops it, closing its descriptor, when cancelled.
+private struct TidyTrigger: TriggerSource {
+    func run(delivering events: EventChannel) async throws {
+        let descriptor = open("/dev/null", O_RDONLY)
+        defer { close(descriptor) }
+        let stop = DispatchSemaphore(value: 0), stopped = DispatchSemaphore(value: 0)
+        Thread { stop.wait(); stopped.signal() }.start()
+        while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(20)) }
+        stop.signal()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in DispatchQueue.global().async { stopped.wait(); done.resume() } }
+    }
+}
+
 @Suite("The conformance kit catches what breaks the contract", .timeLimit(.minutes(3)))
 struct KitCatchesViolationsTests {
     @Test("an archival sink whose receipt is empty")
@@ -88,6 +112,13 @@ struct KitCatchesViolationsTests {
         #expect(problems.contains { $0.hasPrefix("store blocked a thread of the cooperative pool for 5") }, "\(problems)")
         let actorProblems = await Conformance.checkSink { PoolBlockingActorSink() }
         #expect(actorProblems.contains { $0.hasPrefix("store blocked a thread of the cooperative pool for 3") }, "\(actorProblems)")
+    }
+
+    @Test("a trigger that leaks a thread and a descriptor each time it is stopped is named, with both; one that cleans up conforms")
+    func leakingTrigger() async {
+        let problems = await Conformance.checkTriggerCleansUp(cycles: 12) { LeakingTrigger() }
+        #expect(problems.contains { $0.contains("thread(s) more after 11 runs") } && problems.contains { $0.contains("descriptor(s) more after 11 runs") }, "\(problems)")
+        #expect(await Conformance.checkTriggerCleansUp(cycles: 12) { TidyTrigger() }.isEmpty)
     }
 
     @Test("a processing sink with an empty receipt, and one that waits on a thread of its own, conform")
