@@ -1,0 +1,36 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterPipeConformance
+import ShutterPipeKit
+@testable import ShutterPipeFifoTrigger
+import Testing
+
+@Suite("fifo trigger", .serialized)
+struct FifoTriggerTests {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("fifo-\(UUID().uuidString)").path
+
+    /// Writes `text` into the pipe, as `echo capture > PATH` does.
+    func write(_ text: String) throws {
+        let descriptor = open(path, O_WRONLY | O_NONBLOCK)
+        guard descriptor >= 0 else { throw POSIXError(.ENOENT) }
+        defer { close(descriptor) }
+        _ = Array(text.utf8).withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    @Test("passes the conformance kit: a line is an event, sync is quick, a cancelled run returns at once")
+    func conformance() async throws {
+        let problems = await Conformance.checkTrigger(FifoTrigger(path: path), expecting: 2) {
+            try await Task.sleep(for: .milliseconds(100))  // the pipe is made as run begins
+            try write("enter\ncapture\n")
+        }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test("leaves no thread and no descriptor behind across starts and stops")
+    func cleansUp() async {
+        let problems = await Conformance.checkTriggerCleansUp({ FifoTrigger(path: path) }, stimulate: { try write("capture\n") })
+        #expect(problems.isEmpty, "\(problems)")
+    }
+}
