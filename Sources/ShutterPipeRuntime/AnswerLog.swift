@@ -97,6 +97,9 @@ struct AnswerLog: Sendable {
             fields.append(("files", locations))
             text += ": \(locations)"
         }
+        if !answer.records.isEmpty {
+            fields.append(("records", answer.records.map(\.location).joined(separator: " ")))
+        }
         // The camera's own names for what was stored (IMG_0099.JPG), once each.
         var cameraFiles: [String] = []
         for name in answer.stored.compactMap(\.cameraFile) where !cameraFiles.contains(name) { cameraFiles.append(name) }

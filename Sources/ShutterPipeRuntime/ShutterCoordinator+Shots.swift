@@ -77,6 +77,7 @@ extension ShutterCoordinator {
             stored.state = failure == nil ? .photoSuccess : .photoFailed
             stored.failure = failure
             stored.stored = outcome.files
+            stored.records = outcome.records
             stored.warnings = outcome.warnings
             stored.captureTime = photo.captureTime
             stored.label = context.label

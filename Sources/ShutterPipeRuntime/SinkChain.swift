@@ -3,8 +3,10 @@ import ShutterPipeSupport
 
 /// What storing one photo in every sink came to.
 struct StoreOutcome: Sendable {
-    /// What every sink stored, in sink order.
+    /// What every sink stored of the photo, in sink order.
     var files: [StoredFile] = []
+    /// The sinks' own files the photo was written into (``SinkReceipt/records``).
+    var records: [StoredFile] = []
     /// What sinks said that did not stop the photo being stored.
     var warnings: [String] = []
     /// The first failure, if any sink failed.
@@ -42,6 +44,7 @@ struct SinkChain: Sendable {
                     try await sink.store(photo, context: shot)
                 }
                 outcome.files += receipt.files
+                outcome.records += receipt.records
                 outcome.warnings += receipt.warnings
                 if sink.role == .archival {
                     let missing = receipt.filesMissing(from: photo)

@@ -37,6 +37,21 @@ private struct LyingSizeArchive: PhotoSink {
     }
 }
 
+/// A processing sink that appends to a log of its own and lists it as each photo's file
+/// (`records` says `true`: it returns it as a record instead, as it should).
+private struct LogSink: PhotoSink {
+    let path: String
+    let asRecord: Bool
+    func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        defer { try? handle.close() }
+        let end = try handle.seekToEnd()
+        try handle.write(contentsOf: Data("shot \(context.shotNumber)\n".utf8))
+        let log = StoredFile(location: path, byteCount: Int(end) + "shot \(context.shotNumber)\n".utf8.count)
+        return asRecord ? SinkReceipt(files: [], records: [log]) : SinkReceipt(files: [log])
+    }
+}
+
 private struct PoolBlockingSink: PhotoSink {
     func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
         if context.shotNumber == 1 { _ = usleep(5_000_000) }  // a blocking wait where the pool runs it
@@ -104,6 +119,16 @@ struct KitCatchesViolationsTests {
         let folder = TemporaryDirectory("conform-lying").keep()
         let problems = await Conformance.checkSink { LyingSizeArchive(folder: folder.path) }
         #expect(problems.contains { $0.contains("has 10 bytes at return, the receipt says") }, "\(problems)")
+    }
+
+    @Test("a processing sink that lists its own log as each photo's file is named; one that returns it as a record conforms")
+    func ownFileAsPhoto() async throws {
+        let folder = TemporaryDirectory("conform-own-file").keep()
+        let path = folder.file("log.txt")
+        try Data().write(to: URL(fileURLWithPath: path))
+        let problems = await Conformance.checkSink { LogSink(path: path, asRecord: false) }
+        #expect(problems.contains { $0.contains("'\(path)' is listed as a file of photo 1 and of photo 2") && $0.contains("records") }, "\(problems)")
+        #expect(await Conformance.checkSink { LogSink(path: path, asRecord: true) }.isEmpty)
     }
 
     @Test("a sink that blocks the cooperative pool for 5 s in store, and one that does it inside an actor")

@@ -61,19 +61,29 @@ public enum Conformance {
             let sink = try make()
             try await calls.run("begin") { try await sink.begin() }
             var earlier: [String: Data] = [:]
+            var listedAsPhotos: [String: Int] = [:]
             for shot in 1...2 {
                 let photo = await preparedSample(shot: shot)
                 let context = ShotContext(session: "conformance", shot: ShotID(run: "conformance", number: shot), captureTime: Date(), camera: "conformance", trigger: "kit")
                 let receipt = try await calls.run("store") { try await sink.store(photo, context: context) }
                 problems += receiptProblems(receipt, for: photo, role: sink.role)
-                for file in receipt.files where file.location.hasPrefix("/") {
+                for file in receipt.files {
+                    if let first = listedAsPhotos[file.location] {
+                        problems.append("'\(file.location)' is listed as a file of photo \(first) and of photo \(shot): a file of the sink's own that every photo is written into belongs in the receipt's records, or every photoSuccess lists it as the photo's")
+                    } else {
+                        listedAsPhotos[file.location] = shot
+                    }
+                }
+                for file in receipt.files + receipt.records where file.location.hasPrefix("/") {
                     guard let now = FileManager.default.contents(atPath: file.location) else { continue }
                     if let before = earlier[file.location], !now.starts(with: before) {
                         problems.append("'\(file.location)' was overwritten: what an earlier store put there is gone")
                     }
                     earlier[file.location] = now
                 }
-                let answer = ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess, stored: receipt.files, shot: ShotID(run: "conformance", number: shot))
+                var observed = ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess, stored: receipt.files, shot: ShotID(run: "conformance", number: shot))
+                observed.records = receipt.records
+                let answer = observed
                 try await calls.run("observe") { await sink.observe(answer) }
             }
             try await calls.run("end") { await sink.end() }
@@ -109,7 +119,7 @@ public enum Conformance {
                 problems.append("an archival sink's receipt must list every file of the photo with its size; it misses \(missing.joined(separator: ", ")) (the shot would stay on the card, answered photoFailed)")
             }
         }
-        for file in receipt.files where file.location.hasPrefix("/") {
+        for file in receipt.files + receipt.records where file.location.hasPrefix("/") {
             let size = (try? FileManager.default.attributesOfItem(atPath: file.location)[.size] as? Int) ?? nil
             if size == nil { problems.append("store returned before '\(file.location)' existed") }
             if let size, size != file.byteCount { problems.append("'\(file.location)' has \(size) bytes at return, the receipt says \(file.byteCount)") }

@@ -46,7 +46,9 @@ public final class ManifestSink: PhotoSink {
         let path = self.path
         let data = lines.reduce(Data(), +)
         let size = try await io.run { () throws -> Int in try Self.append(data, to: path) }
-        return SinkReceipt(files: [StoredFile(location: path, byteCount: size)])
+        // The manifest is the sink's own file, not the photo's: a record, so that the
+        // answer (photoSuccess) lists only the photo's files.
+        return SinkReceipt(files: [], records: [StoredFile(location: path, byteCount: size)])
     }
 
     /// Appends and fsyncs; a short write is undone, so the manifest never ends in half a

@@ -56,8 +56,14 @@ public struct StoredFile: Sendable, Equatable, Codable {
 
 /// What a sink reports after storing a photo durably.
 public struct SinkReceipt: Sendable, Equatable {
-    /// The files written, in order.
+    /// The files of the photo written, in order: copies of the camera's files, and what
+    /// belongs to this photo alone (its sidecar, a derivative). They are what
+    /// ``ShutterState/photoSuccess`` lists.
     public var files: [StoredFile]
+    /// The sink's own files this photo was written into, which belong to no photo (a
+    /// manifest, a log, a database): kept apart, so that an answer does not list them as
+    /// the photo's. (Added in contract 9.2.)
+    public var records: [StoredFile] = []
     /// Things worth telling the user that did not stop the photo being stored, such as
     /// "camera JPEG is truncated; stored as received".
     public var warnings: [String]
@@ -65,6 +71,14 @@ public struct SinkReceipt: Sendable, Equatable {
     /// Creates a receipt.
     public init(files: [StoredFile], warnings: [String] = []) {
         self.files = files
+        self.warnings = warnings
+    }
+
+    /// Creates a receipt that also names the sink's own files this photo was written
+    /// into (``records``). (Added in contract 9.2.)
+    public init(files: [StoredFile], records: [StoredFile], warnings: [String] = []) {
+        self.files = files
+        self.records = records
         self.warnings = warnings
     }
 
@@ -87,8 +101,12 @@ public struct ShutterAnswer: Sendable, Equatable {
     /// ``ShutterState/exitedOrUnableToEnter`` when entering failed. `nil` for a normal
     /// exit.
     public var failure: ShutterError?
-    /// The files stored for a ``ShutterState/photoSuccess``, across every sink.
+    /// The files stored for a ``ShutterState/photoSuccess``, across every sink: the
+    /// photo's files, never a sink's own records.
     public var stored: [StoredFile]
+    /// The sinks' own files this shot was written into (``SinkReceipt/records``: a
+    /// manifest, a log), apart from the photo's. (Added in contract 9.2.)
+    public var records: [StoredFile] = []
     /// The shot's identity, for captures that reached the camera and for shots taken with
     /// the camera's own button. (Added in ABI 6.)
     public var shot: ShotID?
