@@ -46,7 +46,9 @@ extension CameraSession {
         var ledger = deliveredLedger(for: camera)
         guard !ledger.existed, !ledger.unreadable else { return }
         do {
-            guard let files = try camera.allFiles() else { return }
+            var hidden: [CardPath] = []
+            defer { sayHidden(hidden) }
+            guard let files = try camera.allFiles(hidden: &hidden) else { return }
             recordFirstMeeting(files, in: &ledger)
         } catch {
             WorkerLog.warning("the card of a camera met for the first time could not be listed (\(error)): the files on it at the next listing will be taken as already there, not imported")
@@ -58,6 +60,15 @@ extension CameraSession {
         delivered = ledger
         if !files.isEmpty {
             WorkerLog.info("\(files.count) file(s) already on the card when shutterpipe first met this camera stay there (importOnConnect: new; 'all' imports them)")
+        }
+    }
+
+    /// A second object under a name the card already holds (a shot given a kept one's
+    /// name) is listed, fetched and deleted by nobody: libgphoto2 reaches only the first.
+    /// Said as a warning with the fix, once per name, never a line at debug level only.
+    func sayHidden(_ paths: [CardPath]) {
+        for path in paths where hiddenSaid.insert(path).inserted {
+            WorkerLog.warning(CardLedger.hiddenByNameMessage(path) + " (fix: \(CardLedger.reusedNameFix))")
         }
     }
 
@@ -79,7 +90,9 @@ extension CameraSession {
         let files: [GPhotoCamera.AddedFile]
         do {
             // A request waiting (a capture) goes first; the catch-up starts again at the next pause.
-            guard let listed = try camera.allFiles(interrupted: requestsWaiting) else { catchUpDue = true; return }
+            var hidden: [CardPath] = []
+            defer { sayHidden(hidden) }
+            guard let listed = try camera.allFiles(interrupted: requestsWaiting, hidden: &hidden) else { catchUpDue = true; return }
             files = listed
         } catch {
             return WorkerLog.warning("the card could not be listed for shots taken while the camera was away: \(error)")

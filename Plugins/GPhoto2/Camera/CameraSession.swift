@@ -47,6 +47,9 @@ final class CameraSession: @unchecked Sendable {
     var delivered: DeliveredLedger?
     /// A catch-up of the card is due at the next pause (set at every open).
     var catchUpDue = false
+    /// Names the card holds more than once that were said (once each per worker):
+    /// libgphoto2 reaches only the first object of a name (``LibraryComplaints``).
+    var hiddenSaid: Set<CardPath> = []
     /// The card files this worker's captures, button shots and imports named since the
     /// session's open (stored, failed, or with an outcome not yet heard of): the catch-up
     /// is for what came while the camera was away, not for these. Kept across

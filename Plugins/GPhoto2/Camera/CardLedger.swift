@@ -96,5 +96,9 @@ struct CardLedger {
         "the camera announced '\(path.name)' with the same name, size and time as a stored shot still on its card: a new exposure in its place, or the stored one announced again; libgphoto2 cannot tell them apart, so it stays on the card"
     }
 
+    static func hiddenByNameMessage(_ path: CardPath) -> String {
+        "the camera's card holds more than one file named '\(path.name)' in \(path.folder) (a shot given the name of one kept there): libgphoto2 lists and fetches only the first, so the other is neither imported nor deleted and stays on the card; copy it off the card with the camera or a card reader"
+    }
+
     static let reusedNameFix = "set the camera's file numbering to continuous, or let shutterpipe delete stored shots from the card (keepOnCamera: false)"
 }

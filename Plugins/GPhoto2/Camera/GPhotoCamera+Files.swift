@@ -7,13 +7,24 @@ extension GPhotoCamera {
     /// as the camera says (libgphoto2's listing: for PTP cameras, from the object list it
     /// reads once at open). Nil when `interrupted` says so between folders: a full card
     /// takes a while to list, and a capture must not wait for it.
-    func allFiles(interrupted: () -> Bool = { false }) throws(GPhotoFailure) -> [AddedFile]? {
+    ///
+    /// `hidden` gets the names the listing holds more than once (libgphoto2 lists and
+    /// reaches only the first object of a name: ``LibraryComplaints``).
+    func allFiles(interrupted: () -> Bool = { false }, hidden: inout [CameraPath]) throws(GPhotoFailure) -> [AddedFile]? {
         var found: [AddedFile] = []
         var folders = ["/"]
         while let folder = folders.popLast() {
             if interrupted() { return nil }
             for name in try names(in: folder, folders: true) { folders.append(folder == "/" ? "/\(name)" : "\(folder)/\(name)") }
-            for name in try names(in: folder, folders: false) {
+            let (files, complaints) = try LibraryComplaints.collecting { () throws(GPhotoFailure) in try names(in: folder, folders: false) }
+            for duplicate in LibraryComplaints.duplicateEntries(in: complaints) {
+                hidden.append(CameraPath(folder: duplicate.folder, name: duplicate.name))
+            }
+            // A listing that repeats a name (a libgphoto2 that does not drop them) is as
+            // out of reach past its first.
+            var listed: Set<String> = []
+            for name in files where !listed.insert(name).inserted { hidden.append(CameraPath(folder: folder, name: name)) }
+            for name in listed.sorted() {
                 let path = CameraPath(folder: folder, name: name)
                 let info = info(path)
                 found.append(AddedFile(path: path, size: info?.size, modified: info?.modified))

@@ -185,6 +185,36 @@ struct CameraBehaviourTests {
         #expect(try await camera.filesOnCard() == ["capt0000.jpg"], "the newest exposure stays on the card")
     }
 
+    @Test("keeping shots on a camera that reuses names: two button shots given the kept one's name are each said in a warning, and the next session, which cannot reach them (libgphoto2 lists one file of a name), says so once with the fix, never at debug level only")
+    func hiddenByAKeptName() async throws {
+        let camera = try await FakeCamera(["--reuse-names"])
+        let folder = TemporaryDirectory("hidden-by-name")
+        let config = try writeConfig(tetherConfig(camera, output: folder.file("out"), backend: "  keepOnCamera: true"), in: folder)
+        let first = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        #expect(await shoot(first, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(first.stderrSoFar)")
+        for press in 1...2 {
+            camera.pressButton()
+            await first.waitForOutput(on: .stderr, "warning \(press) of a button shot") {
+                $0.components(separatedBy: "warning: a shot from the camera's button: ").count - 1 >= press
+            }
+        }
+        first.closeInput()
+        _ = await first.wait(timeout: .seconds(30))
+        #expect(try await camera.filesOnCard() == ["capt0000.jpg"], "the gphoto2 CLI too lists one file of the name, of the three on the card")
+
+        // The next session lists the card for shots taken while it was away.
+        let second = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        #expect(await shoot(second, "enter", answers: 1).last == "enteredPhotoMode", "\(second.stderrSoFar)")
+        await second.waitForOutput("more than one file named 'capt0000.jpg'")
+        second.send("exit\n")
+        second.closeInput()
+        let outcome = await second.wait(timeout: .seconds(30))
+        let warnings = outcome.stderr.components(separatedBy: "\n").filter { $0.contains("more than one file named 'capt0000.jpg'") }
+        #expect(warnings.count == 1 && warnings[0].contains("warning:") && warnings[0].contains("stays on the card") && warnings[0].contains("(fix: set the camera's file numbering to continuous"),
+                "\(outcome.stderr)")
+        #expect(!outcome.stderr.contains("photoSuccess"), "nothing imported in the kept one's name: \(outcome.stderr)")
+    }
+
     @Test("bracketing (three files a capture): every file of every capture is deleted by the end of the session, the last capture's too")
     func lastDeletesOfASession() async throws {
         let camera = try await FakeCamera(["--objects-per-capture", "3"])
