@@ -116,6 +116,11 @@ enum CameraOpening {
     }
 
     static func openError(_ failure: GPhotoFailure, model: String, port: String) -> ShutterError {
+        let refused = DriverFolders.unreadable
+        if !refused.isEmpty, [GP_ERROR_LIBRARY, GP_ERROR_MODEL_NOT_FOUND, GP_ERROR_UNKNOWN_PORT].contains(failure.code) {
+            return ShutterError(.permissionDenied, "cannot open \(model) at \(port): \(failure): the confined camera worker cannot read \(DriverFolders.describe(refused))",
+                                fix: DriverFolders.fix(refused))
+        }
         switch failure.code {
         case GP_ERROR_IO_USB_CLAIM, GP_ERROR_IO_LOCK:
             return ShutterError(.permissionDenied, "the camera at \(port) is held by another program (usually the desktop's gvfs)",

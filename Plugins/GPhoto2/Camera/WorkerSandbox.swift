@@ -29,7 +29,7 @@ public enum WorkerSandbox {
         let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 1
         if threads > 1 { warnings.append("\(threads) threads at confinement: Landlock holds only the first") }
 
-        let reads = readPaths()
+        let reads = readPaths() + confinement.readPaths
         let writes = ["."]
         let devices = ["/dev/bus/usb", "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"]
         let groups = confinement.user?.groups.map { gid_t($0) } ?? []

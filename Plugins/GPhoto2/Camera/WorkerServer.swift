@@ -20,6 +20,12 @@ public enum WorkerServer {
         if let confinement {
             WorkerLog.debug(confinement.summary)
             confinement.warnings.forEach { WorkerLog.warning($0) }
+            // A driver the confinement keeps out fails as libgphoto2's "Error loading a
+            // library": named here, with the option that allows it.
+            let refused = DriverFolders.check()
+            if !refused.isEmpty {
+                WorkerLog.warning("the confined camera worker cannot read \(refused.count) libgphoto2 driver(s): \(DriverFolders.describe(refused)) (fix: \(DriverFolders.fix(refused)))")
+            }
         } else {
             WorkerLog.warning("runs unconfined ('confineWorkers: false'): a device that takes libgphoto2 over gets this session's privileges")
         }

@@ -59,7 +59,8 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
         let folder = options.settingsFolder ?? Self.defaultSettingsFolder
         workers = selections.map {
             CameraWorker(name: $0.name, settingsFolder: folder, log: log, forwardingLibraryLog: options.libgphoto2Log,
-                         confinement: WorkerConfinement(enabled: options.confineWorkers, tcpPorts: WorkerConfinement.tcpPorts(of: $0.port)),
+                         confinement: WorkerConfinement(enabled: options.confineWorkers, tcpPorts: WorkerConfinement.tcpPorts(of: $0.port),
+                                                        readPaths: options.workerReadPaths),
                          user: options.workerUser)
         }
         // Now that self exists, the workers report to it.

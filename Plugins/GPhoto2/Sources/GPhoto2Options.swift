@@ -39,6 +39,9 @@ extension GPhoto2Backend {
         /// The user a worker switches to when the session runs as root; nil:
         /// `shutterpipe-camera`, made when missing; `root`: stays root (confined otherwise).
         public var workerUser: String?
+        /// Folders a confined worker may read beyond the system's: where a self-built
+        /// libgphoto2 keeps its drivers, or where drivers in its folders are linked to.
+        public var workerReadPaths: [String] = []
         /// Sets each camera's clock from the host's at every open (connect and reconnect),
         /// logging how far off it was.
         public var syncClock = false
@@ -80,6 +83,10 @@ extension GPhoto2Backend.Options {
         libgphoto2Log = try options.bool("libgphoto2Log", default: libgphoto2Log)
         confineWorkers = try options.bool("confineWorkers", default: confineWorkers)
         workerUser = try options.string("workerUser")
+        workerReadPaths = try options.stringList("workerReadPaths").map(PluginOptions.expandingTilde)
+        if let relative = workerReadPaths.first(where: { !$0.hasPrefix("/") }) {
+            throw options.error("'workerReadPaths' takes absolute folders, such as /opt/libgphoto2/lib; got '\(relative)'", key: "workerReadPaths")
+        }
         syncClock = try options.bool("syncClock", default: syncClock)
         importOnConnect = try options.choice("importOnConnect", from: ["new", "none", "all"], default: importOnConnect)
         if let user = workerUser, user.isEmpty || user.contains(where: { $0.isWhitespace || $0 == ":" || $0 == "/" }) {

@@ -23,6 +23,9 @@ public struct WorkerConfinement: Codable, Sendable, Equatable {
     /// TCP ports the worker may connect to: a PTP/IP camera's command and event ports.
     /// Empty: no network sockets at all.
     public var tcpPorts: [UInt16] = []
+    /// Folders it may read beyond the system's (the gphoto2 option `workerReadPaths`): a
+    /// self-built libgphoto2's drivers, or drivers linked from elsewhere.
+    public var readPaths: [String] = []
 
     /// An unprivileged user: ids, and the supplementary groups (`plugdev` for USB cameras).
     public struct User: Codable, Sendable, Equatable {
@@ -39,10 +42,11 @@ public struct WorkerConfinement: Codable, Sendable, Equatable {
         }
     }
 
-    public init(enabled: Bool = true, user: User? = nil, tcpPorts: [UInt16] = []) {
+    public init(enabled: Bool = true, user: User? = nil, tcpPorts: [UInt16] = [], readPaths: [String] = []) {
         self.enabled = enabled
         self.user = user
         self.tcpPorts = tcpPorts
+        self.readPaths = readPaths
     }
 
     /// The TCP ports of a camera port string: `ptpip:HOST:PORT:PORT` (IPv6 hosts in

@@ -33,10 +33,11 @@ func tetherConfig(_ camera: FakeCamera, output: String, backend: String = "", si
 }
 
 /// Runs shutterpipe against `camera` with `input` on stdin, HOME set to the camera's.
-func runTethered(_ camera: FakeCamera, _ config: String, input: String, in folder: TemporaryDirectory) async throws -> Outcome {
+func runTethered(_ camera: FakeCamera, _ config: String, input: String, in folder: TemporaryDirectory,
+                 environment: [String: String] = [:]) async throws -> Outcome {
     let path = try writeConfig(config, in: folder)
     return try await shutterpipe(["run", "--config", path], input: input, in: folder.path,
-                                 environment: ["HOME": camera.home.path], timeout: .seconds(40))
+                                 environment: environment.merging(["HOME": camera.home.path]) { _, home in home }, timeout: .seconds(40))
 }
 
 /// The bytes the virtual camera serves for a replayed JPEG: the file with a comment

@@ -180,6 +180,31 @@ int main(int argc, char **argv) {
 """#
 
 extension WorkerConfinementTests {
+    @Test("port drivers linked from a folder the confinement keeps out (IOLIBS of links, as a self-built libgphoto2 has): the shot's failure names a refused driver, where it points and the option; with workerReadPaths the shot is stored")
+    func driversLinkedFromElsewhere() async throws {
+        let folder = TemporaryDirectory("linked-drivers")
+        let system = try #require(try FileManager.default.contentsOfDirectory(atPath: "/usr/lib").lazy
+            .map { "/usr/lib/\($0)/libgphoto2_port" }.first { FileManager.default.fileExists(atPath: $0) })
+        let version = try #require(try FileManager.default.contentsOfDirectory(atPath: system).first)
+        let links = folder.file("links"), real = folder.file("built")
+        for path in [links, real] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        for name in try FileManager.default.contentsOfDirectory(atPath: "\(system)/\(version)") where name.hasSuffix(".so") {
+            try FileManager.default.copyItem(atPath: "\(system)/\(version)/\(name)", toPath: "\(real)/\(name)")
+            try FileManager.default.createSymbolicLink(atPath: "\(links)/\(name)", withDestinationPath: "\(real)/\(name)")
+        }
+        let camera = try await FakeCamera([])
+        let refused = try await runTethered(camera, tetherConfig(camera, output: folder.file("out")), input: "capture\n", in: folder, environment: ["IOLIBS": links])
+        let answer = refused.lines.first { $0.hasPrefix("photo") } ?? ""
+        #expect(answer.hasPrefix("photoFailed permissionDenied: cannot open") && answer.contains("Error loading a library: the confined camera worker cannot read \(links)/")
+                && answer.contains("(a link to \(real)/") && answer.contains("'workerReadPaths: [\(real)]'") && answer.contains("confineWorkers: false"), "\(answer)\n\(refused.stderr.suffix(3000))")
+        #expect(refused.stderr.contains("warning: the confined camera worker cannot read"), "said when the worker starts too: \(refused.stderr.suffix(3000))")
+
+        let allowed = try await runTethered(camera, tetherConfig(camera, output: folder.file("out"), backend: "  workerReadPaths: [\(real)]"), input: "capture\n", in: folder,
+                                            environment: ["IOLIBS": links])
+        #expect(allowed.lines.contains { $0.hasPrefix("photoSuccess") }, "\(allowed.stdout)\n\(allowed.stderr.suffix(3000))")
+        #expect(!allowed.stderr.contains("cannot read"))
+    }
+
     @Test("on a kernel without Landlock and seccomp the worker runs unconfined by them, says so in a warning, and the shot is stored")
     func oldKernel() async throws {
         let folder = TemporaryDirectory("old-kernel")
