@@ -67,3 +67,30 @@ public func onThreads<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (In
         return results.sorted { $0.0 < $1.0 }.map(\.1)
     }
 }
+
+/// A loopback TCP port held for the life of this value and never listened on: a
+/// connection to it is refused at once, and no other test's server can take it meanwhile
+/// (a port freed by stopping a server can be handed to the next one started beside it).
+public final class RefusingPort: Sendable {
+    public let port: UInt16
+    private let descriptor: Int32
+
+    public init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard descriptor >= 0, bound else {
+            if descriptor >= 0 { close(descriptor) }
+            throw TestSupportError("cannot hold a loopback port: \(String(cString: strerror(errno)))")
+        }
+        self.descriptor = descriptor
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    deinit { close(descriptor) }
+}

@@ -41,9 +41,11 @@ struct CameraOpeningTests {
         #expect(outcome.lines.first?.hasPrefix("MODEL") == true)
         let row = try #require(outcome.lines.first { $0.contains(camera.portSpec) })
         for field in ["PTP/IP Camera", "XYZ-42", "64%", "32.0 GB"] { #expect(row.contains(field), "\(row)") }
-        camera.stop()
-        let gone = try await shutterpipe(["cameras", "--port", camera.portSpec], in: folder.path, environment: ["HOME": camera.home.path])
-        #expect(gone.lines.contains { $0.hasPrefix("\(camera.portSpec): cannot open PTP/IP Camera") }, "\(gone.stdout)")
+        // A port nobody listens on, held so that no camera started beside this test takes it.
+        let closed = try RefusingPort()
+        let spec = "ptpip:127.0.0.1:\(closed.port):\(closed.port)"
+        let gone = try await shutterpipe(["cameras", "--port", spec], in: folder.path, environment: ["HOME": camera.home.path])
+        #expect(gone.lines.contains { $0.hasPrefix("\(spec): cannot open PTP/IP Camera") }, "\(gone.stdout)")
     }
 
     @Test("serial: a camera with another serial number is not taken")
