@@ -37,23 +37,35 @@ extension Catalogue {
         var clauses: [String] = []
         var values: [SQLiteValue] = []
         if let session = filter.session { clauses.append("e.name = ?"); values.append(.text(session)) }
-        if let camera = filter.camera { clauses.append("(s.camera = ? OR s.camera_model = ?)"); values += [.text(camera), .text(camera)] }
+        // Marks are a frame's: a shot is selected when one of its frames (of the camera
+        // asked for, if one is) has them.
+        var frame: [String] = []
+        var frameValues: [SQLiteValue] = []
         if let (comparison, rating) = filter.rating {
             if rating == -1 {
-                clauses.append(comparison == .equal ? "s.pick = -1" : "1 = 0")
+                frame.append(comparison == .equal ? "f.pick = -1" : "1 = 0")
             } else {
-                clauses.append("s.rating \(comparison.rawValue) ? AND s.pick != -1")
-                values.append(.integer(Int64(rating)))
+                frame.append("f.rating \(comparison.rawValue) ? AND f.pick != -1")
+                frameValues.append(.integer(Int64(rating)))
             }
         }
-        if let label = filter.label { clauses.append("lower(s.label) = lower(?)"); values.append(.text(label)) }
+        if let label = filter.label { frame.append("lower(f.label) = lower(?)"); frameValues.append(.text(label)) }
+        if filter.pickedOnly { frame.append("f.pick = 1") }
+        if filter.rejectedOnly { frame.append("f.pick = -1") }
+        let marks = frame.isEmpty ? "" : " AND " + frame.joined(separator: " AND ")
+        if let camera = filter.camera {
+            // A rig's camera by its name (a frame), or a camera by the name or model a shot of one camera has.
+            clauses.append("(EXISTS (SELECT 1 FROM frames f WHERE f.shot_id = s.id AND f.camera = ?\(marks)) OR ((s.camera = ? OR s.camera_model = ?) AND EXISTS (SELECT 1 FROM frames f WHERE f.shot_id = s.id\(marks))))")
+            values += [.text(camera)] + frameValues + [.text(camera), .text(camera)] + frameValues
+        } else if !frame.isEmpty {
+            clauses.append("EXISTS (SELECT 1 FROM frames f WHERE f.shot_id = s.id\(marks))")
+            values += frameValues
+        }
         if let label = filter.sessionLabel { clauses.append("s.session_label = ?"); values.append(.text(label)) }
         if let keyword = filter.keyword {
             clauses.append("EXISTS (SELECT 1 FROM keywords k WHERE k.shot_id = s.id AND lower(k.keyword) = lower(?))")
             values.append(.text(keyword))
         }
-        if filter.pickedOnly { clauses.append("s.pick = 1") }
-        if filter.rejectedOnly { clauses.append("s.pick = -1") }
         if filter.failedOnly { clauses.append("s.state = 'failed'") }
         if let since = filter.since { clauses.append("coalesce(s.fired, s.stored, s.asked) >= ?"); values.append(.real(since.timeIntervalSince1970)) }
         return (clauses.isEmpty ? "1" : clauses.joined(separator: " AND "), values)
@@ -102,10 +114,18 @@ extension Catalogue {
                 : paged ? "IN (\(shots.map { String($0.id) }.joined(separator: ",")))"
                 : "IN (SELECT s.id FROM shots s LEFT JOIN sessions e ON e.id = s.session_id WHERE \(condition))"
             let selectionValues = shots.count == 1 || paged ? [] : values
-            for row in try database.query("SELECT shot_id, path, size, kind, sha256, camera_file, missing FROM files WHERE shot_id \(selection) ORDER BY id", selectionValues) {
+            for row in try database.query("SELECT shot_id, path, size, kind, sha256, camera_file, missing, camera FROM files WHERE shot_id \(selection) ORDER BY id", selectionValues) {
                 guard let shot = row[0].integer, let position = index[shot] else { continue }
-                shots[position].files.append(CatalogueFile(path: row[1].text ?? "", size: row[2].integer ?? 0, kind: FileKind(rawValue: row[3].text ?? "") ?? .jpeg,
-                                                           sha256: row[4].text, cameraFile: row[5].text, missing: row[6].integer == 1))
+                var file = CatalogueFile(path: row[1].text ?? "", size: row[2].integer ?? 0, kind: FileKind(rawValue: row[3].text ?? "") ?? .jpeg,
+                                         sha256: row[4].text, cameraFile: row[5].text, missing: row[6].integer == 1)
+                file.camera = row[7].text
+                shots[position].files.append(file)
+            }
+            for row in try database.query("SELECT shot_id, camera, rating, label, pick FROM frames WHERE shot_id \(selection) ORDER BY id", selectionValues) {
+                guard let shot = row[0].integer, let position = index[shot] else { continue }
+                let camera = row[1].text ?? ""
+                shots[position].frames.append(CatalogueFrame(camera: camera.isEmpty ? nil : camera, rating: row[2].integer ?? 0, label: row[3].text,
+                                                             pick: Pick(rawValue: row[4].integer ?? 0) ?? .none))
             }
             try attachCopies(to: &shots, index: index, selection: selection, selectionValues)
             for row in try database.query("SELECT shot_id, keyword FROM keywords WHERE shot_id \(selection) ORDER BY keyword", selectionValues) {

@@ -184,6 +184,15 @@ public final class Catalogue: @unchecked Sendable {
             ])
         let id = Int(database.lastInsertedID)
         for file in shot.files { try insert(file, shot: id) }
+        // A frame per camera of its files, in their order; a shot without files has one,
+        // so that it can be marked too. Each starts with the record's marks.
+        var cameras: [String] = []
+        for file in shot.files where !cameras.contains(file.camera ?? "") { cameras.append(file.camera ?? "") }
+        for camera in cameras.isEmpty ? [""] : cameras {
+            try database.query("INSERT OR IGNORE INTO frames(shot_id, camera, rating, label, pick) VALUES (?, ?, ?, ?, ?)",
+                               [.integer(Int64(id)), .text(camera), .integer(Int64(max(0, min(5, shot.rating)))), SQLiteValue(shot.label),
+                                .integer(Int64(shot.pick.rawValue))])
+        }
         for keyword in Set(shot.keywords) {
             try database.query("INSERT OR IGNORE INTO keywords(shot_id, keyword) VALUES (?, ?)", [.integer(Int64(id)), .text(keyword)])
         }
@@ -193,11 +202,11 @@ public final class Catalogue: @unchecked Sendable {
     private func insert(_ file: CatalogueFile, shot: Int) throws {
         let previous = try database.query("SELECT shot_id FROM files WHERE path = ?", [.text(file.path)]).first?.first?.integer
         try database.query("""
-            INSERT INTO files(shot_id, path, size, kind, sha256, camera_file, missing) VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO files(shot_id, path, size, kind, sha256, camera_file, missing, camera) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(path) DO UPDATE SET shot_id = excluded.shot_id, size = excluded.size, kind = excluded.kind,
-                sha256 = excluded.sha256, camera_file = excluded.camera_file, missing = excluded.missing
+                sha256 = excluded.sha256, camera_file = excluded.camera_file, missing = excluded.missing, camera = excluded.camera
             """, [.integer(Int64(shot)), .text(file.path), .integer(Int64(file.size)), .text(file.kind.rawValue), SQLiteValue(file.sha256),
-                  SQLiteValue(file.cameraFile), .integer(file.missing ? 1 : 0)])
+                  SQLiteValue(file.cameraFile), .integer(file.missing ? 1 : 0), SQLiteValue(file.camera)])
         // A shot imported for this file (found on disk before its record came) has no
         // file left now: the record is that shot.
         if let previous, previous != shot {
@@ -208,21 +217,45 @@ public final class Catalogue: @unchecked Sendable {
 
     // MARK: Ratings, labels, picks
 
-    /// Sets what is given (`nil`: unchanged) and returns the shot as it is now; throws for
-    /// an id the catalogue does not have.
+    /// Which frames of a shot a mark goes to.
+    public enum Frames: Sendable, Equatable {
+        /// Every frame: the whole shot.
+        case all
+        /// The frame of this camera (`nil`: a session's only camera).
+        case camera(String?)
+    }
+
+    /// Sets what is given (`nil`: unchanged) on `frames` of the shot, sums its frames up
+    /// into the shot's own marks, and returns the shot as it is now; throws for an id the
+    /// catalogue does not have.
     @discardableResult
-    public func mark(_ id: Int, rating: Int? = nil, label: String?? = nil, pick: Pick? = nil) throws(CatalogueError) -> CatalogueShot {
+    public func mark(_ id: Int, frames: Frames = .all, rating: Int? = nil, label: String?? = nil, pick: Pick? = nil) throws(CatalogueError) -> CatalogueShot {
         try run {
             try database.transaction {
-                if let rating { try database.query("UPDATE shots SET rating = ? WHERE id = ?", [.integer(Int64(rating)), .integer(Int64(id))]) }
-                if let label { try database.query("UPDATE shots SET label = ? WHERE id = ?", [SQLiteValue(label), .integer(Int64(id))]) }
-                if let pick { try database.query("UPDATE shots SET pick = ? WHERE id = ?", [.integer(Int64(pick.rawValue)), .integer(Int64(id))]) }
+                var condition = "shot_id = ?"
+                var key: [SQLiteValue] = [.integer(Int64(id))]
+                if case .camera(let camera) = frames { condition += " AND camera = ?"; key.append(.text(camera ?? "")) }
+                if let rating { try database.query("UPDATE frames SET rating = ? WHERE \(condition)", [.integer(Int64(rating))] + key) }
+                if let label { try database.query("UPDATE frames SET label = ? WHERE \(condition)", [SQLiteValue(label)] + key) }
+                if let pick { try database.query("UPDATE frames SET pick = ? WHERE \(condition)", [.integer(Int64(pick.rawValue))] + key) }
+                try sumUpFrames(of: id)
             }
         }
         guard let shot = try shot(id) else {
             throw CatalogueError("no shot \(id) in the catalogue '\(path)'; 'shutterpipe shots' lists the ids")
         }
         return shot
+    }
+
+    /// The shot's own marks from its frames' (``CatalogueFrame/summary(of:)``).
+    private func sumUpFrames(of id: Int) throws {
+        let marks = try database.query("SELECT rating, label, pick FROM frames WHERE shot_id = ? ORDER BY id", [.integer(Int64(id))]).map { row in
+            ShotMarks(rating: row[0].integer ?? 0, label: row[1].text, pick: Pick(rawValue: row[2].integer ?? 0) ?? .none)
+        }
+        guard !marks.isEmpty else { return }
+        let summary = CatalogueFrame.summary(of: marks)
+        try database.query("UPDATE shots SET rating = ?, label = ?, pick = ? WHERE id = ?",
+                           [.integer(Int64(summary.rating)), SQLiteValue(summary.label), .integer(Int64(summary.pick.rawValue)), .integer(Int64(id))])
     }
 
     /// Reads a recorded file's size and digest again (after its marks were written into it).
@@ -268,7 +301,14 @@ public final class Catalogue: @unchecked Sendable {
     }
 
     func attach(_ files: [CatalogueFile], to shot: Int) throws(CatalogueError) {
-        try run { try database.transaction { for file in files { try insert(file, shot: shot) } } }
+        try run {
+            try database.transaction {
+                for file in files {
+                    try insert(file, shot: shot)
+                    try database.query("INSERT OR IGNORE INTO frames(shot_id, camera) VALUES (?, ?)", [.integer(Int64(shot)), .text(file.camera ?? "")])
+                }
+            }
+        }
     }
 
     /// Runs a database step, turning its errors into ``CatalogueError``.

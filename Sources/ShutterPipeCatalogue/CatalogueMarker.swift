@@ -13,8 +13,10 @@ public enum CatalogueMarker {
         public var written: [String]
     }
 
-    /// Applies `changes` to shot `id` of `catalogue`.
-    public static func mark(_ id: Int, _ changes: [ShotMarkChange], in catalogue: Catalogue) throws -> Outcome {
+    /// Applies `changes` to `frames` of shot `id` of `catalogue` (every frame: the whole
+    /// shot). Each frame's files get that frame's marks; keywords are the shot's, and go
+    /// to every file's sidecar.
+    public static func mark(_ id: Int, frames selection: Catalogue.Frames = .all, _ changes: [ShotMarkChange], in catalogue: Catalogue) throws -> Outcome {
         guard let shot = try catalogue.shot(id) else {
             throw ShutterError(.invalidConfiguration, "no shot \(id) in the catalogue '\(catalogue.path)'", fix: "'shutterpipe shots' lists the ids")
         }
@@ -23,7 +25,18 @@ public enum CatalogueMarker {
                 throw ShutterError(.invalidConfiguration, "rating \(value) is out of range", fix: "give a rating from 0 (none) to 5")
             }
         }
-        let marks = changes.reduce(shot.marks) { $0.applying($1) }
+        let targets: [CatalogueFrame]
+        switch selection {
+        case .all:
+            targets = shot.frames
+        case .camera(let camera):
+            guard let frame = shot.frame(camera) else {
+                let cameras = shot.frames.compactMap(\.camera)
+                throw ShutterError(.invalidConfiguration, "shot \(id) has no frame of camera '\(camera ?? "")'" + (cameras.isEmpty ? ": it is of one camera" : "; its frames are \(cameras.joined(separator: ", "))"),
+                                   fix: cameras.isEmpty ? "mark it without a camera" : "give one of its cameras, or none to mark the whole shot")
+            }
+            targets = [frame]
+        }
         let adding = changes.flatMap { change -> [String] in if case .addKeywords(let words) = change { return words }; return [] }
         let removing = changes.flatMap { change -> [String] in if case .removeKeywords(let words) = change { return words }; return [] }
         let touchesMarks = changes.contains { change in
@@ -33,22 +46,35 @@ public enum CatalogueMarker {
             }
         }
         var written: [String] = []
-        for file in shot.files where !file.missing {
-            for sidecar in sidecars(of: file, naming: catalogue.sidecarNaming()) where !written.contains(sidecar) {
-                if touchesMarks { try XMPSidecar.write(marks, to: sidecar) }
-                if !adding.isEmpty || !removing.isEmpty { _ = try XMPSidecar.changeKeywords(adding: adding, removing: removing, in: sidecar) }
-                written.append(sidecar)
+        let naming = catalogue.sidecarNaming()
+        let intoJPEG = (try? catalogue.setting("marksInJPEG")) != "0"  // on unless a session turned it off
+        if touchesMarks {
+            for frame in targets {
+                let marks = changes.reduce(frame.marks) { $0.applying($1) }
+                let files = shot.files(of: frame.camera).filter { !$0.missing }
+                for file in files {
+                    for sidecar in sidecars(of: file, naming: naming) where !written.contains(sidecar) {
+                        try XMPSidecar.write(marks, to: sidecar)
+                        written.append(sidecar)
+                    }
+                }
+                if intoJPEG {
+                    for file in files where file.kind == .jpeg {
+                        try XMPSidecar.writeIntoJPEG(marks, path: file.path)
+                        try catalogue.refreshFile(file.path)
+                        written.append(file.path)
+                    }
+                }
+                _ = try catalogue.mark(id, frames: .camera(frame.camera), rating: marks.rating, label: .some(marks.label), pick: marks.pick)
             }
         }
-        if touchesMarks, (try? catalogue.setting("marksInJPEG")) != "0" {  // on unless a session turned it off
-            for file in shot.files where !file.missing && file.kind == .jpeg {
-                try XMPSidecar.writeIntoJPEG(marks, path: file.path)
-                try catalogue.refreshFile(file.path)
-                written.append(file.path)
-            }
-        }
-        if touchesMarks { _ = try catalogue.mark(id, rating: marks.rating, label: .some(marks.label), pick: marks.pick) }
         if !adding.isEmpty || !removing.isEmpty {
+            for file in shot.files where !file.missing {
+                for sidecar in sidecars(of: file, naming: naming) {
+                    _ = try XMPSidecar.changeKeywords(adding: adding, removing: removing, in: sidecar)
+                    if !written.contains(sidecar) { written.append(sidecar) }
+                }
+            }
             var keywords = shot.keywords
             keywords += adding.filter { !keywords.contains($0) }
             keywords.removeAll { removing.contains($0) }

@@ -84,6 +84,14 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         return shot
     }
 
+    public func mark(_ id: Int, camera: String?, _ changes: [ShotMarkChange]) async throws -> CatalogueShot {
+        let shot = try await reads.mark(id, camera: camera, changes)
+        let frame = shot.frame(camera)?.marks ?? shot.marks
+        log.info("shot \(id)\(camera.map { " frame \($0)" } ?? "") marked: rating \(frame.rating), label \(frame.label ?? "none"), \(frame.pick.word ?? "not picked")")
+        tell(.marked(shot))
+        return shot
+    }
+
     public func observe(_ observer: @escaping @Sendable (CatalogueChange) -> Void) {
         observers.withLock { $0.append(observer) }
     }

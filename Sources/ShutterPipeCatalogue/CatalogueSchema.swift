@@ -4,7 +4,7 @@
 /// refused (its new columns would be lost or misread), with the fix.
 enum CatalogueSchema {
     /// The version this build writes.
-    static let current = 4
+    static let current = 5
 
     /// `migrations[n]` takes a file from version n to n + 1.
     static let migrations: [String] = [
@@ -87,6 +87,23 @@ enum CatalogueSchema {
             time REAL NOT NULL,
             PRIMARY KEY (file_id, destination)
         );
+        """,
+        // 4 → 5: frames. A shot of several cameras holds a frame per camera, each marked on
+        // its own; a file says whose frame it is. The shot's own marks sum its frames up
+        // (``CatalogueFrame/summary(of:)``). Shots recorded before are one frame each, of
+        // no camera (''), with the shot's marks.
+        """
+        ALTER TABLE files ADD COLUMN camera TEXT;
+        CREATE TABLE frames(
+            id INTEGER PRIMARY KEY,
+            shot_id INTEGER NOT NULL REFERENCES shots(id) ON DELETE CASCADE,
+            camera TEXT NOT NULL,
+            rating INTEGER NOT NULL DEFAULT 0 CHECK (rating BETWEEN 0 AND 5),
+            label TEXT,
+            pick INTEGER NOT NULL DEFAULT 0 CHECK (pick IN (-1, 0, 1)),
+            UNIQUE (shot_id, camera)
+        );
+        INSERT INTO frames(shot_id, camera, rating, label, pick) SELECT id, '', rating, label, pick FROM shots;
         """,
     ]
 }

@@ -218,7 +218,9 @@ struct PendingShot: Sendable {
     func record(digesting: Bool) -> ShotRecord {
         let files = answer.stored.compactMap { stored -> CatalogueFile? in
             guard stored.cameraFile != nil, FileKind.of(stored.location) != nil else { return nil }
-            return Catalogue.describe(Catalogue.absolute(stored.location), size: stored.byteCount, cameraFile: stored.cameraFile, digesting: digesting)
+            var file = Catalogue.describe(Catalogue.absolute(stored.location), size: stored.byteCount, cameraFile: stored.cameraFile, digesting: digesting)
+            file.camera = stored.camera
+            return file
         }
         let reference = files.first { $0.kind == .jpeg } ?? files.first
         let succeeded = answer.state == .photoSuccess

@@ -47,6 +47,10 @@ public final class SessionCatalogue: ShotCatalogue {
         try await withCatalogue { try CatalogueMarker.mark(id, changes, in: $0).shot }
     }
 
+    public func mark(_ id: Int, camera: String?, _ changes: [ShotMarkChange]) async throws -> CatalogueShot {
+        try await withCatalogue { try CatalogueMarker.mark(id, frames: .camera(camera), changes, in: $0).shot }
+    }
+
     /// Records a copy; the shot as it is now, `nil` when the file is not recorded yet.
     func recordCopyNow(of path: String, _ copy: FileCopy) async throws -> CatalogueShot? {
         try await withCatalogue { catalogue in try catalogue.recordCopy(of: path, copy).flatMap { try catalogue.shot($0) } }

@@ -47,6 +47,7 @@ public enum ShotJSON {
             if index > 0 { out += "," }
             var entry = Object()
             entry.open(&out)
+            entry.string("camera", file.camera, &out)
             entry.string("cameraFile", file.cameraFile, &out)
             entry.key("copies", &out)
             out += "["
@@ -70,6 +71,19 @@ public enum ShotJSON {
         }
         out += "]"
         object.date("fired", shot.fired, &out)
+        object.key("frames", &out)
+        out += "["
+        for (index, frame) in shot.frames.enumerated() {
+            if index > 0 { out += "," }
+            var entry = Object()
+            entry.open(&out)
+            entry.string("camera", frame.camera, &out)
+            entry.string("label", frame.label, &out)
+            entry.integer("pick", frame.pick.rawValue, &out)
+            entry.integer("rating", frame.rating, &out)
+            out += "}"
+        }
+        out += "]"
         object.integer("id", shot.id, &out)
         object.key("keywords", &out)
         out += "["

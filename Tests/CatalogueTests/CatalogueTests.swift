@@ -235,7 +235,7 @@ struct CatalogueTests {
         try handle.write(contentsOf: Data([0, 0, 0, 99]))
         try handle.close()
         let refused = try await shutterpipe(["shots", "--config", config], in: folder.path)
-        #expect(refused.status == 1 && refused.stderr.contains("was written by a newer shutterpipe (schema 99; this one reads up to 4): upgrade shutterpipe"), "\(refused.stderr)")
+        #expect(refused.status == 1 && refused.stderr.contains("was written by a newer shutterpipe (schema 99; this one reads up to 5): upgrade shutterpipe"), "\(refused.stderr)")
         let session = try await shutterpipe(["run", "--config", config], input: "capture\n", in: folder.path)
         #expect(session.status == 0 && session.lines.first?.hasPrefix("photoSuccess") == true, "a newer catalogue costs no shot: \(session.stderr)")
 
@@ -274,11 +274,15 @@ struct CatalogueTests {
         exif.iso = 400
         exif.exposureTime = "1/125"
         exif.lens = "EF 85mm \"L\" \\ f/1.4"
-        let full = CatalogueShot(id: 7, session: "Ann's \"look\" 12\n", sessionRun: 3, shotID: ShotID(run: "20261203T150807Z-4f2a", number: 2), runNumber: 2, trigger: "stdin", camera: "A/B", cameraPort: nil,
+        var full = CatalogueShot(id: 7, session: "Ann's \"look\" 12\n", sessionRun: 3, shotID: ShotID(run: "20261203T150807Z-4f2a", number: 2), runNumber: 2, trigger: "stdin", camera: "A/B", cameraPort: nil,
                                  asked: Date(timeIntervalSince1970: 1_790_000_000.25), fired: Date(timeIntervalSince1970: 1_790_000_001),
                                  stored: nil, state: .failed, failureCause: "timeout", failureMessage: "tab\there \u{1}",
                                  exif: exif, rating: 4, label: "Red", pick: .rejected, keywords: ["α", "b\"c"],
                                  files: [CatalogueFile(path: "/x/é.jpg", size: 12, kind: .jpeg, sha256: "ab", cameraFile: nil, missing: true)])
+        var second = CatalogueFile(path: "/x/B.cr2", size: 40, kind: .raw, cameraFile: "IMG_1.CR2")
+        second.camera = "B\""
+        full.files.append(second)
+        full.frames = [CatalogueFrame(camera: nil, rating: 4, label: "Red"), CatalogueFrame(camera: "B\"", rating: 1, pick: .rejected)]
         let bare = CatalogueShot(id: 1, session: nil, sessionRun: nil, shotID: nil, runNumber: nil, trigger: nil, camera: nil, cameraPort: nil, asked: nil,
                                  fired: nil, stored: nil, state: .imported, failureCause: nil, failureMessage: nil, exif: ExifSummary(),
                                  rating: 0, label: nil, pick: .none, keywords: [], files: [])

@@ -209,9 +209,11 @@ public final class FilesSink: PhotoSink, SessionObserver {
                         log.warning("'\(firstChoice)' already exists; stored as '\(path)', not overwriting it")
                     }
                     let sequence = options.filename.usesSequence ? values.sequence : nil
-                    stored.append(StoredFile(location: path, sequence: sequence, byteCount: chunks.reduce(0) { $0 + $1.count }, cameraFile: file.name))
+                    stored.append(StoredFile(location: path, sequence: sequence, byteCount: chunks.reduce(0) { $0 + $1.count }, copyOf: file))
                     if let sidecar {
-                        stored.append(StoredFile(location: try writeSidecar(sidecar, for: path), sequence: sequence, byteCount: sidecar.count))
+                        var record = StoredFile(location: try writeSidecar(sidecar, for: path), sequence: sequence, byteCount: sidecar.count)
+                        record.camera = file.camera
+                        stored.append(record)
                     }
                     break
                 }

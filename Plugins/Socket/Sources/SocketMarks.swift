@@ -14,6 +14,9 @@ public struct MarkedShot: Codable, Sendable, Equatable {
     public var keywords: [String]
     /// The files it has on disk.
     public var files: [String]
+    /// Each camera's frame and its marks (one for a shot of one camera, whose marks are
+    /// the shot's).
+    public var frames: [MarkedFrame]
 
     /// The marks of `shot`.
     public init(_ shot: CatalogueShot) {
@@ -24,13 +27,24 @@ public struct MarkedShot: Codable, Sendable, Equatable {
         pick = shot.pick.word
         keywords = shot.keywords
         files = shot.files.filter { !$0.missing }.map(\.path)
+        frames = shot.frames.map { MarkedFrame(camera: $0.camera, rating: $0.rating, label: $0.label, pick: $0.pick.word) }
     }
+}
+
+/// A frame's marks in a reply: `{"camera":"B","rating":4}`.
+public struct MarkedFrame: Codable, Sendable, Equatable {
+    /// The camera, by its name in the config; absent for a session's only camera.
+    public var camera: String?
+    public var rating: Int
+    public var label: String?
+    /// "picked", "rejected", or absent.
+    public var pick: String?
 }
 
 extension SocketRequest {
     /// Reads `{"mark":12,"rating":4,"label":"red","pick":"picked","keywords":["a"],"removeKeywords":["b"]}`:
     /// any of the changes, at least one. `label` "none" clears it; `pick` is "picked",
-    /// "rejected" or "none".
+    /// "rejected" or "none". `"camera":"B"` marks that camera's frame of the shot only.
     static func parseMark(_ mark: JSONValue, _ object: [String: JSONValue], id: JSONValue?) -> Parsed {
         let usage = "a mark request names a shot by its catalogue id and what to change: {\"mark\":12,\"rating\":4}; also \"label\", \"pick\" (picked, rejected, none), \"keywords\", \"removeKeywords\""
         guard case .integer(let shot) = mark, shot > 0 else { return .rejected(SocketReply(error: usage, id: id)) }
@@ -59,19 +73,25 @@ extension SocketRequest {
             changes.append(make(items.compactMap(\.string)))
         }
         guard !changes.isEmpty else { return .rejected(SocketReply(error: usage, id: id)) }
-        return .mark(Int(shot), changes, id: id)
+        var camera: String?
+        if let named = object["camera"] {
+            guard let text = named.string, !text.isEmpty else { return .rejected(SocketReply(error: "\"camera\" takes a camera's name, as the config names it", id: id)) }
+            camera = text
+        }
+        return .mark(Int(shot), camera: camera, changes, id: id)
     }
 }
 
 extension SocketReply {
     /// The reply to a mark request that was applied.
-    public init(marked shot: CatalogueShot, id: JSONValue?, ms: Int) {
+    public init(marked shot: CatalogueShot, camera: String? = nil, id: JSONValue?, ms: Int) {
         self.id = id
         event = "mark"
         self.ms = ms
         marked = MarkedShot(shot)
-        summary = "shot \(shot.id): " + (shot.pick == .rejected ? "rejected" : "rating \(shot.rating)")
-            + ", label \(shot.label ?? "none"), \(shot.pick.word ?? "not picked")"
+        let marks = camera.flatMap { shot.frame($0)?.marks } ?? shot.marks
+        summary = "shot \(shot.id)\(camera.map { " frame \($0)" } ?? ""): " + (marks.pick == .rejected ? "rejected" : "rating \(marks.rating)")
+            + ", label \(marks.label ?? "none"), \(marks.pick.word ?? "not picked")"
     }
 
     /// The reply to a mark request that failed.

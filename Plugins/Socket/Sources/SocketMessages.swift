@@ -95,7 +95,7 @@ public struct SocketRequest: Codable, Sendable, Equatable {
         /// A settings request.
         case settings(SettingsRequest.Action, camera: String?, id: JSONValue?)
         /// Marks for a shot of the catalogue, by its catalogue id.
-        case mark(Int, [ShotMarkChange], id: JSONValue?)
+        case mark(Int, camera: String?, [ShotMarkChange], id: JSONValue?)
         /// A session label (empty: clear it).
         case label(String, id: JSONValue?)
         /// Not a request: the error reply to send back.

@@ -197,7 +197,7 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
                 events.send(LabelRequest(text, origin: "client \(id)")) { [self] answer in
                     self.answer(client: id, with: SocketReply(answer, id: requestID))
                 }
-            case .mark(let shot, let changes, let requestID):
+            case .mark(let shot, let camera, let changes, let requestID):
                 guard let catalogue = catalogue.withLock({ $0 }) else {
                     reply(SocketProtocol.line(SocketReply(markFailed: ShutterError(
                         .invalidConfiguration, "this session keeps no catalogue", fix: "remove 'catalogue: off' from its config, or mark offline with shutterpipe shots --catalogue PATH"),
@@ -209,9 +209,9 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
                 Task { [self] in
                     let started = ContinuousClock.now
                     do {
-                        let marked = try await catalogue.mark(shot, changes)
+                        let marked = try await camera == nil ? catalogue.mark(shot, changes) : catalogue.mark(shot, camera: camera, changes)
                         let ms = Int((ContinuousClock.now - started).milliseconds.rounded())
-                        self.answer(client: id, with: SocketReply(marked: marked, id: requestID, ms: ms))
+                        self.answer(client: id, with: SocketReply(marked: marked, camera: camera, id: requestID, ms: ms))
                     } catch {
                         self.answer(client: id, with: SocketReply(markFailed: ShutterError.wrapping(error), id: requestID))
                     }

@@ -34,8 +34,9 @@ public final class UploadSink: PhotoSink, SessionObserver {
     private let upload: RcloneUpload
     private let queue: DeliveryQueue
     private let waiter = BlockingQueue(label: "shutterpipe.upload")
-    /// With `minRating` or `picksOnly`: the catalogue shots queued in this run.
-    private let queuedShots = Mutex<Set<Int>>([])
+    /// With `minRating` or `picksOnly`: the frames queued in this run, by shot id and
+    /// camera ("" for a session's only camera).
+    private let queuedFrames = Mutex<Set<String>>([])
 
     /// An upload keeps no copy the camera's may be deleted for: a remote can be away for
     /// hours.
@@ -118,8 +119,9 @@ public final class UploadSink: PhotoSink, SessionObserver {
         return SinkReceipt(files: [], warnings: warnings)
     }
 
-    /// With `minRating` or `picksOnly`: watches the catalogue's marks, and queues a shot's
-    /// files the first time its marks qualify.
+    /// With `minRating` or `picksOnly`: watches the catalogue's marks, and queues a
+    /// frame's files (a camera's, of a shot of several) the first time its own marks
+    /// qualify: a rig shot whose camera B alone was rated sends B's files, not A's.
     public func begin(_ session: SessionView) async {
         upload.copies.use(session.catalogue)
         guard options.waitsForMarks else { return }
@@ -127,28 +129,33 @@ public final class UploadSink: PhotoSink, SessionObserver {
             return log.error("upload: minRating and picksOnly wait for the photographer's marks, and this session keeps no catalogue: nothing will be uploaded (remove 'catalogue: off')")
         }
         catalogue.observe { [weak self] change in
-            guard let self, case .marked(let shot) = change, self.qualifies(shot),
-                  self.queuedShots.withLock({ $0.insert(shot.id).inserted }) else { return }
-            Task { await self.waiter.run { self.queue(marked: shot) } }
+            guard let self, case .marked(let shot) = change else { return }
+            let frames = (shot.frames.isEmpty ? [CatalogueFrame(camera: nil, rating: shot.rating, label: shot.label, pick: shot.pick)] : shot.frames)
+                .filter { frame in self.qualifies(frame.marks) && self.queuedFrames.withLock { $0.insert("\(shot.id)/\(frame.camera ?? "")").inserted } }
+            guard !frames.isEmpty else { return }
+            Task { await self.waiter.run { self.queue(frames, of: shot) } }
         }
     }
 
-    private func qualifies(_ shot: CatalogueShot) -> Bool {
-        (options.minRating == 0 || shot.rating >= options.minRating) && (!options.picksOnly || shot.pick == .picked)
+    private func qualifies(_ marks: ShotMarks) -> Bool {
+        (options.minRating == 0 || marks.rating >= options.minRating) && (!options.picksOnly || marks.pick == .picked)
     }
 
-    /// Queues a marked shot's files, as stored.
-    private func queue(marked shot: CatalogueShot) {
+    /// Queues the files of `frames` of a marked shot, as stored.
+    private func queue(_ frames: [CatalogueFrame], of shot: CatalogueShot) {
         let remote = Self.expand(options.remote, session: shot.session ?? session, date: Date())
-        let jobs = shot.files.filter { !$0.missing && options.selects(extension: (PathName.fileExtension($0.path)).lowercased()) }.map {
+        let cameras = frames.map(\.camera)
+        let jobs = shot.files.filter { !$0.missing && (shot.frames.isEmpty || cameras.contains($0.camera)) && options.selects(extension: (PathName.fileExtension($0.path)).lowercased()) }.map {
             RcloneUpload.job(remote: remote, source: $0.path, name: PathName.lastComponent($0.path), spooled: false)
         }
+        let what = shot.frames.count > 1 ? "shot \(shot.id) frame \(cameras.map { $0 ?? "-" }.joined(separator: ", "))" : "shot \(shot.id)"
+        let marks = frames[0].marks
         do {
             try queue.enqueue(jobs)
-            log.info("shot \(shot.id) \(shot.pick == .picked ? "picked" : "rated \(shot.rating)"): \(jobs.count) file(s) queued for upload")
+            log.info("\(what) \(marks.pick == .picked ? "picked" : "rated \(marks.rating)"): \(jobs.count) file(s) queued for upload")
         } catch {
-            queuedShots.withLock { _ = $0.remove(shot.id) }
-            log.error("shot \(shot.id) not queued for upload: \(error.message)")
+            queuedFrames.withLock { queued in for camera in cameras { queued.remove("\(shot.id)/\(camera ?? "")") } }
+            log.error("\(what) not queued for upload: \(error.message)")
         }
     }
 

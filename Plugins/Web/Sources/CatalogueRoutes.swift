@@ -9,10 +9,13 @@ import Synchronization
 ///
 /// - `GET /api/shots?limit=100&offset=0&rating=>=3&label=Red&picked=1&rejected=1&failed=1&camera=A&session=S`:
 ///   shots, newest first, and how many the filter selects in all (`total`).
-/// - `GET /api/shots/ID`: one shot. `GET /api/shots/ID/preview.jpg`: its preview.
+/// - `GET /api/shots/ID`: one shot, with its frames (a camera's files and marks each).
+///   `GET /api/shots/ID/preview.jpg`: its preview.
 /// - `GET /api/shots/ID/full.jpg`: the shot at full size, upright (``FullSizeImage``):
 ///   from its JPEG, HEIF or TIFF, else its RAW; `?from=raw` takes the RAW of a RAW+JPEG
 ///   pair (100 % of the sensor's own pixels).
+/// - Every image route takes `?frame=CAMERA`: that camera's frame of a shot of several
+///   (without it, the first frame's); never another camera's file.
 /// - `GET /api/shots/ID/image.json` and `/tiles/COLUMN-ROW.png`: the full-size image's
 ///   size, and lossless tiles of it (``FullImageCache``): the page's 100 % view.
 /// - `GET /api/shots/ID/histogram.json`: the preview's histogram (``Histogram``).
@@ -50,7 +53,18 @@ struct CatalogueRoutes: Sendable {
         // A shot outside a viewer's scope does not exist for it.
         guard let shot = found, access.admits(shot) else { return .error(404, "no shot \(id) in the catalogue", fix: "/api/shots lists the ids") }
         if what.isEmpty { return .json(Self.json(shot, for: access)) }
-        let paths = shot.files.filter { !$0.missing }.map(\.path)
+        // The frame asked for, else the first: a RAW or a full size is always the shown
+        // frame's own, never another camera's.
+        let frame: CatalogueFrame
+        if let name = request.query["frame"] {
+            guard let found = shot.frames.first(where: { ($0.camera ?? "") == name }) else {
+                return .error(404, "shot \(id) has no frame of camera '\(LogText.escaped(name))'", fix: "its frames are in /api/shots/\(id)")
+            }
+            frame = found
+        } else {
+            frame = shot.frames.first ?? CatalogueFrame(camera: nil)
+        }
+        let paths = (shot.frames.count > 1 ? shot.files(of: frame.camera) : shot.files).filter { !$0.missing }.map(\.path)
         let fromRAW = request.query["from"] == "raw"
         let original = fromRAW || what == "/full.jpg" || what == "/image.json" || what.hasPrefix("/tiles/")
         if original && !access.originals {
@@ -133,16 +147,35 @@ struct CatalogueRoutes: Sendable {
         }
     }
 
-    /// A shot for the page: marks, EXIF summary, file names (never folders), its preview.
-    /// A viewer's has no copies (where the studio sent them), no failure message, and no
-    /// full-size link unless the originals were shared; its links keep its tab a viewer.
+    /// A shot for the page: marks, EXIF summary, file names (never folders), its preview,
+    /// and its frames: each camera's files, marks and images (`frames`, one for a shot of
+    /// one camera). A viewer's has no copies (where the studio sent them), no failure
+    /// message, and no full-size link unless the originals were shared; its links keep
+    /// its tab a viewer.
     static func json(_ shot: CatalogueShot, for access: WebAccess = .operatorAccess) -> [String: Any] {
+        func file(_ file: CatalogueFile) -> [String: Any] {
+            ["name": PathName.lastComponent(file.path), "kind": file.kind.rawValue, "size": file.size, "missing": file.missing,
+             "camera": file.camera ?? NSNull(), "copies": access.isViewer ? [] : file.copies.map(\.destination)]
+        }
+        let several = shot.frames.count > 1
+        let frames = (shot.frames.isEmpty ? [CatalogueFrame(camera: nil, rating: shot.rating, label: shot.label, pick: shot.pick)] : shot.frames).map { frame -> [String: Any] in
+            let files = several ? shot.files(of: frame.camera) : shot.files
+            let onDisk = files.filter { !$0.missing }.map(\.path)
+            let source = PreviewMaker.previewSource(onDisk)
+            // The query every image route of this frame takes (and a viewer's role).
+            var query = several ? "frame=" + (frame.camera ?? "").addingPercentEncoding(withAllowedCharacters: .alphanumerics)! : ""
+            if access.isViewer { query += (query.isEmpty ? "" : "&") + "as=viewer" }
+            let suffix = query.isEmpty ? "" : "?" + query
+            return ["camera": frame.camera ?? NSNull(), "rating": frame.rating, "label": frame.label ?? NSNull(), "pick": frame.pick.word ?? NSNull(),
+                    "files": files.map(file), "query": query,
+                    "preview": source != nil ? "/api/shots/\(shot.id)/preview.jpg\(suffix)" : NSNull(),
+                    "thumbnail": source != nil ? "/api/shots/\(shot.id)/thumbnail.jpg\(suffix)" : NSNull(),
+                    "full": source != nil && access.originals ? "/api/shots/\(shot.id)/full.jpg\(suffix)" : NSNull(),
+                    "hasRAW": access.originals && onDisk.contains { PhotoFormat($0) == .raw } && source.map { PhotoFormat($0) != .raw } == true]
+        }
         var object: [String: Any] = [
             "id": shot.id, "state": shot.state.rawValue, "rating": shot.rating, "keywords": shot.keywords,
-            "files": shot.files.map { file -> [String: Any] in
-                ["name": PathName.lastComponent(file.path), "kind": file.kind.rawValue, "size": file.size, "missing": file.missing,
-                 "copies": access.isViewer ? [] : file.copies.map(\.destination)]
-            },
+            "files": shot.files.map(file), "frames": frames,
         ]
         let optional: [String: Any?] = [
             "shotID": shot.shotID?.description, "session": shot.session, "camera": shot.camera, "trigger": shot.trigger,
@@ -152,13 +185,8 @@ struct CatalogueRoutes: Sendable {
         ]
         for (key, value) in optional { object[key] = value ?? NSNull() }
         if access.isViewer { object["message"] = NSNull() }
-        let onDisk = shot.files.filter { !$0.missing }.map(\.path)
-        let shown = PreviewMaker.previewSource(onDisk) != nil
-        let query = access.query
-        object["preview"] = shown ? "/api/shots/\(shot.id)/preview.jpg\(query)" : NSNull()
-        object["full"] = shown && access.originals ? "/api/shots/\(shot.id)/full.jpg\(query)" : NSNull()
-        object["thumbnail"] = shown ? "/api/shots/\(shot.id)/thumbnail.jpg\(query)" : NSNull()
-        object["hasRAW"] = access.originals && onDisk.contains { PhotoFormat($0) == .raw } && PreviewMaker.previewSource(onDisk).map { PhotoFormat($0) != .raw } == true
+        // The first frame's images, for pages that know no frames.
+        for key in ["preview", "full", "thumbnail", "hasRAW"] { object[key] = frames[0][key] }
         return object
     }
 }

@@ -12,6 +12,8 @@ final class PhotoLibrary: Sendable {
         var state: ShutterState
         var time: Date
         var paths: [String]
+        /// The camera of each path (its frame), `nil` for a session's only camera.
+        var cameras: [String?] = []
         var cause: FailureCause?
         var message: String?
         var trigger: String
@@ -61,7 +63,7 @@ final class PhotoLibrary: Sendable {
         guard answer.state == .photoSuccess || answer.state == .photoFailed, answer.failure?.cause != .busy else { return nil }
         if answer.state == .photoSuccess { summary.stored += 1 } else { summary.failed += 1 }
         let entry = Entry(id: answer.shot?.number, shot: answer.shot, state: answer.state, time: Date(), paths: answer.stored.map(\.location),
-                          cause: answer.failure?.cause, message: answer.failure?.message, trigger: trigger)
+                          cameras: answer.stored.map(\.camera), cause: answer.failure?.cause, message: answer.failure?.message, trigger: trigger)
         entries.append(entry)
         if entries.count > keeping { entries.removeFirst(entries.count - keeping) }
         summary.latest = entry
@@ -102,13 +104,40 @@ enum WebJSON {
         return object
     }
 
-    /// A recent photo for the page; a viewer's has no paths and no message.
+    /// A recent photo for the page, with a frame per camera (its preview); a viewer's has
+    /// no paths and no message.
     static func photo(_ entry: PhotoLibrary.Entry, for access: WebAccess) -> [String: Any] {
+        let cameras = entry.frameCameras
+        let frames = cameras.map { camera -> [String: Any] in
+            var query = cameras.count > 1 ? "frame=" + (camera ?? "").addingPercentEncoding(withAllowedCharacters: .alphanumerics)! : ""
+            if access.isViewer { query += (query.isEmpty ? "" : "&") + "as=viewer" }
+            let preview = entry.id.flatMap { id in PreviewMaker.previewSource(entry.paths(of: camera)).map { _ in "/api/photos/\(id)/preview.jpg" + (query.isEmpty ? "" : "?" + query) } }
+            return ["camera": camera ?? NSNull(), "preview": preview ?? NSNull(), "query": query]
+        }
         var object: [String: Any] = ["id": entry.id ?? NSNull(), "shotID": entry.shot?.description ?? NSNull(), "state": entry.state.rawValue, "time": entry.time.formatted(.iso8601),
-                                     "paths": access.isViewer ? [] : entry.paths, "trigger": entry.trigger,
-                                     "preview": entry.id.flatMap { id in PreviewMaker.previewSource(entry.paths).map { _ in "/api/photos/\(id)/preview.jpg\(access.query)" } } ?? NSNull()]
+                                     "paths": access.isViewer ? [] : entry.paths, "trigger": entry.trigger, "frames": frames,
+                                     "preview": frames.first?["preview"] ?? NSNull()]
         if let cause = entry.cause { object["cause"] = cause.rawValue }
         if let message = entry.message, !access.isViewer { object["message"] = message }
         return object
+    }
+}
+
+extension PhotoLibrary.Entry {
+    /// The cameras of its photo files, in order: a frame each (one `nil` for a session's
+    /// only camera, or a shot without files).
+    var frameCameras: [String?] {
+        var cameras: [String?] = []
+        for (index, path) in paths.enumerated() where PhotoFormat(path) != nil {
+            let camera = index < self.cameras.count ? self.cameras[index] : nil
+            if !cameras.contains(camera) { cameras.append(camera) }
+        }
+        return cameras.isEmpty ? [nil] : cameras
+    }
+
+    /// The paths of `camera`'s frame.
+    func paths(of camera: String?) -> [String] {
+        guard frameCameras.count > 1 else { return paths }
+        return paths.enumerated().filter { index, _ in (index < cameras.count ? cameras[index] : nil) == camera }.map(\.element)
     }
 }

@@ -97,7 +97,7 @@ struct WebRoutes: Sendable {
                                 body: .stream(listener))
         case ("GET", _) where path.hasPrefix("/api/photos/") && path.hasSuffix("/preview.jpg"):
             guard access.admitsLive(session: trigger.session) else { return .error(404, "no photo \(path)") }
-            return preview(String(path.dropFirst("/api/photos/".count).dropLast("/preview.jpg".count)))
+            return preview(String(path.dropFirst("/api/photos/".count).dropLast("/preview.jpg".count)), frame: request.query["frame"])
         case (_, "/"), (_, "/api/status"), (_, "/api/capture"), (_, "/api/enter"), (_, "/api/exit"), (_, "/api/photos"), (_, "/events"), (_, "/api/share.svg"), (_, "/api/share"), (_, "/api/session"):
             return .error(405, "\(request.method) is not allowed on \(path)")
         default:
@@ -166,10 +166,19 @@ struct WebRoutes: Sendable {
         return reasons.count == views.hubs.count ? reasons.joined(separator: "; ") : NSNull()
     }
 
-    private func preview(_ id: String) -> HTTPResponse {
+    /// The preview of a recent photo, of `frame`'s camera (its first frame without one).
+    private func preview(_ id: String, frame: String?) -> HTTPResponse {
         let entry = id == "latest" ? trigger.library.latestWithFile : Int(id).flatMap(trigger.library.entry)
         guard let entry else { return .error(404, "no photo \(id)") }
-        guard let jpeg = PreviewMaker.previewSource(entry.paths) else { return .error(404, "photo \(id) has no JPEG, HEIF or RAW file to preview") }
+        let cameras = entry.frameCameras
+        let camera: String?
+        if let frame {
+            guard let found = cameras.first(where: { ($0 ?? "") == frame }) else { return .error(404, "photo \(id) has no frame of camera '\(LogText.escaped(frame))'") }
+            camera = found
+        } else {
+            camera = cameras.first ?? nil
+        }
+        guard let jpeg = PreviewMaker.previewSource(entry.paths(of: camera)) else { return .error(404, "photo \(id) has no JPEG, HEIF or RAW file to preview") }
         do {
             let data = try trigger.previews.preview(of: jpeg)
             return HTTPResponse(status: 200, contentType: "image/jpeg", headers: [("Cache-Control", id == "latest" ? "no-store" : "max-age=3600")],

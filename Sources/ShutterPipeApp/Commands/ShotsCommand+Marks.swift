@@ -15,7 +15,7 @@ extension ShotsCommand {
             guard let path = holder.socket else {
                 throw CommandFailure("the session that runs (process \(holder.pid)) holds the catalogue '\(file)', and has no socket trigger to take marks: mark on its page, or add a socket trigger to its config")
             }
-            let line = Self.requestLine(id, changes)
+            let line = Self.requestLine(id, camera: camera, changes)
             let outcome = await BlockingQueue(label: "shots-socket").run { () -> Result<Data, SessionSocket.Failure> in
                 Result { () throws(SessionSocket.Failure) in try SessionSocket.request(line, to: path, timeout: .seconds(30)) }
             }
@@ -26,7 +26,7 @@ extension ShotsCommand {
         }
         if catalogue == nil, let path = try sessionSocket() {
             let queue = BlockingQueue(label: "shots-socket")
-            let line = Self.requestLine(id, changes)
+            let line = Self.requestLine(id, camera: camera, changes)
             let outcome = await queue.run { () -> Result<Data, SessionSocket.Failure> in
                 Result { () throws(SessionSocket.Failure) in try SessionSocket.request(line, to: path, timeout: .seconds(30)) }
             }
@@ -40,8 +40,8 @@ extension ShotsCommand {
             }
         }
         let catalogue = try Catalogue.open(at: try catalogueFile(context), create: false)
-        let outcome = try CatalogueMarker.mark(id, changes, in: catalogue)
-        context.output.printLine(Self.summary(outcome.shot, changes)
+        let outcome = try CatalogueMarker.mark(id, frames: camera.map { .camera($0) } ?? .all, changes, in: catalogue)
+        context.output.printLine(Self.summary(outcome.shot, camera: camera, changes)
             + (outcome.written.isEmpty ? " (no file on disk: catalogue only)" : "; written to \(outcome.written.joined(separator: ", "))"))
         return CommandContext.success
     }
@@ -55,9 +55,11 @@ extension ShotsCommand {
         return try CatalogueSetting.sessionSocket(of: PipelineConfig(root: YAMLLoader.load(file: path), hostKeys: PipelineLoader.hostKeys))
     }
 
-    /// `{"mark":12,"rating":4}`: the socket trigger's mark request.
-    static func requestLine(_ id: Int, _ changes: [ShotMarkChange]) -> Data {
+    /// `{"mark":12,"rating":4}`: the socket trigger's mark request (`"camera":"B"` for
+    /// one camera's frame).
+    static func requestLine(_ id: Int, camera: String? = nil, _ changes: [ShotMarkChange]) -> Data {
         var object: [String: Any] = ["mark": id]
+        if let camera { object["camera"] = camera }
         for change in changes {
             switch change {
             case .rating(let value): object["rating"] = value
@@ -87,8 +89,9 @@ extension ShotsCommand {
         return CommandContext.success
     }
 
-    /// "shot 12: rating 4, label Red, picked", with the keywords when they changed.
-    static func summary(_ shot: CatalogueShot, _ changes: [ShotMarkChange]) -> String {
+    /// "shot 12: rating 4, label Red, picked" ("shot 12 frame B: …" for one camera's
+    /// frame), with the keywords when they changed.
+    static func summary(_ shot: CatalogueShot, camera: String? = nil, _ changes: [ShotMarkChange]) -> String {
         let keywordsChanged = changes.contains { change in
             if case .addKeywords = change { return true }
             if case .removeKeywords = change { return true }
@@ -97,7 +100,8 @@ extension ShotsCommand {
         if keywordsChanged {
             return "shot \(shot.id): keywords \(shot.keywords.isEmpty ? "none" : shot.keywords.joined(separator: ", "))"
         }
-        let rating = shot.pick == .rejected ? "rejected" : "rating \(shot.rating)"
-        return "shot \(shot.id): \(rating), label \(shot.label ?? "none"), \(shot.pick.word ?? "not picked")"
+        let marks = camera.flatMap { shot.frame($0)?.marks } ?? shot.marks
+        let rating = marks.pick == .rejected ? "rejected" : "rating \(marks.rating)"
+        return "shot \(shot.id)\(camera.map { " frame \($0)" } ?? ""): \(rating), label \(marks.label ?? "none"), \(marks.pick.word ?? "not picked")"
     }
 }

@@ -25,7 +25,9 @@ struct ShotsCommand: ParsableCommand {
         catalogue. While a session that holds the catalogue runs, marks go through its socket
         (the session writes and logs them, its pages hear of them), whether --config or
         --catalogue named it; a session without a socket trigger refuses them. With no
-        session running, they go to the catalogue directly. rebuild keeps the old catalogue beside the new one
+        session running, they go to the catalogue directly. A shot of several cameras holds
+        a frame per camera, each with marks of its own: --camera NAME marks that camera's
+        frame (shots rate 12 4 --camera B); without it a mark goes to every frame. rebuild keeps the old catalogue beside the new one
         (NAME.before-rebuild-TIME).
         """)
 
@@ -44,7 +46,7 @@ struct ShotsCommand: ParsableCommand {
     @Option(valueName: "NAME", help: "only this session's shots")
     var session: String?
 
-    @Option(valueName: "NAME", help: "only this camera's shots (its name in the config, or its model)")
+    @Option(valueName: "NAME", help: "only this camera's shots (its name in the config, or its model); with rate, label, pick…: only its frame of the shot")
     var camera: String?
 
     @Option(valueName: "COMPARISON", help: "only shots rated so: 3, '>=3', '<2'; -1 for rejects")
@@ -175,6 +177,12 @@ struct ShotsCommand: ParsableCommand {
         return nil
     }
 
+    /// A mark of a shot of one camera; of a shot of several, each frame's: "A:*** B:x".
+    static func perFrame(_ shot: CatalogueShot, _ text: (ShotMarks) -> String) -> String {
+        guard shot.frames.count > 1 else { return text(shot.marks) }
+        return shot.frames.map { "\($0.camera ?? "-"):\(text($0.marks))" }.joined(separator: " ")
+    }
+
     static func table(_ shots: [CatalogueShot]) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
@@ -185,8 +193,8 @@ struct ShotsCommand: ParsableCommand {
             rows.append([
                 String(shot.id), shot.moment.map(formatter.string(from:)) ?? "-", shot.session ?? "-", shot.camera ?? shot.exif.model ?? "-",
                 shot.trigger ?? "-", shot.state == .failed ? "failed: \(shot.failureCause ?? "?")" : shot.state.rawValue,
-                shot.pick == .rejected ? "x" : shot.rating == 0 ? "-" : String(repeating: "*", count: shot.rating),
-                shot.label ?? "-", shot.pick.word ?? "-", files.isEmpty ? "-" : files.joined(separator: " "),
+                Self.perFrame(shot) { $0.pick == .rejected ? "x" : $0.rating == 0 ? "-" : String(repeating: "*", count: $0.rating) },
+                Self.perFrame(shot) { $0.label ?? "-" }, Self.perFrame(shot) { $0.pick.word ?? "-" }, files.isEmpty ? "-" : files.joined(separator: " "),
             ])
         }
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }

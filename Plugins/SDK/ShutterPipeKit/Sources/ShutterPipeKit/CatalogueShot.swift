@@ -120,6 +120,10 @@ public struct CatalogueFile: Sendable, Equatable, Codable {
     /// The copies made of it after its answer (mirrors, uploads), as the sinks that made
     /// them recorded them (``ShotCatalogue/recordCopy(of:_:)``). (Added in ABI 8.)
     public var copies: [FileCopy] = []
+    /// The camera that made it, by its name in the config, when the session drives
+    /// several: its shot's frame (``CatalogueFrame``). `nil` for a session's only camera.
+    /// (Added in contract 9.2.)
+    public var camera: String?
 
     public init(path: String, size: Int, kind: FileKind, sha256: String? = nil, cameraFile: String? = nil, missing: Bool = false) {
         self.path = path
@@ -177,6 +181,10 @@ public struct CatalogueShot: Sendable, Equatable, Codable {
     /// The session label the shot was taken under (``ShotContext/label``): an order
     /// number, a scanned code; not the colour ``label``. (Added in ABI 8.)
     public var sessionLabel: String?
+    /// Its frames: what each camera took of it, with that frame's own marks, in the
+    /// order the cameras delivered them. A shot of one camera has one frame, whose marks
+    /// are the shot's. (Added in contract 9.2.)
+    public var frames: [CatalogueFrame] = []
 
     /// Creates a shot as a catalogue holds it.
     public init(id: Int, session: String?, sessionRun: Int?, shotID: ShotID?, runNumber: Int?, trigger: String?, camera: String?,
@@ -208,8 +216,54 @@ public struct CatalogueShot: Sendable, Equatable, Codable {
     /// The moment the shot is sorted and filtered by: fired, else stored, else asked.
     public var moment: Date? { fired ?? stored ?? asked }
 
+    /// Its rating, label and pick. For a shot of several frames, they sum its frames'
+    /// up: the highest rating of a frame not rejected, picked when a frame is, rejected
+    /// when every frame is, and the first label a frame has.
+    public var marks: ShotMarks { ShotMarks(rating: rating, label: label, pick: pick) }
+
+    /// The frame of `camera` (`nil`: the frame of a session's only camera), if the shot
+    /// has one. (Added in contract 9.2.)
+    public func frame(_ camera: String?) -> CatalogueFrame? {
+        frames.first { $0.camera == camera }
+    }
+
+    /// The files of `camera`'s frame. (Added in contract 9.2.)
+    public func files(of camera: String?) -> [CatalogueFile] {
+        files.filter { $0.camera == camera }
+    }
+}
+
+/// What one camera took of a shot: a RAW+JPEG pair, a JPEG. Each frame of a shot of
+/// several cameras is seen, compared and marked on its own; a mark of the whole shot marks
+/// every frame. (Added in contract 9.2.)
+public struct CatalogueFrame: Sendable, Equatable, Codable {
+    /// The camera, by its name in the config; `nil` for a session's only camera.
+    public var camera: String?
+    /// 0 (none) to 5.
+    public var rating: Int
+    /// A colour label ("Red"), or `nil`.
+    public var label: String?
+    /// Picked, rejected, or neither.
+    public var pick: Pick
+
+    public init(camera: String?, rating: Int = 0, label: String? = nil, pick: Pick = .none) {
+        self.camera = camera
+        self.rating = rating
+        self.label = label
+        self.pick = pick
+    }
+
     /// Its rating, label and pick.
     public var marks: ShotMarks { ShotMarks(rating: rating, label: label, pick: pick) }
+
+    /// The marks of a shot whose frames have `marks`: the highest rating of a frame not
+    /// rejected, picked when any frame is, rejected when all are, the first label.
+    public static func summary(of marks: [ShotMarks]) -> ShotMarks {
+        guard marks.count > 1 else { return marks.first ?? ShotMarks() }
+        let kept = marks.filter { $0.pick != .rejected }
+        let pick: Pick = marks.contains { $0.pick == .picked } ? .picked : kept.isEmpty ? .rejected : .none
+        return ShotMarks(rating: kept.map(\.rating).max() ?? marks.map(\.rating).max() ?? 0, label: marks.lazy.compactMap(\.label).first, pick: pick)
+    }
 }
 
 /// Which shots to list.

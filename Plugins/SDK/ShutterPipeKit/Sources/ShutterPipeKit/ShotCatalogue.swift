@@ -29,8 +29,15 @@ public protocol ShotCatalogue: Sendable {
     /// How many shots `filter` selects, its `offset` and `limit` aside. (Added in ABI 7.)
     func count(_ filter: ShotFilter) async throws -> Int
 
-    /// Changes a shot's marks, in order: sidecars, then the catalogue.
+    /// Changes a shot's marks, in order: sidecars, then the catalogue. Every frame of
+    /// the shot gets them.
     func mark(_ id: Int, _ changes: [ShotMarkChange]) async throws -> CatalogueShot
+
+    /// Changes the marks of one frame of a shot: `camera`'s (``CatalogueFrame/camera``),
+    /// or every frame for `nil`. Throws ``FailureCause/invalidConfiguration`` for a camera
+    /// the shot has no frame of. (Added in contract 9.2; the default marks the whole shot,
+    /// and refuses a camera.)
+    func mark(_ id: Int, camera: String?, _ changes: [ShotMarkChange]) async throws -> CatalogueShot
 
     /// Calls `observer` with every change from now on: each shot once it is recorded, and
     /// each change of a shot's marks, whichever trigger, command or page made it. It is
@@ -117,4 +124,12 @@ public struct ShotMarks: Sendable, Equatable, Codable {
 extension ShotCatalogue {
     /// A catalogue that keeps no copies ignores them.
     public func recordCopy(of path: String, _ copy: FileCopy) async throws {}
+
+    /// A catalogue that knows no frames marks whole shots.
+    public func mark(_ id: Int, camera: String?, _ changes: [ShotMarkChange]) async throws -> CatalogueShot {
+        guard camera == nil else {
+            throw ShutterError(.invalidConfiguration, "this catalogue marks whole shots, not the frame of camera '\(camera ?? "")'", fix: "mark the shot without a camera")
+        }
+        return try await mark(id, changes)
+    }
 }

@@ -44,6 +44,10 @@ public struct StoredFile: Sendable, Equatable, Codable {
     /// The camera file this is a copy of (its ``CapturedFile/name``); `nil` for what a
     /// sink made itself, such as a sidecar or a manifest.
     public var cameraFile: String?
+    /// The camera of the file this is a copy of (its ``CapturedFile/camera``: its name in
+    /// the config, when a backend drives several), so that each camera's frame of a shot
+    /// is told apart; `nil` for a backend's only camera. (Added in contract 9.2.)
+    public var camera: String?
 
     /// Creates a record of a stored file.
     public init(location: String, sequence: Int? = nil, byteCount: Int, cameraFile: String? = nil) {
@@ -51,6 +55,16 @@ public struct StoredFile: Sendable, Equatable, Codable {
         self.sequence = sequence
         self.byteCount = byteCount
         self.cameraFile = cameraFile
+    }
+
+    /// Creates a record of a stored copy of `file`, of the camera that made it.
+    /// (Added in contract 9.2.)
+    public init(location: String, sequence: Int? = nil, byteCount: Int, copyOf file: CapturedFile) {
+        self.location = location
+        self.sequence = sequence
+        self.byteCount = byteCount
+        self.cameraFile = file.name
+        self.camera = file.camera
     }
 }
 
