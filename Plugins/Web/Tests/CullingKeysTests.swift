@@ -19,7 +19,7 @@ extension ReviewSuites {
                 ready(6), "key:g", "key:ArrowRight", "key:ArrowRight", "wait:app.current == 2", "key:ArrowLeft", "wait:app.current == 1",
                 "key:ArrowDown", "wait:app.current == 1 + grid.columns || app.current == 5",
                 // Compare two chosen shots while the current one is another: the keys go to the framed pane.
-                "eval:(() => { app.current = 0; app.chosen = [app.shots[2], app.shots[4]]; return true; })()",
+                "eval:(() => { app.current = 0; app.chosen = [pictureAt(2, 0), pictureAt(4, 0)]; return true; })()",
                 "key:c", "wait:document.body.dataset.compareFocus == String(app.shots[2].id)", "key:2",
                 "wait:document.body.dataset.marksPending == '0' && app.shots[2].rating == 2",
                 "key:ArrowRight", "wait:document.body.dataset.compareFocus == String(app.shots[4].id)", "key:3",
@@ -36,7 +36,7 @@ extension ReviewSuites {
             #expect(shown["ratings"] as? [Int] == [0, 0, 2, 0, 3, 0], "the framed panes' shots, never the current one: \(shown)")
             #expect(shown["framed"] as? Int == 1 && (shown["marks"] as? [String]) == ["★★", "★★★"], "\(shown)")
             let help = run.value("[...document.querySelectorAll('#help-dialog tr')].map((r) => r.textContent).join('|')") as? String ?? ""
-            #expect(help.contains("Ctrl-Z") && help.contains("grid: the cell to the left · right"), "\(help)")
+            #expect(help.contains("Ctrl-Z") && help.contains("grid: the frame to the left · right"), "\(help)")
             // The catalogue has what the page shows at the end.
             let shots = try await http("GET", "/api/shots", port: port).json?["shots"] as? [[String: Any]] ?? []
             #expect(shots.map { $0["rating"] as? Int ?? -9 } == [5, 0, 0, 0, 0, 0], "\(shots.map { $0["rating"] ?? "" })")

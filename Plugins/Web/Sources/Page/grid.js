@@ -1,15 +1,19 @@
 // The review screen's grid: every shot, newest first, in cells laid out by their index.
-// Only the rows on screen (and one beyond each edge) exist in the page, and a cell's
-// thumbnail is asked for only once scrolling has rested on it: a 10,000-shot session
-// scrolls with a few dozen elements and loads only the thumbnails it shows.
+// A shot of several cameras is one cell with its frames side by side (a camera filter
+// narrows it to that camera's); cells are as wide as the widest shot needs. Only the rows
+// on screen (and one beyond each edge) exist in the page, and a frame's thumbnail is asked
+// for only once scrolling has rested on it: a 10,000-shot session scrolls with a few
+// dozen elements and loads only the thumbnails it shows.
 const grid = {
-  columns: 1, cellWidth: 160, cellHeight: 160, cells: new Map(), idle: 0, scheduled: false,
+  columns: 1, cellWidth: 160, cellHeight: 160, perShot: 1, cells: new Map(), idle: 0, scheduled: false,
 
   layout() {
     const element = $("grid"), least = parseFloat(getComputedStyle(document.documentElement).getPropertyValue("--cell")) || 180;
-    this.columns = Math.max(1, Math.floor(element.clientWidth / least));
+    // As many frames side by side as the widest shot loaded has (four at most).
+    this.perShot = Math.max(this.perShot, Math.min(4, app.framesPerShot || 1));
+    this.columns = Math.max(1, Math.floor(element.clientWidth / (least * this.perShot)));
     this.cellWidth = element.clientWidth / this.columns;
-    this.cellHeight = Math.round(this.cellWidth * 0.8 + 22);
+    this.cellHeight = Math.round(this.cellWidth / this.perShot * 0.8 + 22);
     $("grid-space").style.height = Math.ceil(app.total / this.columns) * this.cellHeight + "px";
   },
 
@@ -32,26 +36,31 @@ const grid = {
     for (const [key, cell] of this.cells) if (!wanted.has(key)) { cell.remove(); this.cells.delete(key); }
     for (const [key, index] of wanted) {
       let cell = this.cells.get(key);
-      if (!cell) { cell = this.make(index); this.cells.set(key, cell); $("grid-space").appendChild(cell); }
+      if (!cell) { cell = this.make(); this.cells.set(key, cell); $("grid-space").appendChild(cell); }
       this.fill(cell, app.shots[index], index);
     }
     clearTimeout(this.idle);
     this.idle = setTimeout(() => this.loadThumbnails(), 90);
   },
 
-  make(index) {
+  make() {
     const cell = document.createElement("div");
     cell.className = "cell";
-    cell.innerHTML = '<div class="frame"><div class="picture"></div><div class="meta"></div></div>';
+    // A click on a frame makes it the current one; a second click opens it in the loupe.
     cell.onclick = (event) => {
-      const at = Number(cell.dataset.index);
-      if (event.ctrlKey || event.metaKey) return void choose(app.shots[at]);
-      const open = at === app.current;
-      app.current = at;
+      const at = Number(cell.dataset.index), box = event.target.closest(".frame");
+      const frame = box ? Number(box.dataset.frame) : 0;
+      if (event.ctrlKey || event.metaKey) return void choose(pictureAt(at, frame));
+      const open = at === app.current && frame === app.frame;
+      app.current = at; app.frame = frame;
       if (at === 0) $("new-shot").hidden = true;
       if (open) setView("loupe"); else render();
     };
-    cell.ondblclick = () => { app.current = Number(cell.dataset.index); setView("loupe"); };
+    cell.ondblclick = (event) => {
+      const box = event.target.closest(".frame");
+      app.current = Number(cell.dataset.index); app.frame = box ? Number(box.dataset.frame) : 0;
+      setView("loupe");
+    };
     return cell;
   },
 
@@ -59,41 +68,66 @@ const grid = {
     cell.dataset.index = index;
     cell.style.cssText = "left:" + (index % this.columns) * this.cellWidth + "px;top:" + Math.floor(index / this.columns) * this.cellHeight + "px;width:" + this.cellWidth + "px;height:" + this.cellHeight + "px";
     const failed = Boolean(shot) && (shot.state === "failed" || shot.state === "photoFailed");
-    cell.className = "cell" + (shot ? " " + (failed ? "photoFailed" : "photoSuccess") : "") + (index === app.current ? " current" : "") +
-      (shot && app.chosen.includes(shot) ? " chosen" : "") + (shot && shot.pick === "rejected" ? " rejected" : "");
+    const frames = shot ? framesOf(shot) : [];
+    cell.className = "cell" + (shot ? " " + (failed ? "photoFailed" : "photoSuccess") : "") + (index === app.current ? " current" : "") + (frames.length > 1 ? " group" : "");
     if (!shot) return;
-    const picture = cell.querySelector(".picture");
-    if (failed && !shot.preview) {
-      if (picture.dataset.failed !== shot.cause) { picture.textContent = "✕ " + (shot.cause || "failed") + (shot.message ? ": " + shot.message : ""); picture.dataset.failed = shot.cause; }
-      picture.title = shot.message || "";
+    // A box per frame, made again only when the frames change (a recorded shot, a filter).
+    const layout = frames.map((frame) => frame.camera || "").join("|");
+    if (cell.dataset.frames !== layout || cell.children.length !== frames.length) {
+      cell.dataset.frames = layout;
+      cell.dataset.source = "";
+      cell.replaceChildren(...frames.map((frame, at) => {
+        const box = document.createElement("div");
+        box.className = "frame"; box.dataset.frame = at;
+        box.innerHTML = '<div class="picture"></div><div class="meta"></div>';
+        return box;
+      }));
     }
     const time = shot.taken || shot.time ? new Date(shot.time || shot.taken).toLocaleTimeString() : "";
-    const meta = '<span class="stars-shown">' + "★".repeat(shot.rating || 0) + "</span>" +
-      // A label is any text a sidecar held: only the known ones name a colour, and the text is escaped.
-      (shot.label ? '<span class="dot" style="background:' + (LABELS.includes(shot.label) ? "var(--" + shot.label + ")" : "#ddd") + '" title="' + escapeHTML(shot.label) + '"></span>' : "") +
-      (shot.pick ? '<span class="pick-' + shot.pick + '">' + (shot.pick === "picked" ? "⚑" : "✕") + "</span>" : "") +
-      "<span>" + time + '</span><span class="camera">' + escapeHTML(shot.camera || shot.model || "") + "</span>";
-    if (cell.querySelector(".meta").innerHTML !== meta) cell.querySelector(".meta").innerHTML = meta;
+    frames.forEach((frame, at) => {
+      const box = cell.children[at];
+      box.dataset.camera = frame.camera || "";
+      box.className = "frame" + (index === app.current && at === app.frame ? " current" : "") + (app.chosen.some((p) => p.shot === shot && p.frame === frame) ? " chosen" : "") +
+        (frame.pick === "rejected" ? " rejected" : "");
+      const picture = box.querySelector(".picture");
+      if (failed && !frame.preview) {
+        if (picture.dataset.failed !== shot.cause) { picture.textContent = "✕ " + (shot.cause || "failed") + (shot.message ? ": " + shot.message : ""); picture.dataset.failed = shot.cause; }
+        picture.title = shot.message || "";
+      }
+      const meta = '<span class="stars-shown">' + "★".repeat(frame.rating || 0) + "</span>" +
+        // A label is any text a sidecar held: only the known ones name a colour, and the text is escaped.
+        (frame.label ? '<span class="dot" style="background:' + (LABELS.includes(frame.label) ? "var(--" + frame.label + ")" : "#ddd") + '" title="' + escapeHTML(frame.label) + '"></span>' : "") +
+        (frame.pick ? '<span class="pick-' + frame.pick + '">' + (frame.pick === "picked" ? "⚑" : "✕") + "</span>" : "") +
+        (at === 0 ? "<span>" + time + "</span>" : "") +
+        '<span class="camera">' + escapeHTML(frame.camera || (at === 0 ? shot.camera || shot.model || "" : "")) + "</span>";
+      if (box.querySelector(".meta").innerHTML !== meta) box.querySelector(".meta").innerHTML = meta;
+    });
   },
 
   // Thumbnails for the cells on screen, once scrolling rested.
   loadThumbnails() {
     const [first, last] = this.onScreen();
+    let wanted = 0;
     for (let index = first; index < last; index++) {
       const shot = app.shots[index], cell = shot && this.cells.get(keyOf(shot));
-      const source = shot && (shot.thumbnail || shot.preview);
-      if (!cell || !source || cell.dataset.source === source) continue;
-      cell.dataset.source = source;
-      const image = new Image();
-      image.alt = "shot " + (shot.id || shot.number);
-      image.decoding = "async";
-      image.src = source;
-      cell.querySelector(".picture").replaceChildren(image);
+      if (!cell) continue;
+      framesOf(shot).forEach((frame, at) => {
+        const source = frame.thumbnail || frame.preview, box = cell.children[at];
+        if (!source || !box) return;
+        wanted += 1;
+        if (box.dataset.source === source) return;
+        box.dataset.source = source;
+        const image = new Image();
+        image.alt = "shot " + (shot.id || shot.number) + (frame.camera ? " " + frame.camera : "");
+        image.decoding = "async";
+        image.src = source;
+        box.querySelector(".picture").replaceChildren(image);
+      });
     }
     // For tests and bench-screen: when the first screen of thumbnails was complete, from the page's start.
     if (!window.gridReady) {
       const images = [...$("grid").querySelectorAll(".cell img")];
-      if (images.length && images.length === last - first) Promise.all(images.map((i) => i.decode().catch(() => {}))).then(() => { if (!window.gridReady) window.gridReady = performance.now(); });
+      if (images.length && images.length >= wanted) Promise.all(images.map((i) => i.decode().catch(() => {}))).then(() => { if (!window.gridReady) window.gridReady = performance.now(); });
     }
   },
 
@@ -109,11 +143,11 @@ const grid = {
 
 function escapeHTML(text) { return String(text).replace(/[&<>"']/g, (c) => "&#" + c.charCodeAt(0) + ";"); }
 
-// Ctrl-click: up to four shots to compare.
-function choose(shot) {
-  if (!shot) return;
-  const at = app.chosen.indexOf(shot);
-  if (at >= 0) app.chosen.splice(at, 1); else { app.chosen.push(shot); if (app.chosen.length > 4) app.chosen.shift(); }
+// Ctrl-click: up to four frames to compare (of one shot or of several).
+function choose(picture) {
+  if (!picture) return;
+  const at = app.chosen.findIndex((p) => p.shot === picture.shot && p.frame === picture.frame);
+  if (at >= 0) app.chosen.splice(at, 1); else { app.chosen.push(picture); if (app.chosen.length > 4) app.chosen.shift(); }
   render();
 }
 

@@ -1,27 +1,35 @@
-// The review screen's loupe and compare panes, each a viewer.js `Viewer` (the
-// panes of one compare share their zoom and centre), and the panel beside the loupe:
-// the histogram, the clipping overlays and the exposure.
+// The review screen's loupe and compare panes, each a viewer.js `Viewer` showing one
+// picture (a frame of a shot; the panes of one compare share their zoom and centre), and
+// the panel beside the loupe: the histogram, the clipping overlays and the exposure.
 const loupe = new Viewer($("loupe-view"), { zoom: "fit", cx: 0.5, cy: 0.5 }, true);
 
 const compare = {
   viewers: [], view: { zoom: "fit", cx: 0.5, cy: 0.5 }, focused: null,
-  // The pinned reference and the newest; else the shots chosen in the grid; else this one and the one before.
-  shots() {
-    if (app.reference) { const newest = app.shots[0]; return newest && keyOf(newest) !== keyOf(app.reference) ? [app.reference, newest] : [app.reference]; }
+  // The pinned reference and the newest shot's frame of its camera; else the frames chosen
+  // in the grid; else the frames of a shot of several cameras side by side; else this
+  // shot and the one before.
+  pictures() {
+    if (app.reference) {
+      const newest = app.shots[0];
+      if (!newest || keyOf(newest) === keyOf(app.reference.shot)) return [app.reference];
+      return [app.reference, { shot: newest, frame: framesOf(newest)[frameLike(newest, app.reference.frame.camera)] }];
+    }
     if (app.chosen.length >= 2) return app.chosen;
-    return [app.shots[app.current], app.shots[app.current + 1]].filter(Boolean);
+    const shot = currentShot();
+    if (shot && framesOf(shot).length >= 2) return framesOf(shot).map((frame) => ({ shot, frame }));
+    return [currentPicture(), app.shots[app.current + 1] && pictureAt(app.current + 1, frameLike(app.shots[app.current + 1], currentPicture() && currentPicture().frame.camera))].filter(Boolean);
   },
   render() {
-    const shots = this.shots();
-    while (this.viewers.length < shots.length) { const element = document.createElement("div"); element.id = "compare-" + this.viewers.length; $("compare").appendChild(element); this.viewers.push(new Viewer(element, this.view, false)); }
-    while (this.viewers.length > shots.length) this.viewers.pop().element.remove();
-    shots.forEach((shot, index) => { this.viewers[index].show(shot); this.viewers[index].element.classList.toggle("reference", Boolean(app.reference) && index === 0); });
+    const pictures = this.pictures();
+    while (this.viewers.length < pictures.length) { const element = document.createElement("div"); element.id = "compare-" + this.viewers.length; $("compare").appendChild(element); this.viewers.push(new Viewer(element, this.view, false)); }
+    while (this.viewers.length > pictures.length) this.viewers.pop().element.remove();
+    pictures.forEach((picture, index) => { this.viewers[index].show(picture); this.viewers[index].element.classList.toggle("reference", Boolean(app.reference) && index === 0); });
     // One pane always has the focus, and shows it: the keys and the mark buttons act on it.
     if (!this.viewers.includes(this.focused)) this.focused = this.viewers[0] || null;
     this.viewers.forEach((viewer) => { viewer.element.classList.toggle("focused", viewer === this.focused); viewer.showMarks(); });
     document.body.dataset.compareFocus = this.focused && this.focused.shot ? (this.focused.shot.id || "") : "";
   },
-  focus(viewer) { this.focused = viewer; this.render(); markButtons(focusedShot()); },
+  focus(viewer) { this.focused = viewer; this.render(); markButtons(focusedPicture()); },
   focusBy(by) {
     const at = this.viewers.indexOf(this.focused);
     const next = this.viewers[Math.max(0, Math.min(this.viewers.length - 1, at + by))];
@@ -29,26 +37,27 @@ const compare = {
   },
 };
 
-// The shot the keys and the mark buttons act on: in compare, the framed pane's (never a
-// shot that is not on screen); elsewhere the current one.
-function focusedShot() {
-  if (app.view !== "compare") return currentShot();
+// The picture the keys and the mark buttons act on: in compare, the framed pane's (never
+// one that is not on screen); elsewhere the current one.
+function focusedPicture() {
+  if (app.view !== "compare") return currentPicture();
   if (!compare.viewers.includes(compare.focused)) compare.focused = compare.viewers[0] || null;
-  return compare.focused ? compare.focused.shot : null;
+  return compare.focused && compare.focused.picture ? compare.focused.picture : null;
 }
 function viewers() { return app.view === "compare" ? compare.viewers : [loupe]; }
 
 const panel = {
-  shot: null,
-  show(shot) {
-    this.exposure(shot);
-    if (shot === this.shot && (!shot || shot.id === this.id)) return;
-    this.shot = shot; this.id = shot && shot.id;
+  frame: null,
+  show(picture) {
+    const shot = picture && picture.shot, frame = picture && picture.frame;
+    this.exposure(shot, frame);
+    if (frame === this.frame && (!shot || shot.id === this.id)) return;
+    this.frame = frame; this.id = shot && shot.id;
     app.histogram = null;
     const canvas = $("histogram");
     canvas.getContext("2d").clearRect(0, 0, canvas.width, canvas.height);
-    if (shot && shot.id && shot.preview) {
-      get("/api/shots/" + shot.id + "/histogram.json").then((histogram) => { if (this.shot === shot) { app.histogram = histogram; this.draw(histogram); document.body.dataset.histogramFor = shot.id; } }).catch(() => {});
+    if (shot && shot.id && frame.preview) {
+      get("/api/shots/" + shot.id + "/histogram.json" + (frame.query ? "?" + frame.query : "")).then((histogram) => { if (this.frame === frame) { app.histogram = histogram; this.draw(histogram); document.body.dataset.histogramFor = shot.id; } }).catch(() => {});
     }
   },
   // Luma filled in grey, red, green and blue as lines; the top is the highest count between the ends (clipping does not flatten the rest).
@@ -64,20 +73,22 @@ const panel = {
       context.stroke();
     }
   },
-  exposure(shot) {
+  exposure(shot, frame) {
     const rows = [];
     if (shot) {
+      const files = frame && shot.frames.length > 1 ? frame.files || [] : shot.files || [];
       const size = (bytes) => bytes > 1e6 ? (bytes / 1e6).toFixed(1) + " MB" : Math.round(bytes / 1e3) + " kB";
       if (shot.exposureTime) rows.push(["Shutter", shot.exposureTime + " s"]);
       if (shot.aperture) rows.push(["Aperture", "f/" + shot.aperture]);
       if (shot.iso) rows.push(["ISO", shot.iso]);
       if (shot.focalLength) rows.push(["Focal length", shot.focalLength + " mm"]);
       if (shot.lens) rows.push(["Lens", shot.lens]);
-      if (shot.camera || shot.model) rows.push(["Camera", [shot.camera, shot.model].filter(Boolean).join(" · ")]);
+      if (frame && frame.camera) rows.push(["Camera", frame.camera + " (" + shot.frames.length + " cameras)"]);
+      else if (shot.camera || shot.model) rows.push(["Camera", [shot.camera, shot.model].filter(Boolean).join(" · ")]);
       if (shot.taken || shot.time) rows.push(["Time", shot.taken || new Date(shot.time).toLocaleString()]);
-      for (const file of shot.files || []) rows.push([file.kind, file.name + " · " + size(file.size) + (file.missing ? " · missing" : "")]);
+      for (const file of files) rows.push([file.kind, file.name + " · " + size(file.size) + (file.missing ? " · missing" : "")]);
       // Where the files went after the shot: mirrors and uploads, as they are made.
-      const copies = [...new Set((shot.files || []).flatMap((file) => file.copies || []))];
+      const copies = [...new Set(files.flatMap((file) => file.copies || []))];
       const shortName = (place) => place.startsWith(":") ? place.replace(/^:([a-z0-9]+)[^:]*:/, "$1:") : place.split("/").filter(Boolean).pop();
       if (copies.length) rows.push(["Copies", copies.map(shortName).join(" · ")]);
       if (shot.shotID) rows.push(["Shot", shot.shotID]);

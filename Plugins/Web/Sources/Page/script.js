@@ -1,6 +1,7 @@
 // The review screen's script, first part: the token and role, the shots (loaded a page at
-// a time from `/api/shots`, and live from `/events`), marks (sent in order, batched while
-// one request is under way), the keyboard, the shutter. grid.js and
+// a time from `/api/shots`, and live from `/events`) and their frames (what each camera
+// took of a shot), marks (each to a frame, or with Shift to the whole shot; sent in order,
+// batched while one request is under way), the keyboard, the shutter. grid.js and
 // viewer.js follow it; start.js ends it.
 "use strict";
 // The token: after "#" (never sent in a request line), else ?token=. It goes once to
@@ -27,14 +28,58 @@ const LABELS = ["Red", "Yellow", "Green", "Blue", "Purple"];
 window.paints = [];      // for tests and bench-screen: each preview the loupe painted, with its time
 window.tilePaints = [];  // each 100 % tile painted
 
+// `current` is the shot the cursor is on and `frame` its frame (by its place among the
+// frames shown); `chosen` and `reference` hold pictures: a frame of a shot.
 const app = {
   role: "operator", mayMark: true, catalogue: true,
-  shots: [], total: 0, provisional: 0, loading: new Set(),
-  current: 0, chosen: [], reference: null, view: "loupe",
+  shots: [], total: 0, provisional: 0, loading: new Set(), framesPerShot: 1,
+  current: 0, frame: 0, chosen: [], reference: null, view: "loupe",
   filter: {}, generation: 0, histogram: null,
 };
 const keyOf = (shot) => shot ? (shot.shotID || "id" + shot.id) : null;
 const currentShot = () => app.shots[app.current];
+
+// MARK: frames
+// Every shot has frames (one for a shot of one camera, whose marks are the shot's). A
+// shot from the server has them; one made here (an answer not recorded yet) gets them.
+function normalize(shot) {
+  if (!shot.frames || !shot.frames.length) {
+    shot.frames = [{ camera: null, rating: shot.rating || 0, label: shot.label || null, pick: shot.pick || null, preview: shot.preview || null,
+                     thumbnail: shot.thumbnail || shot.preview || null, full: shot.full || null, hasRAW: Boolean(shot.hasRAW), files: shot.files || [], query: "" }];
+  }
+  app.framesPerShot = Math.max(app.framesPerShot, shot.frames.length);
+  return shot;
+}
+// The frames shown: with a camera filter, only that camera's (where the shot has it).
+function framesOf(shot) {
+  if (!shot) return [];
+  const all = normalize(shot).frames;
+  if (app.filter.camera && all.length > 1) { const only = all.filter((f) => f.camera === app.filter.camera); if (only.length) return only; }
+  return all;
+}
+// A picture: one frame of a shot, what a viewer shows and a mark goes to.
+function pictureAt(index, frame) {
+  const shot = app.shots[index];
+  if (!shot) return null;
+  const frames = framesOf(shot);
+  return { shot, frame: frames[Math.max(0, Math.min(frames.length - 1, frame))] };
+}
+const currentPicture = () => pictureAt(app.current, app.frame);
+const pictureKey = (picture) => picture ? keyOf(picture.shot) + "/" + (picture.frame.camera || "") : null;
+// The same camera's frame of another shot (its first frame when it has none).
+function frameLike(shot, camera) {
+  const frames = framesOf(shot), at = frames.findIndex((f) => f.camera === camera);
+  return Math.max(0, at);
+}
+// The shot's own marks from its frames': the highest rating of a frame not rejected,
+// picked when one is, rejected when all are, the first label (as the catalogue sums them).
+function sumUp(shot) {
+  const frames = shot.frames, kept = frames.filter((f) => f.pick !== "rejected");
+  if (frames.length === 1) { shot.rating = frames[0].rating || 0; shot.label = frames[0].label || null; shot.pick = frames[0].pick || null; return; }
+  shot.pick = frames.some((f) => f.pick === "picked") ? "picked" : kept.length ? null : "rejected";
+  shot.rating = Math.max(0, ...(kept.length ? kept : frames).map((f) => f.rating || 0));
+  shot.label = (frames.find((f) => f.label) || {}).label || null;
+}
 
 async function get(url) {
   const response = await fetch(url, { headers });
@@ -56,11 +101,13 @@ function filterQuery() {
 }
 const filtered = () => filterQuery() !== "";
 
-// A shot as an answer shows it, before the catalogue has recorded it.
+// A shot as an answer shows it, before the catalogue has recorded it: a frame per camera.
 function fromPhoto(photo) {
-  return { provisional: true, id: null, shotID: photo.shotID, number: photo.id, state: photo.state, time: photo.time, trigger: photo.trigger,
+  const frames = (photo.frames && photo.frames.length ? photo.frames : [{ camera: null, preview: photo.preview }]).map((frame) => (
+    { camera: frame.camera || null, rating: 0, label: null, pick: null, preview: frame.preview || null, thumbnail: frame.preview || null, full: null, hasRAW: false, files: [], query: frame.query || "" }));
+  return normalize({ provisional: true, id: null, shotID: photo.shotID, number: photo.id, state: photo.state, time: photo.time, trigger: photo.trigger,
            cause: photo.cause || null, message: photo.message || null, rating: 0, label: null, pick: null, files: [],
-           preview: photo.preview, thumbnail: photo.preview, full: null };
+           preview: photo.preview, thumbnail: photo.preview, full: null, frames });
 }
 
 // Loads the page of 100 shots that holds each index from..to not loaded yet.
@@ -76,6 +123,7 @@ function ensureLoaded(from, to) {
       if (generation !== app.generation) return;
       app.total = page.total + app.provisional;
       page.shots.forEach((shot, i) => {
+        normalize(shot);
         const top = app.shots.findIndex((s, j) => j < app.provisional && s && s.shotID && s.shotID === shot.shotID);
         if (top >= 0) { app.shots[top] = shot; app.provisional -= 1; return; }
         if (!app.shots[start + app.provisional + i]) app.shots[start + app.provisional + i] = shot;
@@ -88,10 +136,10 @@ function ensureLoaded(from, to) {
 
 async function reload() {
   app.generation += 1;
-  app.shots = []; app.provisional = 0; app.loading.clear(); app.current = 0;
+  app.shots = []; app.provisional = 0; app.loading.clear(); app.current = 0; app.frame = 0; app.chosen = []; grid.perShot = 1; app.framesPerShot = 1;
   try {
     const page = await get("/api/shots?limit=100" + (filtered() ? "&" + filterQuery() : ""));
-    app.shots = page.shots; app.total = page.total;
+    app.shots = page.shots.map(normalize); app.total = page.total;
     page.shots.forEach(noteChoices);
   } catch (error) {
     if (error.status !== 404) throw error;
@@ -103,7 +151,8 @@ async function reload() {
 }
 
 function noteChoices(shot) {
-  for (const [select, value] of [["filter-camera", shot.camera || shot.model], ["filter-session", shot.session]]) {
+  const cameras = (shot.frames || []).map((f) => f.camera).filter(Boolean);
+  for (const [select, value] of [...(cameras.length ? cameras : [shot.camera || shot.model]).map((c) => ["filter-camera", c]), ["filter-session", shot.session]]) {
     if (value && ![...$(select).options].some((o) => o.value === value)) $(select).add(new Option(value, value));
   }
 }
@@ -119,19 +168,27 @@ function onPhoto(photo) {
 
 function insertOnTop(shot, provisional) {
   const following = app.current === 0 && (app.view !== "grid" || $("grid").scrollTop < 4);
-  app.shots.unshift(shot); app.total += 1;
+  app.shots.unshift(normalize(shot)); app.total += 1;
   if (provisional) app.provisional += 1;
   if (!following) { app.current += 1; $("new-shot").hidden = false; }
   render();
 }
 
 // The catalogue recorded a shot: it has its id from now on (its marks can be sent).
+// Marks made on it meanwhile move to it, frame by frame, and are sent.
 function onRecorded(shot) {
+  normalize(shot);
   const index = app.shots.findIndex((s) => s && keyOf(s) === keyOf(shot));
   if (index >= 0) {
     const before = app.shots[index];
-    if (before.provisional) { app.provisional -= 1; shot.preview = before.preview || shot.preview; }
-    app.shots[index] = Object.assign(shot, pendingMarks(before));
+    if (before.provisional) {
+      app.provisional -= 1; shot.preview = before.preview || shot.preview;
+      shot.frames.forEach((frame) => { const was = before.frames.find((f) => f.camera === frame.camera); if (was && !frame.preview) frame.preview = was.preview; });
+    }
+    for (const entry of marksQueue) if (entry.shot === before) { entry.shot = shot; applyLocally(shot, entry.camera, entry.change); }
+    for (const entry of undoStack) if (entry.shot === before) entry.shot = shot;
+    for (const list of [app.chosen]) list.forEach((p, i) => { if (p.shot === before) list[i] = { shot, frame: shot.frames[frameLike(shot, p.frame.camera)] }; });
+    app.shots[index] = shot;
   } else if (filtered()) {
     return void reload();
   } else {
@@ -141,11 +198,17 @@ function onRecorded(shot) {
   render(); flushMarks();
 }
 
-// A shot's marks changed (this page, another one, the socket, the command line).
+// A shot's marks changed (this page, another one, the socket, the command line): each
+// frame's, in place (the pictures on screen hold these objects).
 function onMarked(shot) {
   const index = app.shots.findIndex((s) => s && s.id === shot.id);
   if (index < 0 || marksQueue.some((m) => m.shot === app.shots[index])) return;  // ours are still on their way
-  app.shots[index] = Object.assign(app.shots[index], { rating: shot.rating, label: shot.label, pick: shot.pick });
+  const here = app.shots[index];
+  Object.assign(here, { rating: shot.rating, label: shot.label, pick: shot.pick });
+  for (const frame of shot.frames || []) {
+    const mine = here.frames.find((f) => f.camera === frame.camera);
+    if (mine) Object.assign(mine, { rating: frame.rating, label: frame.label, pick: frame.pick });
+  }
   render();
 }
 
@@ -153,35 +216,53 @@ function onMarked(shot) {
 function onCopied(shot) {
   const index = app.shots.findIndex((s) => s && s.id === shot.id);
   if (index < 0) return;
-  app.shots[index] = Object.assign(app.shots[index], { files: shot.files });
+  const here = app.shots[index];
+  here.files = shot.files;
+  for (const frame of shot.frames || []) { const mine = here.frames.find((f) => f.camera === frame.camera); if (mine) mine.files = frame.files; }
   render();
 }
 
 // MARK: marks
+// A mark goes to a target: a picture's frame, or with `whole` every frame of its shot.
+// A shot of one camera has one frame: the same either way.
 const marksQueue = [];
 let marksSending = false;
-function pendingMarks(shot) {
-  const marks = {};
-  for (const entry of marksQueue) if (entry.shot === shot) Object.assign(marks, entry.change, entry.change.label === "none" ? { label: null } : {}, entry.change.pick === "none" ? { pick: null } : {});
-  return { rating: shot.rating, label: shot.label, pick: shot.pick, ...marks };
+
+// `camera` undefined: every frame; else that camera's frame (null: the only camera's).
+function applyLocally(shot, camera, change) {
+  const frames = camera === undefined ? shot.frames : shot.frames.filter((f) => (f.camera || null) === camera);
+  for (const frame of frames) {
+    if (change.rating !== undefined && frame.pick === "rejected" && change.pick === undefined) frame.pick = null;  // a rating clears a reject
+    if (change.rating !== undefined) frame.rating = change.rating;
+    if (change.label !== undefined) frame.label = change.label === "none" ? null : change.label;
+    if (change.pick !== undefined) frame.pick = change.pick === "none" ? null : change.pick;
+  }
+  sumUp(shot);
 }
 
-function mark(shot, change, { undoing = false } = {}) {
-  if (!shot || !app.mayMark) return;
+function target(picture, whole) {
+  if (!picture) return null;
+  return { shot: picture.shot, camera: whole || picture.shot.frames.length < 2 ? undefined : (picture.frame.camera || null), frame: picture.frame };
+}
+
+function mark(to, change, { undoing = false } = {}) {
+  if (!to || !to.shot || !app.mayMark) return;
+  const shot = to.shot;
   if (!undoing) {
-    const before = {};
-    if (change.rating !== undefined) before.rating = shot.rating || 0;
-    if (change.label !== undefined) before.label = shot.label || "none";
-    if (change.pick !== undefined || (change.rating !== undefined && shot.pick === "rejected")) before.pick = shot.pick || "none";
+    // What each frame it changes had, for Ctrl-Z.
+    const frames = to.camera === undefined ? shot.frames : shot.frames.filter((f) => (f.camera || null) === to.camera);
+    const before = frames.map((frame) => {
+      const was = {};
+      if (change.rating !== undefined) was.rating = frame.rating || 0;
+      if (change.label !== undefined) was.label = frame.label || "none";
+      if (change.pick !== undefined || (change.rating !== undefined && frame.pick === "rejected")) was.pick = frame.pick || "none";
+      return { camera: shot.frames.length < 2 ? undefined : (frame.camera || null), change: was };
+    });
     undoStack.push({ shot, before });
     if (undoStack.length > 200) undoStack.shift();
   }
-  if (change.rating !== undefined && shot.pick === "rejected" && change.pick === undefined) shot.pick = null;  // a rating clears a reject
-  const local = { ...change };
-  if (local.label === "none") local.label = null;
-  if (local.pick === "none") local.pick = null;
-  Object.assign(shot, local);
-  marksQueue.push({ shot, change });
+  applyLocally(shot, to.camera, change);
+  marksQueue.push({ shot, camera: to.camera, change });
   render(); flushMarks();
 }
 
@@ -194,8 +275,8 @@ async function flushMarks() {
   if (!batch.length) return;
   marksSending = true;
   try {
-    const response = await fetch("/api/marks", { method: "POST", headers: { ...headers, "Content-Type": "application/json" },
-                                                 body: JSON.stringify({ marks: batch.map((m) => ({ id: m.shot.id, ...m.change })) }) });
+    const marks = batch.map((m) => ({ id: m.shot.id, ...(m.camera ? { camera: m.camera } : {}), ...m.change }));
+    const response = await fetch("/api/marks", { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify({ marks }) });
     const body = await response.json();
     if (!response.ok) showError(Object.assign(new Error(body.error), { fix: body.fix }));
   } catch (error) {
@@ -215,24 +296,26 @@ function showError(error) {
 // The keys: one table, read by the key handler and by the "?" list, so they never differ.
 // `ctrl`: with Ctrl (or ⌘) held; the others without it.
 const KEYS = [
-  { keys: "0–5", help: "rating", match: (k) => k >= "0" && k <= "5", run: (k, shot) => markAndAdvance(shot, { rating: Number(k) }) },
-  { keys: "6 7 8 9", help: "label red, yellow, green, blue (again: clear)", match: (k) => k >= "6" && k <= "9",
-    run: (k, shot) => { const label = LABELS[Number(k) - 6]; mark(shot, { label: shot && shot.label === label ? "none" : label }); } },
-  { keys: "P · X · U", help: "pick · reject · clear the pick", match: (k) => k === "p" || k === "x" || k === "u",
-    run: (k, shot) => markAndAdvance(shot, { pick: { p: "picked", x: "rejected", u: "none" }[k] }) },
+  { keys: "0–5", help: "rating of the frame shown (with Shift: of every frame of the shot)", match: (k) => k >= "0" && k <= "5",
+    run: (k, picture, whole) => markAndAdvance(target(picture, whole), { rating: Number(k) }) },
+  { keys: "6 7 8 9", help: "label red, yellow, green, blue (again: clear; with Shift: the whole shot)", match: (k) => k >= "6" && k <= "9",
+    run: (k, picture, whole) => { const label = LABELS[Number(k) - 6]; mark(target(picture, whole), { label: picture && picture.frame.label === label ? "none" : label }); } },
+  { keys: "P · X · U", help: "pick · reject · clear the pick (with Shift: the whole shot)", match: (k) => k === "p" || k === "x" || k === "u",
+    run: (k, picture, whole) => markAndAdvance(target(picture, whole), { pick: { p: "picked", x: "rejected", u: "none" }[k] }) },
   { keys: "Ctrl-Z", help: "undo the last mark (again: the one before)", ctrl: true, match: (k) => k === "z", run: () => undo() },
   { keys: "A", help: "after a rating or pick, go on to the next shot (on · off)", match: (k) => k === "a", run: () => toggleAdvance() },
-  { keys: "← →", help: "grid: the cell to the left · right; loupe: older · newer shot; compare: the pane to the left · right",
+  { keys: "← →", help: "grid: the frame to the left · right; loupe: older · newer shot (the same camera's frame); compare: the pane to the left · right",
     match: (k) => k === "ArrowLeft" || k === "ArrowRight", run: (k) => arrow(k === "ArrowRight" ? 1 : -1) },
-  { keys: "↑ ↓", help: "a row up · down (grid)", match: (k) => (k === "ArrowUp" || k === "ArrowDown") && app.view === "grid",
-    run: (k) => move(k === "ArrowDown" ? grid.columns : -grid.columns) },
+  { keys: "↑ ↓", help: "grid: a row up · down; loupe: the shot's frame before · after (its other cameras)",
+    match: (k) => (k === "ArrowUp" || k === "ArrowDown") && (app.view === "grid" || app.view === "loupe"),
+    run: (k) => app.view === "grid" ? move(k === "ArrowDown" ? grid.columns : -grid.columns) : stepFrame(k === "ArrowDown" ? 1 : -1) },
   { keys: "Enter · E", help: "loupe", match: (k) => k === "Enter" || k === "e", run: () => setView("loupe") },
   { keys: "G · Esc", help: "grid", match: (k) => k === "g" || (k === "Escape" && app.view !== "grid"), run: () => setView("grid") },
-  { keys: "C", help: "compare the chosen shots (click them in the grid); the framed pane takes the keys", match: (k) => k === "c", run: () => setView("compare") },
+  { keys: "C", help: "compare the chosen frames (Ctrl-click them in the grid), else a shot's cameras side by side, else this shot and the one before; the framed pane takes the keys", match: (k) => k === "c", run: () => setView("compare") },
   { keys: "Z · click", help: "100 % on the spot · again: fit", match: (k) => k === "z", run: () => loupe.toggleZoom() },
   { keys: "+ −", help: "zoom in · out; drag to pan, pinch on a phone", match: (k) => k === "+" || k === "=" || k === "-",
     run: (k) => viewers().forEach((v) => v.zoomBy(k === "-" ? 0.5 : 2)) },
-  { keys: "R", help: "pin this shot as the reference against the newest", match: (k) => k === "r", run: () => pin() },
+  { keys: "R", help: "pin this frame as the reference against the newest shot's", match: (k) => k === "r", run: () => pin() },
   { keys: "W", help: "RAW+JPEG: 100 % from the RAW (LibRaw's demosaic) · again: from the JPEG", match: (k) => k === "w", run: () => loupe.toggleRAW() },
   { keys: "L", help: "live view", match: (k) => k === "l" && $("show-live") && !$("show-live").hidden, run: () => setView("live") },
   { keys: "O", help: "this shot as live view's ghost", match: (k) => k === "o" && $("ghost") && !$("ghost").hidden, run: () => useAsGhost() },
@@ -244,11 +327,13 @@ const KEYS = [
 function onKey(event) {
   if (event.target.matches("input, select, textarea") || event.altKey) return;
   if (document.querySelector("dialog[open]") && event.key !== "Escape") return;
-  const k = event.key.length === 1 ? event.key.toLowerCase() : event.key, shot = focusedShot();
+  // Shift with a digit gives "!" or "%" as the key: the digit is read from the key's place.
+  const digit = event.shiftKey && /^(Digit|Numpad)[0-9]$/.test(event.code) ? event.code.slice(-1) : null;
+  const k = digit || (event.key.length === 1 ? event.key.toLowerCase() : event.key), picture = focusedPicture();
   const ctrl = event.ctrlKey || event.metaKey;
   const entry = KEYS.find((entry) => Boolean(entry.ctrl) === ctrl && entry.match(k));
   if (!entry) return;
-  entry.run(k, shot);
+  entry.run(k, picture, event.shiftKey);
   event.preventDefault();
 }
 
@@ -262,26 +347,49 @@ function fillHelp() {
   }));
 }
 
-// The arrows move as drawn: in the grid to the cell on that side; in compare, the focus
-// to the pane on that side; in the loupe to the older (←) or newer (→) shot.
+// The arrows move as drawn: in the grid to the frame on that side (across shots); in
+// compare, the focus to the pane on that side; in the loupe to the older (←) or newer
+// (→) shot, keeping the camera.
 function arrow(by) {
-  if (app.view === "grid") return move(by);
+  if (app.view === "grid") return stepAcross(by);
   if (app.view === "compare") return compare.focusBy(by);
   move(-by);
 }
 
-// Marks undone with Ctrl-Z: each mark remembers what it changed.
+// Grid: the next frame in reading order, into the next shot past the last.
+function stepAcross(by) {
+  const frames = framesOf(currentShot()).length;
+  if (app.frame + by >= 0 && app.frame + by < frames) { app.frame += by; return render(); }
+  const next = Math.max(0, Math.min(app.total - 1, app.current + by));
+  if (next === app.current) return;
+  app.current = next;
+  app.frame = by > 0 ? 0 : Math.max(0, framesOf(currentShot()).length - 1);
+  if (app.current === 0) $("new-shot").hidden = true;
+  grid.reveal(app.current);
+  render();
+}
+
+// Loupe: the shot's frame before or after (its other cameras' pictures).
+function stepFrame(by) {
+  const frames = framesOf(currentShot()).length;
+  const next = Math.max(0, Math.min(frames - 1, app.frame + by));
+  if (next === app.frame) return;
+  app.frame = next;
+  render();
+}
+
+// Marks undone with Ctrl-Z: each mark remembers what it changed, frame by frame.
 const undoStack = [];
 function undo() {
   const last = undoStack.pop();
   if (!last) return;
-  mark(last.shot, last.before, { undoing: true });
+  for (const { camera, change } of last.before) mark({ shot: last.shot, camera }, change, { undoing: true });
 }
 
 // After a rating or a pick, the next shot (A turns it on or off; kept in this browser).
-function markAndAdvance(shot, change) {
-  mark(shot, change);
-  if (localStorage.getItem("shutterpipe-advance") === "on" && app.view === "loupe" && shot === currentShot()) move(1);
+function markAndAdvance(to, change) {
+  mark(to, change);
+  if (localStorage.getItem("shutterpipe-advance") === "on" && app.view === "loupe" && to && to.shot === currentShot()) move(1);
 }
 function toggleAdvance() {
   const on = localStorage.getItem("shutterpipe-advance") !== "on";
@@ -290,10 +398,13 @@ function toggleAdvance() {
   if ($("advance")) $("advance").setAttribute("aria-pressed", String(on));
 }
 
+// To another shot, on the same camera's frame where it has one.
 function move(by) {
   const next = Math.max(0, Math.min(app.total - 1, app.current + by));
   if (next === app.current) return;
+  const camera = currentPicture() ? currentPicture().frame.camera : null;
   app.current = next;
+  app.frame = app.shots[next] ? frameLike(app.shots[next], camera) : 0;
   if (app.current === 0) $("new-shot").hidden = true;
   grid.reveal(app.current);
   render();
@@ -310,12 +421,14 @@ function setView(view) {
 }
 
 function useAsGhost() {
-  liveView.useGhost(currentShot());
+  const picture = currentPicture();
+  liveView.useGhost(picture && { ...picture.shot, preview: picture.frame.preview || picture.shot.preview, files: picture.frame.files || picture.shot.files });
   setView("live");
 }
 
 function pin() {
-  app.reference = app.reference && keyOf(app.reference) === keyOf(currentShot()) ? null : currentShot();
+  const picture = currentPicture();
+  app.reference = app.reference && pictureKey(app.reference) === pictureKey(picture) ? null : picture;
   $("pin").setAttribute("aria-pressed", String(Boolean(app.reference)));
   if (app.reference) setView("compare"); else render();
 }
@@ -324,15 +437,39 @@ function render() {
   $("empty").hidden = app.total > 0 || app.view === "live";
   $("count").textContent = app.total + " shot" + (app.total === 1 ? "" : "s");
   ensureLoaded(app.current, app.current + 2);
+  if (app.shots[app.current]) app.frame = Math.max(0, Math.min(framesOf(currentShot()).length - 1, app.frame));
   if (app.view === "grid") grid.render();
-  if (app.view === "loupe") { loupe.show(currentShot()); panel.show(currentShot()); }
+  if (app.view === "loupe") { loupe.show(currentPicture()); panel.show(currentPicture()); frameStrip(); }
   if (app.view === "compare") compare.render();
-  markButtons(focusedShot());
+  markButtons(focusedPicture());
+  // For tests: the frame the keys act on.
+  const focused = focusedPicture();
+  document.body.dataset.frame = focused ? (focused.shot.id || "") + "/" + (focused.frame.camera || "") : "";
 }
 
-function markButtons(shot) {
+// The loupe's frame buttons: a shot of several cameras shows which one is on screen.
+function frameStrip() {
+  const shot = currentShot(), frames = shot ? framesOf(shot) : [];
+  const strip = $("frames");
+  const wanted = frames.length > 1 ? frames.map((f) => f.camera || "-").join("|") : "";
+  if (strip.dataset.frames !== wanted) {
+    strip.dataset.frames = wanted;
+    strip.replaceChildren(...(frames.length > 1 ? frames : []).map((frame, at) => {
+      const button = document.createElement("button");
+      button.textContent = frame.camera || "-"; button.title = "camera " + (frame.camera || "") + " (↑ ↓)";
+      button.onclick = () => { app.frame = at; render(); };
+      return button;
+    }));
+  }
+  [...strip.children].forEach((button, at) => button.setAttribute("aria-pressed", String(at === app.frame)));
+  strip.hidden = frames.length < 2;
+}
+
+function markButtons(picture) {
+  const marks = picture ? picture.frame : null;
   $("marks").hidden = !app.mayMark;
-  document.querySelectorAll("#marks [data-rating]").forEach((b) => b.classList.toggle("on", Boolean(shot) && Number(b.dataset.rating) <= (shot.rating || 0) && b.dataset.rating !== "0"));
-  document.querySelectorAll("#marks [data-label]").forEach((b) => { b.style.background = "var(--" + b.dataset.label + ")"; b.classList.toggle("on", Boolean(shot) && shot.label === b.dataset.label); });
-  document.querySelectorAll("#marks [data-pick]").forEach((b) => b.setAttribute("aria-pressed", String(Boolean(shot) && (shot.pick || "none") === b.dataset.pick && b.dataset.pick !== "none")));
+  document.querySelectorAll("#marks [data-rating]").forEach((b) => b.classList.toggle("on", Boolean(marks) && Number(b.dataset.rating) <= (marks.rating || 0) && b.dataset.rating !== "0"));
+  document.querySelectorAll("#marks [data-label]").forEach((b) => { b.style.background = "var(--" + b.dataset.label + ")"; b.classList.toggle("on", Boolean(marks) && marks.label === b.dataset.label); });
+  document.querySelectorAll("#marks [data-pick]").forEach((b) => b.setAttribute("aria-pressed", String(Boolean(marks) && (marks.pick || "none") === b.dataset.pick && b.dataset.pick !== "none")));
+  $("whole-shot").hidden = !picture || picture.shot.frames.length < 2;
 }

@@ -50,7 +50,7 @@ async function share(what) {
   $("share-marks").textContent = app.viewersMayMark ? " and may rate, label and pick" : "";
   $("share-code").hidden = !link.link;
   if (link.link) $("share-code").src = code;
-  $("share-chosen").disabled = !app.chosen.some((shot) => shot.id);
+  $("share-chosen").disabled = !app.chosen.some((picture) => picture.shot.id);
   if (!$("share-dialog").open) $("share-dialog").showModal();
 }
 
@@ -92,7 +92,7 @@ $("show-loupe").onclick = () => setView("loupe");
 $("show-compare").onclick = () => setView("compare");
 $("help").onclick = () => $("help-dialog").showModal();
 if ($("share")) $("share").onclick = () => share().catch(showError);
-if ($("share-chosen")) $("share-chosen").onclick = () => share({ shots: app.chosen.filter((shot) => shot.id).map((shot) => shot.id) }).catch(showError);
+if ($("share-chosen")) $("share-chosen").onclick = () => share({ shots: [...new Set(app.chosen.filter((p) => p.shot.id).map((p) => p.shot.id))] }).catch(showError);
 $("new-shot").onclick = () => { app.current = 0; $("new-shot").hidden = true; $("grid").scrollTop = 0; render(); };
 $("pin").onclick = pin;
 $("raw").onclick = () => loupe.toggleRAW();
@@ -100,9 +100,13 @@ $("zoom-fit").onclick = () => loupe.setZoom("fit");
 $("zoom-100").onclick = () => loupe.setZoom(1);
 $("zoom-200").onclick = () => loupe.setZoom(2);
 for (const id of ["clip-high", "clip-low", "clip-high-at", "clip-low-at"]) $(id).onchange = () => loupe.draw();
-document.querySelectorAll("#marks [data-rating]").forEach((b) => b.onclick = () => markAndAdvance(focusedShot(), { rating: Number(b.dataset.rating) }));
-document.querySelectorAll("#marks [data-label]").forEach((b) => b.onclick = () => { const s = focusedShot(); mark(s, { label: s && s.label === b.dataset.label ? "none" : b.dataset.label }); });
-document.querySelectorAll("#marks [data-pick]").forEach((b) => b.onclick = () => markAndAdvance(focusedShot(), { pick: b.dataset.pick }));
+// The mark buttons act on the frame shown, or on the whole shot when "Whole shot" is on
+// (or Shift is held).
+const wholeShot = (event) => event.shiftKey || $("whole-shot").getAttribute("aria-pressed") === "true";
+$("whole-shot").onclick = () => $("whole-shot").setAttribute("aria-pressed", String($("whole-shot").getAttribute("aria-pressed") !== "true"));
+document.querySelectorAll("#marks [data-rating]").forEach((b) => b.onclick = (e) => markAndAdvance(target(focusedPicture(), wholeShot(e)), { rating: Number(b.dataset.rating) }));
+document.querySelectorAll("#marks [data-label]").forEach((b) => b.onclick = (e) => { const p = focusedPicture(); mark(target(p, wholeShot(e)), { label: p && p.frame.label === b.dataset.label ? "none" : b.dataset.label }); });
+document.querySelectorAll("#marks [data-pick]").forEach((b) => b.onclick = (e) => markAndAdvance(target(focusedPicture(), wholeShot(e)), { pick: b.dataset.pick }));
 for (const [id, key] of [["filter-rating", "rating"], ["filter-label", "label"], ["filter-pick", "pick"], ["filter-camera", "camera"], ["filter-session", "session"]]) {
   $(id).onchange = () => { app.filter[key] = $(id).value; reload().catch(showError); };
 }

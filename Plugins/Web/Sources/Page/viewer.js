@@ -1,4 +1,5 @@
-// The review screen's loupe and compare: a ``Viewer`` shows one shot fit to its box, or
+// The review screen's loupe and compare: a ``Viewer`` shows one picture (a camera's frame
+// of a shot: its preview, and at 100 % that frame's own files, never another camera's) fit to its box, or
 // zoomed (100 % is one pixel of the photo on one pixel of the screen) on the spot
 // clicked, pinched or scrolled at, and panned by dragging. Past what the preview holds it
 // shows the photo's own pixels: lossless tiles of the full-size image, only those on
@@ -11,7 +12,7 @@ class Viewer {
     element.innerHTML = '<div class="layer"><img class="preview" alt=""><canvas class="clipping"></canvas><div class="tiles"></div></div><div class="caption"></div>';
     this.layer = element.querySelector(".layer"); this.preview = element.querySelector(".preview");
     this.clipping = element.querySelector("canvas"); this.tiles = element.querySelector(".tiles"); this.caption = element.querySelector(".caption");
-    this.shot = null; this.full = null; this.tileImages = new Map(); this.pointers = new Map(); this.gesture = null; this.clip = null;
+    this.shot = null; this.frame = null; this.picture = null; this.full = null; this.tileImages = new Map(); this.pointers = new Map(); this.gesture = null; this.clip = null;
     this.preview.onload = () => this.painted();
     element.addEventListener("pointerdown", (e) => this.down(e));
     element.addEventListener("pointermove", (e) => this.moveTo(e));
@@ -21,50 +22,57 @@ class Viewer {
     new ResizeObserver(() => this.draw()).observe(element);
   }
 
-  show(shot) {
-    if (shot && this.shot && keyOf(shot) === keyOf(this.shot)) {
-      this.shot = shot;  // the same shot, recorded since: it may have its id and RAW now
-      if (this.main) $("raw").hidden = !shot.hasRAW;
+  show(picture) {
+    const shot = picture ? picture.shot : null, frame = picture ? picture.frame : null;
+    if (picture && this.picture && pictureKey(picture) === pictureKey(this.picture)) {
+      this.shot = shot; this.frame = frame; this.picture = picture;  // the same frame, recorded since: it may have its id and RAW now
+      if (this.main) $("raw").hidden = !frame.hasRAW;
       if (this.view.zoom !== "fit") this.loadFull();
       return;
     }
-    this.shot = shot; this.full = null; this.clip = null; this.fromRAW = false;
-    if (this.main) { $("raw").hidden = !shot || !shot.hasRAW; $("raw").setAttribute("aria-pressed", "false"); }
+    this.shot = shot; this.frame = frame; this.picture = picture; this.full = null; this.clip = null; this.fromRAW = false;
+    if (this.main) { $("raw").hidden = !frame || !frame.hasRAW; $("raw").setAttribute("aria-pressed", "false"); }
     this.tiles.replaceChildren(); this.tileImages.clear();
     const failure = this.element.querySelector(".failed");
     if (failure) failure.remove();
     clearTimeout(this.dwell);
-    if (!shot || !shot.preview) {
+    if (!shot || !frame.preview) {
       this.preview.removeAttribute("src"); this.preview.hidden = true; this.caption.textContent = "";
       if (shot) { const note = document.createElement("div"); note.className = "failed"; note.textContent = "✕ " + (shot.cause || shot.state) + (shot.message ? ": " + shot.message : ""); this.element.appendChild(note); }
       return;
     }
     this.preview.hidden = false;
-    this.caption.textContent = "shot " + (shot.id || shot.number) + " · loading";
-    this.preview.src = shot.preview;
+    this.caption.textContent = this.name() + " · loading";
+    this.preview.src = frame.preview;
     // The full size is decoded once the shot is looked at (a burst passing by costs nothing), or at once for a zoom.
     if (this.view.zoom !== "fit") this.loadFull(); else this.dwell = setTimeout(() => this.loadFull(), 1000);
   }
 
-  // A compare pane's marks, over its picture: stars, label, pick.
+  // "shot 12", and its camera for a frame of a shot of several ("shot 12 · B").
+  name() {
+    return "shot " + (this.shot.id || this.shot.number) + (this.frame.camera ? " · " + this.frame.camera : "");
+  }
+
+  // A compare pane's marks, over its picture: the frame's stars, label, pick.
   showMarks() {
     if (this.main) return;
     let marks = this.element.querySelector(".marks");
     if (!marks) { marks = document.createElement("div"); marks.className = "marks"; this.element.appendChild(marks); }
-    const shot = this.shot;
-    marks.textContent = !shot ? "" : ("★".repeat(shot.rating || 0) || "☆") + (shot.label ? " · " + shot.label : "") + (shot.pick === "picked" ? " · picked" : shot.pick === "rejected" ? " · rejected" : "");
-    marks.dataset.shot = shot && shot.id ? shot.id : "";
+    const frame = this.frame;
+    marks.textContent = !frame ? "" : (this.frame.camera ? this.frame.camera + " " : "") + ("★".repeat(frame.rating || 0) || "☆") + (frame.label ? " · " + frame.label : "") + (frame.pick === "picked" ? " · picked" : frame.pick === "rejected" ? " · rejected" : "");
+    marks.dataset.shot = this.shot && this.shot.id ? this.shot.id : "";
+    marks.dataset.camera = frame && frame.camera ? frame.camera : "";
   }
 
   // Noted once the preview is decoded and the next frame drew it (or 200 ms later: a page
   // the browser draws no frames for is not held up).
   painted() {
-    const shot = this.shot;
+    const shot = this.shot, picture = this.picture;
     let noted = false;
     const note = () => {
-      if (noted || keyOf(shot) !== keyOf(this.shot)) return;
+      if (noted || pictureKey(picture) !== pictureKey(this.picture)) return;
       noted = true;
-      window.paints.push({ shot: keyOf(shot), id: shot.id, at: performance.timeOrigin + performance.now(), main: this.main });
+      window.paints.push({ shot: keyOf(shot), id: shot.id, camera: picture.frame.camera || null, at: performance.timeOrigin + performance.now(), main: this.main });
       if (this.main) { document.body.dataset.shownWidth = this.preview.naturalWidth; document.body.dataset.shownSource = this.preview.src; }
     };
     this.preview.decode().catch(() => {}).then(() => { this.draw(); requestAnimationFrame(note); setTimeout(note, 200); });
@@ -73,21 +81,25 @@ class Viewer {
   // The full size's dimensions (decoding it on the server, once); a second call while
   // they are on their way gets the same promise, so a click then is not lost.
   loadFull() {
-    const shot = this.shot, source = this.source();
-    if (!shot || !shot.id || !shot.full || this.full) return Promise.resolve();
-    if (this.fullLoading && this.fullLoading.key === keyOf(shot) && this.fullLoading.source === source) return this.fullLoading.promise;
-    const promise = get("/api/shots/" + shot.id + "/image.json" + source).then((full) => { if (keyOf(this.shot) === keyOf(shot) && this.source() === source) { this.full = full; this.draw(); } })
+    const shot = this.shot, key = pictureKey(this.picture), source = this.source();
+    if (!shot || !shot.id || !this.frame.full || this.full) return Promise.resolve();
+    if (this.fullLoading && this.fullLoading.key === key && this.fullLoading.source === source) return this.fullLoading.promise;
+    const promise = get("/api/shots/" + shot.id + "/image.json" + source).then((full) => { if (pictureKey(this.picture) === key && this.source() === source) { this.full = full; this.draw(); } })
       .catch(() => {}).finally(() => { if (this.fullLoading && this.fullLoading.promise === promise) this.fullLoading = null; });
-    this.fullLoading = { key: keyOf(shot), source, promise };
+    this.fullLoading = { key, source, promise };
     return promise;
   }
 
-  // "?from=raw" when the 100 % view shows the RAW of a RAW+JPEG shot.
-  source() { return this.fromRAW && this.shot && this.shot.hasRAW ? "?from=raw" : ""; }
+  // The query of this frame's full-size routes: its camera, and "from=raw" when the 100 %
+  // view shows the RAW of a RAW+JPEG frame (that frame's own RAW).
+  source() {
+    const parts = [this.frame && this.frame.query, this.fromRAW && this.frame && this.frame.hasRAW ? "from=raw" : ""].filter(Boolean);
+    return parts.length ? "?" + parts.join("&") : "";
+  }
 
   // RAW+JPEG: the 100 % view from the RAW (LibRaw's demosaic), or back from the JPEG.
   toggleRAW() {
-    if (!this.shot || !this.shot.hasRAW) return;
+    if (!this.frame || !this.frame.hasRAW) return;
     this.fromRAW = !this.fromRAW;
     this.full = null; this.fullLoading = null;
     this.tiles.replaceChildren(); this.tileImages.clear();
@@ -127,7 +139,7 @@ class Viewer {
     this.element.classList.toggle("zoomed", scale > fit * 1.001);
     this.element.classList.toggle("pixels", scale * devicePixelRatio > 1.001);
     const zoom = scale > fit * 1.001 ? Math.round(scale * devicePixelRatio * 100) + " %" : "fit";
-    this.caption.textContent = "shot " + (this.shot.id || this.shot.number) + " · " + zoom + (enough ? "" : this.source() ? " · full size, RAW" : " · full size");
+    this.caption.textContent = this.name() + " · " + zoom + (enough ? "" : this.fromRAW ? " · full size, RAW" : " · full size");
     // For tests: the zoom, and where the photo's top-left corner is on the page.
     if (this.main) { document.body.dataset.zoom = zoom; document.body.dataset.origin = [b.left + x, b.top + y].join(","); }
     if (!enough) this.loadTiles(x, y, scale, b, W, H);
@@ -145,7 +157,8 @@ class Viewer {
       tile.style.left = c * size + "px"; tile.style.top = r * size + "px";
       tile.style.width = Math.min(size, W - c * size) + "px"; tile.style.height = Math.min(size, H - r * size) + "px";
       tile.onload = () => { if (shot === this.shot) { window.tilePaints.push({ shot: shot.id, tile: key, at: performance.timeOrigin + performance.now() }); if (this.main) document.body.dataset.tilesShown = this.tiles.querySelectorAll("img").length; } };
-      tile.src = withRole("/api/shots/" + shot.id + "/tiles/" + key + ".png" + this.source());
+      const query = this.source();
+      tile.src = withRole("/api/shots/" + shot.id + "/tiles/" + key + ".png" + query);
       this.tiles.appendChild(tile);
       this.tileImages.set(key, tile);
     }
