@@ -8,8 +8,10 @@ Steps, run in order; each prints one JSON line (or fails with exit 1):
   wait:EXPRESSION         until the JavaScript EXPRESSION is true (20 s at most)
   eval:EXPRESSION         prints its value
   click:ELEMENT-ID        a real mouse click (press and release) at the element's centre
+  tap:CSS-SELECTOR        the same at the centre of the first element the selector finds (with Ctrl held: tap:Ctrl+SELECTOR)
   key:KEYS                real key presses, one after another, as typed (key:4, key:5544), or one named key
-                          (key:ArrowLeft, ArrowRight, ArrowUp, ArrowDown, Enter, Escape), or a letter with Ctrl (key:Ctrl+z)
+                          (key:ArrowLeft, ArrowRight, ArrowUp, ArrowDown, Enter, Escape), or a letter with Ctrl (key:Ctrl+z),
+                          or a digit with Shift (key:Shift+3: "#" on a US keyboard, at the key Digit3)
   pinch:ELEMENT-ID         two fingers spread apart over the element (a phone's zoom; needs a mobile viewport)
   viewport:W,H,SCALE,MOBILE   the window as a phone or a screen (e.g. 390,844,3,1), then the page again
   screenshot:FILE         a PNG of the page
@@ -147,8 +149,25 @@ def main():
                 for event in ("mousePressed", "mouseReleased"):
                     page.send("Input.dispatchMouseEvent", type=event, x=box[0], y=box[1], button="left", clickCount=1)
                 print(json.dumps({"click": argument, "at": box}))
+            elif kind == "tap":
+                ctrl = argument.startswith("Ctrl+")
+                selector = argument[5:] if ctrl else argument
+                box = evaluate(page, "(() => { const e = document.querySelector(%s); if (!e) return null; const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()" % json.dumps(selector))
+                if box is None:
+                    raise SystemExit("nothing to tap: %s" % selector)
+                for event in ("mousePressed", "mouseReleased"):
+                    page.send("Input.dispatchMouseEvent", type=event, x=box[0], y=box[1], button="left", clickCount=1, modifiers=2 if ctrl else 0)
+                print(json.dumps({"tap": argument, "at": box}))
             elif kind == "key":
                 named = {"ArrowLeft": 37, "ArrowUp": 38, "ArrowRight": 39, "ArrowDown": 40, "Enter": 13, "Escape": 27}
+                if argument.startswith("Shift+") and len(argument) == 7 and argument[-1].isdigit():
+                    # A digit with Shift held (modifiers: 8): the key is its US symbol, the code the digit's.
+                    digit = argument[-1]
+                    char = ")!@#$%^&*("[int(digit)]
+                    page.send("Input.dispatchKeyEvent", type="keyDown", key=char, code="Digit" + digit, text=char, windowsVirtualKeyCode=ord(digit), modifiers=8)
+                    page.send("Input.dispatchKeyEvent", type="keyUp", key=char, code="Digit" + digit, windowsVirtualKeyCode=ord(digit), modifiers=8)
+                    print(json.dumps({"keys": argument}))
+                    continue
                 if argument.startswith("Ctrl+") and len(argument) == 6:
                     # One letter with Ctrl held (modifiers: 2), as a real Ctrl-Z.
                     char = argument[-1]

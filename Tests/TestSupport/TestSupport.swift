@@ -164,3 +164,19 @@ public func artefactsFolder(_ name: String) throws -> String {
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     return folder
 }
+
+/// Where tests keep what a person may want to look at after a run (the end-to-end
+/// tests' screenshots): `$SHUTTERPIPE_TEST_ARTEFACTS`, else `.build/test-artefacts` in
+/// the repository. `scripts/test` says where, and CI keeps the folder.
+public var testArtefactsFolder: String {
+    ProcessInfo.processInfo.environment["SHUTTERPIPE_TEST_ARTEFACTS"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(repositoryRoot)/.build/test-artefacts"
+}
+
+/// Copies `path` into ``testArtefactsFolder`` as `name` (replacing an earlier run's).
+public func keepArtefact(_ path: String, as name: String) throws {
+    let folder = testArtefactsFolder
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    let target = "\(folder)/\(name)"
+    try? FileManager.default.removeItem(atPath: target)
+    try FileManager.default.copyItem(atPath: path, toPath: target)
+}

@@ -29,7 +29,7 @@ const compare = {
     this.viewers.forEach((viewer) => { viewer.element.classList.toggle("focused", viewer === this.focused); viewer.showMarks(); });
     document.body.dataset.compareFocus = this.focused && this.focused.shot ? (this.focused.shot.id || "") : "";
   },
-  focus(viewer) { this.focused = viewer; this.render(); markButtons(focusedPicture()); },
+  focus(viewer) { this.focused = viewer; render(); },
   focusBy(by) {
     const at = this.viewers.indexOf(this.focused);
     const next = this.viewers[Math.max(0, Math.min(this.viewers.length - 1, at + by))];
