@@ -143,7 +143,10 @@ struct KitCatchesViolationsTests {
     func leakingTrigger() async {
         let problems = await Conformance.checkTriggerCleansUp(cycles: 12) { LeakingTrigger() }
         #expect(problems.contains { $0.contains("thread(s) more after 11 runs") } && problems.contains { $0.contains("descriptor(s) more after 11 runs") }, "\(problems)")
-        #expect(await Conformance.checkTriggerCleansUp(cycles: 12) { TidyTrigger() }.isEmpty)
+        // The check counts the whole process's threads and descriptors: scripts/test-runner
+        // runs this test by itself (Tests/run-alone.txt).
+        let tidy = await Conformance.checkTriggerCleansUp(cycles: 12) { TidyTrigger() }
+        #expect(tidy.isEmpty, "\(tidy)")
     }
 
     @Test("a processing sink with an empty receipt, and one that waits on a thread of its own, conform")

@@ -231,7 +231,7 @@ private final class Once<Value: Sendable>: @unchecked Sendable {
 /// into a failure. A wait for a state, never a sleep that decides an outcome.
 func poll(timeout: Duration, _ condition: @Sendable () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
+    while ContinuousClock.now < deadline && !Task.isCancelled {
         if await condition() { return true }
         try? await Task.sleep(for: .milliseconds(5))
     }

@@ -4,6 +4,7 @@ import Glibc
 import CMosquitto
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 import Synchronization
 
 /// One connection to an MQTT broker, on libmosquitto. Its network loop, reconnects and
@@ -137,7 +138,7 @@ final class MQTTClient: @unchecked Sendable {  // `handle`: libmosquitto is thre
     func flush(within limit: Duration) async {
         let deadline = ContinuousClock.now + limit
         while !box.takeUnretainedValue().unacknowledged.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
+            await pauseIgnoringCancellation(for: .milliseconds(5))  // a stop's flush: cancelled or not
         }
     }
 

@@ -107,7 +107,7 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
             log.info("stopping: answering the \(waiting) request(s) socket clients sent before")
             let deadline = ContinuousClock.now + Self.drainLimit
             while ContinuousClock.now < deadline, clients.withLock({ state in state.byID.values.contains { $0.owed > 0 } }) {
-                try? await Task.sleep(for: .milliseconds(10))
+                await pauseIgnoringCancellation(for: .milliseconds(10))  // the stop's drain: cancelled or not
             }
         }
         // What was queued is written before the connections close: an answer synced just
@@ -115,7 +115,7 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
         let open = clients.withLock { state in state.byID.values.map(\.connection) }
         for connection in open { connection.finishWriting() }
         let flushed = ContinuousClock.now + .seconds(2)
-        while ContinuousClock.now < flushed, open.contains(where: { $0.isWriting }) { try? await Task.sleep(for: .milliseconds(10)) }
+        while ContinuousClock.now < flushed, open.contains(where: { $0.isWriting }) { await pauseIgnoringCancellation(for: .milliseconds(10)) }
     }
 
     /// The longest a stopping trigger waits for the answers its clients are owed.

@@ -105,8 +105,10 @@ final class LiveViewHub: Sendable {
 
     private func produce(from source: Source) async {
         while true {
+            // Cancelled, every sleep below returns at once: the loop would spin.
+            let cancelled = Task.isCancelled
             let viewers = state.withLock { state -> [Viewer] in
-                if state.viewers.isEmpty { state.producing = false }
+                if state.viewers.isEmpty || cancelled { state.producing = false; return [] }
                 return Array(state.viewers.values)
             }
             guard !viewers.isEmpty else { break }

@@ -1,6 +1,7 @@
 #ifndef SHUTTERPIPE_TEST_SUPPORT_H
 #define SHUTTERPIPE_TEST_SUPPORT_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 /// The process groups of the children a test process started, kept where a signal
@@ -23,5 +24,13 @@ int shutterpipe_test_signal_tracked_groups(int signal);
 /// Under scripts/test-runner (SHUTTERPIPE_TEST_RUNNER_PID), a thread also waits for the
 /// runner's end: if it dies, even by SIGKILL, the groups are killed and this process ends.
 void shutterpipe_test_install_cleanup(void);
+
+/// The pool watch (Tests/TestSupport/PoolWatchAll.swift):
+///
+/// The file of the module holding `frame` and where it was loaded; 0 when none is known.
+int shutterpipe_test_frame_module(const void *frame, const char **file, uintptr_t *base);
+
+/// The calling thread's id (gettid).
+pid_t shutterpipe_test_thread_id(void);
 
 #endif

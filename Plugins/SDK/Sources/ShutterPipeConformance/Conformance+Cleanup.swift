@@ -37,15 +37,15 @@ extension Conformance {
         await cycle()
         // What is there now, by thread ID and descriptor number: those the runs add and
         // leave are counted, whatever other work of the process starts and ends meanwhile.
-        let before = (threads: Self.entries("/proc/self/task"), descriptors: Self.entries("/proc/self/fd"))
+        let before = (threads: Self.entries("/proc/self/task"), descriptors: Self.descriptors())
         for _ in 1..<cycles { await cycle() }
         func added() -> (threads: Int, descriptors: Int) {
-            (Self.entries("/proc/self/task").subtracting(before.threads).count, Self.entries("/proc/self/fd").subtracting(before.descriptors).count)
+            (Self.entries("/proc/self/task").subtracting(before.threads).count, Self.descriptors().subtracting(before.descriptors).count)
         }
         var left = added()
         let settle = ContinuousClock.now + .seconds(5)
         let allowance = cycles / 2  // a leak leaves one a cycle at least; other work's may come and go
-        while (left.threads > allowance || left.descriptors > allowance) && ContinuousClock.now < settle {
+        while (left.threads > allowance || left.descriptors > allowance) && ContinuousClock.now < settle && !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(100))
             left = added()
         }
@@ -56,6 +56,15 @@ extension Conformance {
             problems.append("\(left.descriptors) descriptor(s) more after \(cycles - 1) runs were cancelled and returned: a trigger must close what it opened when its run is cancelled")
         }
         return problems
+    }
+
+    /// The process's open descriptors, each as "number → what it is open on": a number that
+    /// another test closed and this trigger got again, open on something else, counts as
+    /// new (by number alone, a leak in a busy process hides behind the numbers others free).
+    static func descriptors() -> Set<String> {
+        Set(entries("/proc/self/fd").map { number in
+            "\(number) → \((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(number)")) ?? "?")"
+        })
     }
 
     /// The entries of a /proc folder.

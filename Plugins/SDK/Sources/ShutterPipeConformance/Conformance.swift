@@ -263,9 +263,11 @@ private final class Moment: Sendable {
     private let instant = Mutex<ContinuousClock.Instant?>(nil)
     func stamp() { instant.withLock { $0 = $0 ?? .now } }
     var value: ContinuousClock.Instant? { instant.withLock { $0 } }
-    /// Returns once stamped (polled: the stamp comes from another thread).
+    /// Returns once stamped (polled: the stamp comes from another thread), or cancelled
+    /// (a cancelled Task.sleep throws at once: without the check, the loop would spin one
+    /// of the pool's threads for good once its deadline had cancelled it).
     func reached() async {
-        while value == nil { try? await Task.sleep(for: .milliseconds(2)) }
+        while value == nil && !Task.isCancelled { try? await Task.sleep(for: .milliseconds(2)) }
     }
 }
 

@@ -14,27 +14,47 @@ import Synchronization
 /// one of only as many threads as the machine has cores. A stretch that blocked counts
 /// with its wall-clock length; one that only computed, with its CPU time (so a starved
 /// machine's preemptions do not count against a plugin).
-final class PoolWatch: TaskExecutor, @unchecked Sendable {  // jobs handed over under `lock`
+final class PoolWatch: TaskExecutor, @unchecked Sendable {  // its state is the queue's, under its lock
     /// Stretches longer than this are reported. Short ones have innocent causes on a
     /// loaded machine (a descheduled thread, the loader's lock while libraries load).
     static let limit: Duration = .seconds(2)
 
-    private let lock = NSLock()
-    private var jobs: [UnownedJob] = []
-    private let wake = DispatchSemaphore(value: 0)
-    private let longest = Mutex<Duration>(.zero)
-    /// Jobs enqueued whose stretch is not yet measured.
-    private let unmeasured = Mutex(0)
+    /// What the watch and its thread share. The thread holds it, not the watch: released,
+    /// the watch stops the thread (each kit run makes watches; a thread per watch kept
+    /// for good was a leak of the kit's own, which its own cleanup check then counted).
+    private final class Queue: @unchecked Sendable {  // `jobs` and `stopped` under `lock`
+        let lock = NSLock()
+        var jobs: [UnownedJob] = []
+        /// Once set, the thread ends and a job that still comes (a task that kept the
+        /// preference) goes to the global executor.
+        var stopped = false
+        let wake = DispatchSemaphore(value: 0)
+        let longest = Mutex<Duration>(.zero)
+        /// Jobs enqueued whose stretch is not yet measured.
+        let unmeasured = Mutex(0)
 
-    init() {
-        OwnedThread.start("shutterpipe conformance watch") { [self] in
+        /// The next job, or nil once stopped with none left.
+        func next() -> UnownedJob? {
             while true {
                 wake.wait()
                 lock.lock()
-                let job = jobs.removeFirst()
-                lock.unlock()
+                defer { lock.unlock() }
+                if !jobs.isEmpty { return jobs.removeFirst() }
+                if stopped { return nil }
+            }
+        }
+    }
+
+    private let queue = Queue()
+    private var longest: Duration { queue.longest.withLock { $0 } }
+
+    init() {
+        let queue = self.queue
+        let executor = asUnownedTaskExecutor()
+        OwnedThread.start("shutterpipe conformance watch") {
+            while let job = queue.next() {
                 let started = ContinuousClock.now, before = ThreadUsage.current()
-                job.runSynchronously(on: asUnownedTaskExecutor())
+                job.runSynchronously(on: executor)
                 let after = ThreadUsage.current()
                 // A stretch that blocked (slept, waited for I/O or a lock) held the thread
                 // for its whole length. One that only computed held it for its CPU time: on
@@ -42,30 +62,42 @@ final class PoolWatch: TaskExecutor, @unchecked Sendable {  // jobs handed over 
                 // not the plugin's doing and would fail a plugin that conforms.
                 let blocked = after.voluntarySwitches > before.voluntarySwitches
                 let held = blocked ? ContinuousClock.now - started : after.cpu - before.cpu
-                longest.withLock { $0 = max($0, held) }
-                unmeasured.withLock { $0 -= 1 }
+                queue.longest.withLock { $0 = max($0, held) }
+                queue.unmeasured.withLock { $0 -= 1 }
             }
         }
     }
 
+    deinit {
+        queue.lock.lock()
+        queue.stopped = true
+        queue.lock.unlock()
+        queue.wake.signal()
+    }
+
     func enqueue(_ job: UnownedJob) {
-        unmeasured.withLock { $0 += 1 }
-        lock.lock()
-        jobs.append(job)
-        lock.unlock()
-        wake.signal()
+        queue.lock.lock()
+        if queue.stopped {
+            queue.lock.unlock()
+            globalConcurrentExecutor.enqueue(ExecutorJob(job))
+            return
+        }
+        queue.unmeasured.withLock { $0 += 1 }
+        queue.jobs.append(job)
+        queue.lock.unlock()
+        queue.wake.signal()
     }
 
     /// Runs `work` on the watched thread; returns its result and the longest time any
     /// synchronous stretch of it held the thread.
     func run<T: Sendable>(_ work: @Sendable () async throws -> T) async throws -> (T, Duration) {
-        longest.withLock { $0 = .zero }
+        queue.longest.withLock { $0 = .zero }
         let result = try await withTaskExecutorPreference(self) { try await work() }
         // The call's last stretch may still be finishing on the watched thread (its end
         // resumed this code elsewhere): wait until it is measured, or it would count
         // against the next call.
         let settled = ContinuousClock.now + .seconds(10)
-        while unmeasured.withLock({ $0 }) > 0 && ContinuousClock.now < settled { try? await Task.sleep(for: .milliseconds(1)) }
-        return (result, longest.withLock { $0 })
+        while queue.unmeasured.withLock({ $0 }) > 0 && ContinuousClock.now < settled && !Task.isCancelled { try? await Task.sleep(for: .milliseconds(1)) }
+        return (result, longest)
     }
 }

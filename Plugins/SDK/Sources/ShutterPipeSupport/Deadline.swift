@@ -52,6 +52,16 @@ private func runAbandoningOnCancel<T: Sendable>(
     }
 }
 
+/// Waits `duration` whether or not the calling task is cancelled: for a stop that must
+/// still give what it drains its time. A cancelled `Task.sleep` throws at once, so a
+/// polling loop around `try? await Task.sleep` in a cancelled task spins a thread of the
+/// cooperative pool until its own deadline (or for good, without one).
+public func pauseIgnoringCancellation(for duration: Duration) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        DispatchQueue.global().asyncAfter(deadline: duration.fromNow) { continuation.resume() }
+    }
+}
+
 /// A one-shot Dispatch timer (Dispatch sources are thread-safe; cancel releases it at once).
 private final class DeadlineTimer: @unchecked Sendable {
     private let source: any DispatchSourceTimer
