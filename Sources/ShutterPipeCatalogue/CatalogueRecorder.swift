@@ -103,6 +103,12 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         waitingCopies.withLock { $0.append((Catalogue.absolute(path), copy)) }
     }
 
+    /// A digest the files sink computed from the bytes it wrote: the writer records it with
+    /// its shot, and never reads the file back for it.
+    public func recordDigest(of path: String, sha256: String) async {
+        writer.withLock { $0 }?.digest(sha256, of: Catalogue.absolute(path))
+    }
+
     /// The copies that waited for their shots' records, tried again.
     private func recordWaitingCopies() {
         let waiting = waitingCopies.withLock { list -> [(String, FileCopy)] in defer { list = [] }; return list }

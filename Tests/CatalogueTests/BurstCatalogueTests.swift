@@ -48,4 +48,69 @@ struct BurstCatalogueTests {
         }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in writer.finish { done.resume() } }
     }
+
+    @Test("a sink's digests are recorded as given: one that came before its shot's record is used, never read back (it differs from the file's, so a read-back would show); one that came after the record goes into it")
+    func sinkDigests() async throws {
+        let folder = TemporaryDirectory("catalogue-sink-digests")
+        let photos = folder.file("photos")
+        try FileManager.default.createDirectory(atPath: photos, withIntermediateDirectories: true)
+        func shot(_ number: Int) throws -> PendingShot {
+            let path = "\(photos)/given-\(number).jpg"
+            try Data("photo \(number)".utf8).write(to: URL(fileURLWithPath: path))
+            var answer = ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess,
+                                       stored: [StoredFile(location: path, byteCount: 7, cameraFile: "IMG_\(number).JPG")],
+                                       shot: ShotID(run: "given", number: number))
+            answer.captureTime = Date()
+            return PendingShot(answer: answer, trigger: "stdin", camera: nil, observed: Date())
+        }
+        let given = [1: String(repeating: "a", count: 64), 2: String(repeating: "b", count: 64)]
+        let lines = Mutex<[String]>([])
+        let log = Logger(source: "catalogue") { record in lines.withLock { $0.append(record.message) } }
+        let path = folder.file("catalogue.sqlite")
+        let writer = CatalogueWriter(settings: .init(path: path, folders: [], naming: .append, marksInJPEG: false, session: "given"), log: log)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in writer.opened { done.resume() } }
+        // Shot 1's digest comes first; shot 2's after its record is written. Shot 2's file
+        // is gone by then, so that the writer's own read-back (once the session has been
+        // quiet half a second, which a loaded machine may reach first) cannot take it.
+        writer.digest(given[1]!, of: "\(photos)/given-1.jpg")
+        writer.enqueue([try shot(1), try shot(2)])
+        try FileManager.default.removeItem(atPath: "\(photos)/given-2.jpg")
+        #expect(await eventually(timeout: .seconds(60)) {
+            ((try? await offThePool { try Catalogue.open(at: path, create: false).shots() }) ?? []).count == 2
+        })
+        writer.digest(given[2]!, of: "\(photos)/given-2.jpg")
+        #expect(await eventually(timeout: .seconds(60)) {
+            let recorded = (try? await offThePool { try Catalogue.open(at: path, create: false).shots() }) ?? []
+            return recorded.count == 2 && recorded.allSatisfy { $0.files.first?.sha256 != nil }
+        })
+        let recorded = try await offThePool { try Catalogue.open(at: path, create: false).shots() }
+        for shot in recorded {
+            let number = try #require(shot.shotID?.number)
+            #expect(shot.files.first?.sha256 == given[number], "shot \(number): the sink's digest, not the file's")
+        }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in writer.finish { done.resume() } }
+    }
+
+    @Test("a session's burst of 12 camera-sized photos: `shots` lists every one as soon as the last is answered (waited for in the log), each with the SHA-256 the files sink computed, equal to sha256sum's")
+    func burstThroughSession() async throws {
+        let folder = TemporaryDirectory("catalogue-burst-session")
+        let config = try writeConfig(cataloguePipeline(folder.file("photos"), backend: "  width: 3000\n  height: 2000"), in: folder)
+        let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path)
+        session.send(String(repeating: "capture\n", count: 12))
+        await session.waitForOutput(on: .stdout, "12 answers") { $0.split(separator: "\n").filter { $0.hasPrefix("photoSuccess") }.count == 12 }
+        // Recorded as they come (gathered for 20 ms), not after a quiet half second: the
+        // log says so before the session ends.
+        await session.waitForOutput(on: .stderr, "12 shots recorded") { shotsRecorded(in: $0) >= 12 }
+        let listed = try await listedShots(["--config", config], in: folder)
+        #expect(listed.count == 12)
+        session.closeInput()
+        let outcome = await session.wait()
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let shots = try await listedShots(["--config", config], in: folder)
+        #expect(shots.count == 12)
+        for shot in shots {
+            let file = try #require(shot.files.first)
+            #expect(file.sha256 == (try await sha256sum(file.path)), "\(file.path)")
+        }
+    }
 }

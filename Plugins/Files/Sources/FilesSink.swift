@@ -27,6 +27,11 @@ public final class FilesSink: PhotoSink, SessionObserver {
     private let options: Options
     private let log: Logger
     private let state = Mutex(State())
+    /// The session's catalogue, which records each file's SHA-256: the sink hashes the
+    /// bytes it wrote, after the answer (``PhotoDigest/Queue``), so that the catalogue never
+    /// reads a photo back. Without a catalogue nobody asks for digests.
+    private let catalogue = Mutex<(any ShotCatalogue)?>(nil)
+    private let digests = PhotoDigest.Queue()
     /// The copies to the mirrors, when there are any.
     private let mirrorQueue: MirrorQueue?
     /// The mirror queue, for tests.
@@ -63,6 +68,9 @@ public final class FilesSink: PhotoSink, SessionObserver {
 
     /// Lets the mirror copies finish (30 s at most; what is left is made at the next start).
     public func end() async {
+        // The last shots' digests reach the catalogue before it closes (it ends after the
+        // sinks); a few milliseconds a photo.
+        await io.run { [digests] in digests.waitUntilDone(within: .seconds(10)) }
         guard let mirrorQueue else { return }
         await io.run { mirrorQueue.stop(within: .seconds(30)) }
         await mirrorQueue.copies.flush()
@@ -98,6 +106,7 @@ public final class FilesSink: PhotoSink, SessionObserver {
     /// The catalogue, if the session keeps one, hears of every mirror copy.
     public func begin(_ session: SessionView) async {
         mirrorQueue?.copies.use(session.catalogue)
+        catalogue.withLock { $0 = session.catalogue }
     }
 
     public func observe(_ answer: ShutterAnswer, trigger: String) async {}
@@ -168,6 +177,8 @@ public final class FilesSink: PhotoSink, SessionObserver {
         }
 
         var stored: [StoredFile] = []
+        /// The photo's files as written, for their digests once the photo is safe.
+        var written: [(String, [Data])] = []
         var warnings: [String] = []
         var folders: Set<String> = [directory]
         for file in photo.files {
@@ -210,6 +221,7 @@ public final class FilesSink: PhotoSink, SessionObserver {
                     }
                     let sequence = options.filename.usesSequence ? values.sequence : nil
                     stored.append(StoredFile(location: path, sequence: sequence, byteCount: chunks.reduce(0) { $0 + $1.count }, copyOf: file))
+                    written.append((path, chunks))
                     if let sidecar {
                         var record = StoredFile(location: try writeSidecar(sidecar, for: path), sequence: sequence, byteCount: sidecar.count)
                         record.camera = file.camera
@@ -234,6 +246,9 @@ public final class FilesSink: PhotoSink, SessionObserver {
             }
         }
         for folder in folders { try DurableWriter.syncDirectory(folder) }
+        if let catalogue = catalogue.withLock({ $0 }) {
+            for (path, chunks) in written { digests.submit(path, chunks, to: catalogue) }
+        }
         // The photo is safe here; its mirror copies are asked for (a journal line, fsynced)
         // and made after the answer. A journal that cannot be written is a warning, never a
         // lost shot: the photo itself is stored.

@@ -65,14 +65,14 @@ final class MirrorQueue: Sendable {
             return .wait("it is not there (unplugged, or not mounted?)")
         }
         guard let data = FileManager.default.contents(atPath: job.source) else { return .dropped("'\(job.source)' is gone before it was copied") }
-        let digest = Self.sha256(data)
+        let digest = PhotoDigest.sha256(data)
         var target = "\(job.mirror)/\(job.relative)"
         do {
             try DurableWriter.createDirectory(PathName.parent(target))
             var suffix = 1
             while !(try DurableWriter.writeNew(data, to: target)) {
                 // A file of that name: this very copy, made before a kill, or another photo.
-                if let existing = FileManager.default.contents(atPath: target), Self.sha256(existing) == digest { break }
+                if let existing = FileManager.default.contents(atPath: target), PhotoDigest.sha256(existing) == digest { break }
                 suffix += 1
                 target = "\(job.mirror)/\(CollisionSuffixes.numbered(job.relative, suffix))"
             }
@@ -80,17 +80,10 @@ final class MirrorQueue: Sendable {
         } catch {
             return .wait(error.message)
         }
-        guard let back = FileManager.default.contents(atPath: target), back.count == data.count, Self.sha256(back) == digest else {
+        guard let back = FileManager.default.contents(atPath: target), back.count == data.count, PhotoDigest.sha256(back) == digest else {
             return .wait("the copy '\(target)' does not read back as the photo (size or SHA-256 differ): the disk may be failing")
         }
         copies.record(job.source, FileCopy(destination: job.mirror, location: target))
         return .done
-    }
-
-    static func sha256(_ data: Data) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        data.withUnsafeBytes { raw in _ = EVP_Digest(raw.baseAddress, raw.count, &digest, &length, EVP_sha256(), nil) }
-        return Array(digest.prefix(Int(length)))
     }
 }

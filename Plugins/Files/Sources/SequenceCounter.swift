@@ -10,15 +10,15 @@ import ShutterPipeSupport
 ///
 /// The number is owned, not guessed: `.shutterpipe-sequence` in the folder holds the last
 /// one handed out, and it alone decides the next. Each reservation takes the folder's lock
-/// (`flock`), reads the file again, and writes the next number back (a temporary file
-/// renamed over it), so two sessions writing one folder never hand out the same number.
-/// The file is made durable with the photo: the photo's folder fsync, which follows,
-/// covers its rename.
+/// (`flock`), reads the file again, and writes the next number back in place, so two
+/// sessions writing one folder never hand out the same number. Its durability is not the
+/// photos': after a crash the next number is the larger of the file's and the folder's
+/// highest, so a number that named a stored photo never comes again.
 ///
-/// Only when the file is missing or empty (deleted by hand, a rewrite a crash cut short)
-/// are the folder's names read, and then the `{seq}` part is the rightmost run of digits a
-/// name can have there: digits of the placeholders before it (a label `ORDER-1234`) are
-/// never taken for it. A number reserved for a shot that failed may come again; it never
+/// At the start the folder's names are read too, and the larger number wins (a file lost,
+/// emptied, or older than the photos after a crash); the `{seq}` part of a name is the
+/// rightmost run of digits a name can have there: digits of the placeholders before it (a
+/// label `ORDER-1234`) are never taken for it. A number reserved for a shot that failed may come again; it never
 /// named a file.
 ///
 /// `{cameraseq}` is the same for one camera (`camera`): a counter of its own in its own
@@ -37,11 +37,10 @@ struct SequenceCounter {
     init(directory: String, filename: PlaceholderTemplate, camera: String? = nil) throws(ShutterError) {
         self.directory = directory
         fileName = camera.map { Self.fileName + "-camera-" + Self.encoded($0) } ?? Self.fileName
-        if let stored = try Self.stored(in: directory, fileName) {
-            last = stored
-        } else {
-            last = Self.highestNumber(in: directory, matching: filename, counter: camera == nil ? "seq" : "cameraseq", camera: camera)
-        }
+        // The file's number, or the folder's highest if larger: the file is written in
+        // place without an fsync of its own, so after a crash it may hold an older one.
+        let highest = Self.highestNumber(in: directory, matching: filename, counter: camera == nil ? "seq" : "cameraseq", camera: camera)
+        last = max(try Self.stored(in: directory, fileName) ?? 0, highest)
     }
 
     /// The number the counter file holds; nil when it is missing or empty.
@@ -82,17 +81,23 @@ struct SequenceCounter {
         if let stored = try Self.stored(in: directory, fileName) { last = max(last, stored) }
         let next = last + 1
         let path = "\(directory)/\(fileName)"
-        let temporary: LockedTemporaryFile
-        do { temporary = try LockedTemporaryFile.create(in: directory, tag: "-seq") } catch {
-            throw DurableWriter.storageError("cannot create a file in", directory, error.code)
+        // Written in place: a new file renamed over it at every shot added an inode, two
+        // names and a freed file to each photo's folder fsync (a 30-shot burst of 9 MB
+        // photos took 1.2x as long). Never through a link (the folder may be shared).
+        let file = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o644)
+        guard file >= 0 else { throw DurableWriter.storageError("cannot update the sequence file in", directory, errno) }
+        defer { close(file) }
+        var status = stat()
+        guard fstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw ShutterError(.storageUnavailable, "the sequence file '\(path)' is not a regular file",
+                               fix: "remove it: numbering continues after the highest number in the folder")
         }
-        var failure = temporary.write([Data("\(next)\n".utf8)])
-        if failure == 0 && rename(temporary.path, path) != 0 { failure = errno }
-        close(temporary.descriptor)
-        if failure != 0 {
-            unlink(temporary.path)
-            throw DurableWriter.storageError("cannot update the sequence file in", directory, failure)
-        }
+        let text = Array("\(next)\n".utf8)
+        // Numbers only grow, so the new text covers the old; a crash mid-write leaves a
+        // file the next start reads as damaged or empty, and then the folder's names count.
+        let written = text.withUnsafeBytes { pwrite(file, $0.baseAddress, $0.count, 0) }
+        guard written == text.count else { throw DurableWriter.storageError("cannot update the sequence file in", directory, written < 0 ? errno : EIO) }
+        if status.st_size > text.count { _ = ftruncate(file, off_t(text.count)) }
         last = next
         return next
     }

@@ -46,9 +46,10 @@ public enum PluginEntry {
     /// the major. History of 9: 0, the first; 1, ask and answer: ``EventChannel/submit(_:)``
     /// returns a ``PendingAnswer`` (``TriggerEvent/pendingAnswer``,
     /// ``ShutterAnswer/deliver(to:)``), and `TriggerSource.sync(_:)` has a default; 2, the
-    /// shots in flight for displays (``SessionView/shotsInFlight``, ``ShotInFlight``).
+    /// shots in flight for displays (``SessionView/shotsInFlight``, ``ShotInFlight``); 3, a
+    /// stored file's digest as its sink computed it (``ShotCatalogue/recordDigest(of:sha256:)``).
     @_alwaysEmitIntoClient
-    public static var contractMinor: Int32 { 2 }
+    public static var contractMinor: Int32 { 3 }
 
     /// The Swift compiler the plugin was built with, `major * 100 + minor`.
     @_alwaysEmitIntoClient

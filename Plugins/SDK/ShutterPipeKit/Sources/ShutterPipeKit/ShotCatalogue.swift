@@ -50,6 +50,12 @@ public protocol ShotCatalogue: Sendable {
     /// replaces the first. (Added in ABI 8.)
     func recordCopy(of path: String, _ copy: FileCopy) async throws
 
+    /// Records the SHA-256 (lowercase hex) of the stored file at `path` (absolute, as the
+    /// sink stored it), computed by the sink that wrote it from the bytes it wrote, so that
+    /// the catalogue never reads the photo back for it. A digest that comes before its
+    /// shot is recorded waits for it. (Added in contract 9.3.)
+    func recordDigest(of path: String, sha256: String) async
+
     /// A folder beside the catalogue where a plugin may keep files it made from shots
     /// (previews), one sub-folder per plugin name; `nil` when there is none. What is in
     /// it can be made again: the host may empty it.
@@ -124,6 +130,9 @@ public struct ShotMarks: Sendable, Equatable, Codable {
 extension ShotCatalogue {
     /// A catalogue that keeps no copies ignores them.
     public func recordCopy(of path: String, _ copy: FileCopy) async throws {}
+
+    /// A catalogue that keeps no digests, or reads them itself, ignores them.
+    public func recordDigest(of path: String, sha256: String) async {}
 
     /// A catalogue that knows no frames marks whole shots.
     public func mark(_ id: Int, camera: String?, _ changes: [ShotMarkChange]) async throws -> CatalogueShot {
