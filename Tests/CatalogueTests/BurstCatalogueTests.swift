@@ -98,7 +98,7 @@ struct BurstCatalogueTests {
         let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path)
         session.send(String(repeating: "capture\n", count: 12))
         await session.waitForOutput(on: .stdout, "12 answers") { $0.split(separator: "\n").filter { $0.hasPrefix("photoSuccess") }.count == 12 }
-        // Recorded as they come (gathered for 20 ms), not after a quiet half second: the
+        // Recorded 100 ms after the last answer, not after a quiet half second: the
         // log says so before the session ends.
         await session.waitForOutput(on: .stderr, "12 shots recorded") { shotsRecorded(in: $0) >= 12 }
         let listed = try await listedShots(["--config", config], in: folder)
