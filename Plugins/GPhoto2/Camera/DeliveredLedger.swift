@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import ShutterPipeSupport
 import GPhoto2Backend
 
 /// The card files of one camera body whose shots are stored durably, so that a catch-up
@@ -50,12 +51,7 @@ struct DeliveredLedger {
     mutating func add(_ files: [GPhotoCamera.AddedFile]) -> Bool {
         let new = files.map(Self.key).filter { !known.contains($0) }
         guard !new.isEmpty || !existed else { return true }
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        let bytes = Array(new.map { $0 + "\n" }.joined().utf8)
-        let written = bytes.isEmpty ? 0 : bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        guard written == bytes.count, fsync(descriptor) == 0 else { return false }
+        do { try DurableFile.append(Data(new.map { $0 + "\n" }.joined().utf8), to: path) } catch { return false }
         known.formUnion(new)
         existed = true
         return true

@@ -53,16 +53,8 @@ final class PendingDeletes {
     private func save() {
         guard let file else { return }
         do {
-            let data = try JSONEncoder().encode(entries)
-            let temporary = file + ".tmp"
-            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else { throw SaveError(what: "open \(temporary)", code: errno) }
-            defer { close(descriptor) }
-            let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            guard written == data.count, fsync(descriptor) == 0 else { throw SaveError(what: "write \(temporary)", code: errno) }
-            guard rename(temporary, file) == 0 else { throw SaveError(what: "rename to \(file)", code: errno) }
-            let folder = open(PathName.parent(file), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if folder >= 0 { _ = fsync(folder); close(folder) }
+            // Never through a link (a fixed `.tmp` name opened with O_TRUNC followed one).
+            try DurableFile.replace(file, with: try JSONEncoder().encode(entries))
             saveFailureLogged = false
         } catch {
             guard !saveFailureLogged else { return }

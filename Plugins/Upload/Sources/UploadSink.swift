@@ -205,29 +205,13 @@ public final class UploadSink: PhotoSink, SessionObserver {
 
     /// Writes the bytes durably (temporary file, fsync, rename, folder fsync).
     private static func spoolWrite(_ data: Data, folder: String, name: String) throws(ShutterError) -> String {
-        let path = "\(folder)/\(name)", temporary = "\(folder)/.\(name).part"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw spoolError(folder) }
-        do {
-            try DescriptorIO.writeAll(data, to: descriptor)
-        } catch {
-            close(descriptor)
-            unlink(temporary)
-            throw spoolError(folder)
-        }
-        let synced = fsync(descriptor) == 0
-        close(descriptor)
-        guard synced, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw spoolError(folder)
-        }
-        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 { fsync(directory); close(directory) }
+        let path = "\(folder)/\(name)"
+        do { try DurableFile.replace(path, with: data) } catch { throw spoolError(folder, error.code) }
         return path
     }
 
-    private static func spoolError(_ folder: String) -> ShutterError {
-        ShutterError(.storageUnavailable, "cannot keep a copy to upload in '\(folder)': \(String(cString: strerror(errno)))",
+    private static func spoolError(_ folder: String, _ code: Int32 = errno) -> ShutterError {
+        ShutterError(.storageUnavailable, "cannot keep a copy to upload in '\(folder)': \(String(cString: strerror(code)))",
                      fix: "free space on that disk, or list a files sink before the upload sink")
     }
 }

@@ -253,28 +253,12 @@ public final class DeliveryQueue: @unchecked Sendable {  // every `var` under `l
     /// Rewrites the journal with only what is left (temporary file, fsync, rename), so it
     /// does not grow without end across runs.
     private func compact(_ left: [Job]) {
-        let temporary = "\(journal).new"
-        let text = left.map { "+\t\($0.line)\n" }.joined()
-        unlink(temporary)
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return }
-        let bytes = Array(text.utf8)
-        let written = bytes.isEmpty ? 0 : bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        let synced = fsync(descriptor) == 0
-        close(descriptor)
-        guard written == bytes.count, synced, rename(temporary, journal) == 0 else {
-            unlink(temporary)
-            return
-        }
+        // A journal that cannot be compacted now stays as it is: it is still right.
+        try? DurableFile.replace(journal, with: Data(left.map { "+\t\($0.line)\n" }.joined().utf8))
     }
 
     private func append(_ text: String) throws(ShutterError) {
-        let descriptor = open(journal, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw Self.storageError(journal, errno) }
-        defer { close(descriptor) }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        guard written == bytes.count, fsync(descriptor) == 0 else { throw Self.storageError(journal, errno) }
+        do { try DurableFile.append(Data(text.utf8), to: journal) } catch { throw Self.storageError(journal, error.code) }
     }
 
     private static func storageError(_ path: String, _ code: Int32) -> ShutterError {
