@@ -225,32 +225,13 @@ public enum XMPSidecar {
         return text
     }
 
-    /// Replaces the file at `path` with `data`: a temporary file in the same folder,
-    /// fsynced, renamed over it, then the folder fsynced.
+    /// Replaces the file at `path` with `data` durably (``DurableFile/replace(_:with:mode:)``:
+    /// a fresh temporary file beside it, fsync, rename, folder fsync), under the folder's
+    /// lock that `folderDescriptor` holds.
     static func replaceDurably(_ path: String, with data: Data, folderDescriptor: Int32, mode: mode_t = 0o644) throws(SidecarError) {
-        let folder = PathName.parent(path)
-        let name = PathName.lastComponent(path)
-        let temporary = (folder.isEmpty ? "" : folder + "/") + ".\(name).shutterpipe-tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard descriptor >= 0 else { throw SidecarError(path: path, reason: String(cString: strerror(errno))) }
-        fchmod(descriptor, mode)  // the mode itself, whatever the umask
-        var failure: String?
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 { if errno == EINTR { continue }; failure = String(cString: strerror(errno)); return }
-                offset += written
-            }
+        do throws(SystemError) { try DurableFile.replace(path, with: data, mode: mode) } catch {
+            throw SidecarError(path: path, reason: error.description)
         }
-        if failure == nil && fsync(descriptor) != 0 { failure = String(cString: strerror(errno)) }
-        close(descriptor)
-        if failure == nil && rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
-        if let failure {
-            unlink(temporary)
-            throw SidecarError(path: path, reason: failure)
-        }
-        fsync(folderDescriptor)
     }
 }
 
