@@ -114,9 +114,8 @@ private final class Shared: Sendable {
             let (job, ended) = state.withLock { state in (state.jobs.isEmpty ? nil : state.jobs.removeFirst(), state.stopped && state.jobs.isEmpty) }
             if let job {
                 if let digest = PhotoDigest.hex(PhotoDigest.sha256(job.chunks)) {
-                    let handed = DispatchSemaphore(value: 0)
-                    Task { await job.catalogue.recordDigest(of: job.path, sha256: digest); handed.signal() }
-                    handed.wait()  // this thread's own, never the pool's: one digest at a time
+                    // This thread's own wait, never the pool's: one digest at a time.
+                    _ = waitForAsyncWork(timeout: .seconds(30)) { await job.catalogue.recordDigest(of: job.path, sha256: digest) }
                 }
                 state.withLock { $0.busy -= 1 }
                 continue

@@ -1,5 +1,6 @@
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 import Synchronization
 
 /// Live view of one camera for every viewer of its stream (`/live/{camera}.mjpg`) from one
@@ -46,7 +47,7 @@ final class LiveViewHub: Sendable {
     var unavailable: String? { state.withLock { $0.unavailable } }
 
     /// How long a first viewer waits for the camera to say whether it has live view.
-    static let probePatience: DispatchTimeInterval = .seconds(5)
+    static let probePatience: Duration = .seconds(5)
 
     /// Before the first viewer is answered: whether the camera has live view at all. Until
     /// a frame has come, one is asked for here (on the server's thread, never the pool's),
@@ -57,12 +58,9 @@ final class LiveViewHub: Sendable {
             (state.source, state.unavailable == nil && state.frames == 0 && !state.producing)
         }
         if probe, let source {
-            let done = DispatchSemaphore(value: 0)
-            Task {
-                do { _ = try await source.frame() } catch let error as LiveViewUnavailable { self.record(error) } catch {}
-                done.signal()
+            _ = waitForAsyncWork(timeout: Self.probePatience) {
+                do { _ = try await source.frame() } catch let error as LiveViewUnavailable { self.record(error) }
             }
-            _ = done.wait(timeout: .now() + Self.probePatience)
         }
         return unavailable
     }

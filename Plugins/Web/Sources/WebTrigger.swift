@@ -147,16 +147,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     /// Runs `work` and waits for it on the calling thread (a connection's own, never the
     /// cooperative pool), at most `timeout`: a timeout or a throw is a failure.
     static func blocking<T: Sendable>(timeout: Duration = .seconds(10), _ work: @escaping @Sendable () async throws -> T) -> Result<T, ShutterError> {
-        let result = Mutex<Result<T, ShutterError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let outcome: Result<T, ShutterError>
-            do { outcome = .success(try await work()) } catch { outcome = .failure(ShutterError.wrapping(error)) }
-            result.withLock { $0 = outcome }
-            done.signal()
-        }
-        _ = done.wait(timeout: timeout.fromNow)
-        return result.withLock { $0 } ?? .failure(ShutterError(.timeout, "no answer within \(formatDuration(timeout))", fix: "try again; see the log"))
+        waitForAsyncWork(timeout: timeout, work)
     }
 
     /// Every answer of the session: the library and the page's event stream hear it.

@@ -122,3 +122,21 @@ private final class ResumeGate<T: Sendable>: Sendable {
         return won
     }
 }
+
+/// Runs `work` as a task and blocks the calling thread until it ends, at most `timeout`: a
+/// timeout or a throw is a failure (the work, if still running, is cancelled and left to
+/// end by itself). The one place a thread that is not the cooperative pool's (an HTTP
+/// connection's, a camera's, a digest queue's) waits for async work; never call it from
+/// a task, whose thread it would hold.
+public func waitForAsyncWork<T: Sendable>(timeout: Duration, _ work: @escaping @Sendable () async throws -> T) -> Result<T, ShutterError> {
+    let result = Mutex<Result<T, ShutterError>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    let task = Task {
+        let outcome: Result<T, ShutterError>
+        do { outcome = .success(try await work()) } catch { outcome = .failure(ShutterError.wrapping(error)) }
+        result.withLock { $0 = outcome }
+        done.signal()
+    }
+    if done.wait(timeout: timeout.fromNow) == .timedOut { task.cancel() }
+    return result.withLock { $0 } ?? .failure(ShutterError(.timeout, "no answer within \(formatDuration(timeout))", fix: "try again; see the log"))
+}
