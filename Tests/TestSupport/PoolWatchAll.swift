@@ -13,15 +13,16 @@ import Synchronization
 //
 // A thread of its own (started as the test process loads, by Tests/CTestSupport/
 // pool_watch.c) sends the pool a probe every quarter of a second, at the tests' priority
-// (each priority has threads of its own). Jobs are short, so a probe waits long only when
-// every pool thread is held by one job. When a probe has waited `SHUTTERPIPE_TEST_POOL_LIMIT` seconds (default 3), the
-// watch reads the stack of each pool thread (a blocked thread's stack pointer is in /proc;
-// the words above it that point into code are its callers: libdispatch's threads block
-// every signal, so a signal cannot ask them), symbolises the addresses with the
-// toolchain's llvm-symbolizer and swift-demangle, and prints them on stderr under the line
-// "shutterpipe pool watch: …". scripts/test-runner counts each such report as a failure and
-// prints it with the test names in its frames. SHUTTERPIPE_TEST_POOL_WATCH=off turns the
-// watch off.
+// (each priority has threads of its own), and a block to Dispatch's global queue. Jobs
+// are short, so a probe waits long only when every thread there is held by one job. When
+// one has waited `SHUTTERPIPE_TEST_POOL_LIMIT` seconds (default 3), the watch reads the
+// stack of each thread running such work (a blocked thread's stack pointer is in /proc;
+// the words above it that point into code are its callers, and some stale ones:
+// libdispatch's threads block every signal, so a signal cannot ask them), symbolises the
+// addresses with the toolchain's llvm-symbolizer and swift-demangle, and prints them on
+// stderr between lines "shutterpipe pool watch: …". scripts/test-runner counts each such
+// report as a failure and names the test functions in its frames.
+// SHUTTERPIPE_TEST_POOL_WATCH=off turns the watch off.
 
 /// The watch's entry point: called once, on the watch's own thread, never returns while
 /// the process runs.
