@@ -46,8 +46,10 @@ final class CatalogueWriter: Sendable {
         self.settings = settings
         self.log = log
         self.recorded = recorded
-        // Below the session's priority: it records shots, it never holds one up.
-        OwnedThread.start("catalogue", priority: .background) { [self] in loop() }
+        // At the session's own priority: 10 nice levels down, on a machine whose every core
+        // was busy, it got almost no CPU at a session's end, when it writes what is still
+        // waiting (docs/reliability.md, run 9). It writes nothing during a burst anyway.
+        OwnedThread.start("catalogue") { [self] in loop() }
     }
 
     /// Runs `done` once the catalogue was opened and reconciled with the folders (or
