@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CTestSupport
 import Foundation
+import ShutterPipeSupport
 import Synchronization
 
 // The pool watch over the whole suite (issue 44). On this toolchain the cooperative pool
@@ -152,19 +153,10 @@ private final class ProbeBox: Sendable {
     let ran = Atomic<Bool>(false)
 }
 
-/// A file of /proc, read to its end (its size says 0, so reading by size gets nothing).
+/// A file of /proc, read to its end (its size says 0, and String(contentsOfFile:) stops
+/// at the first chunk).
 private func procFile(_ path: String) -> String? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = read(descriptor, &chunk, chunk.count)
-        guard count > 0 else { break }
-        bytes += chunk.prefix(count)
-    }
-    return String(decoding: bytes, as: UTF8.self)
+    (try? DescriptorIO.readFile(path)).map { String(decoding: $0, as: UTF8.self) }
 }
 
 /// What a blocked thread's stack holds.

@@ -35,7 +35,9 @@ enum DriverFolders {
     /// library itself, in `libgphoto2/VERSION` and `libgphoto2_port/VERSION`.
     static func folders() -> [String] {
         let environment = ProcessInfo.processInfo.environment
-        let mapped = (try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? ""
+        // Read to its end: Foundation's String(contentsOfFile:) stops at /proc's first
+        // chunk (38 of 102 lines of a small process's maps), before libgphoto2's line.
+        let mapped = (try? DescriptorIO.readFile("/proc/self/maps")).map { String(decoding: $0, as: UTF8.self) } ?? ""
         func libraryFolder(_ name: String) -> String? {
             for line in mapped.split(separator: "\n") {
                 guard let slash = line.firstIndex(of: "/") else { continue }
