@@ -72,7 +72,7 @@ enum JPEGMarks {
         }
         var attributes = stat()
         let mode = stat(path, &attributes) == 0 ? attributes.st_mode & 0o7777 : 0o644
-        try XMPSidecar.replaceDurably(path, with: Data(output), folderDescriptor: lock, mode: mode)
+        try XMPSidecar.replaceDurably(path, with: Data(output), mode: mode)
     }
 }
 

@@ -182,7 +182,7 @@ public enum XMPSidecar {
         defer { close(lock) }
         while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
         let text = try Self.text(at: path) ?? emptyPacket
-        try replaceDurably(path, with: Data(try change(text).utf8), folderDescriptor: lock)
+        try replaceDurably(path, with: Data(try change(text).utf8))
     }
 
     static let emptyPacket = """
@@ -226,9 +226,9 @@ public enum XMPSidecar {
     }
 
     /// Replaces the file at `path` with `data` durably (``DurableFile/replace(_:with:mode:)``:
-    /// a fresh temporary file beside it, fsync, rename, folder fsync), under the folder's
-    /// lock that `folderDescriptor` holds.
-    static func replaceDurably(_ path: String, with data: Data, folderDescriptor: Int32, mode: mode_t = 0o644) throws(SidecarError) {
+    /// a fresh temporary file beside it, fsync, rename, folder fsync); the caller holds the
+    /// folder's lock.
+    static func replaceDurably(_ path: String, with data: Data, mode: mode_t = 0o644) throws(SidecarError) {
         do throws(SystemError) { try DurableFile.replace(path, with: data, mode: mode) } catch {
             throw SidecarError(path: path, reason: error.description)
         }

@@ -19,10 +19,16 @@ struct FifoTriggerTests {
         _ = Array(text.utf8).withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
     }
 
+    /// Waits until the trigger has made its pipe (a minute at most: then the write fails).
+    func waitForPipe() async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while access(path, F_OK) != 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+    }
+
     @Test("passes the conformance kit: a line is an event, sync is quick, a cancelled run returns at once")
     func conformance() async throws {
         let problems = await Conformance.checkTrigger(FifoTrigger(path: path), expecting: 2) {
-            try await Task.sleep(for: .milliseconds(100))  // the pipe is made as run begins
+            try await waitForPipe()  // the trigger makes it as its run begins
             try write("enter\ncapture\n")
         }
         #expect(problems.isEmpty, "\(problems)")
