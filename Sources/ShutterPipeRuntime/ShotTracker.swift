@@ -31,6 +31,8 @@ public final class ShotTracker: Sendable {
         public var phaseBegan: ContinuousClock.Instant
         /// The downloads reported so far, by camera and file.
         var downloads: [String: DownloadProgress] = [:]
+        /// The latest picture the backend showed before the files were whole.
+        public var preview: EarlyPreview?
 
         /// Creates a shot, with the downloads reported so far.
         public init(number: Int, phase: Phase, began: ContinuousClock.Instant, phaseBegan: ContinuousClock.Instant,
@@ -55,11 +57,33 @@ public final class ShotTracker: Sendable {
     }
 
     private let state = Mutex<[Int: Shot]>([:])
-    private let changed: @Sendable () -> Void
+    private let observers = Mutex<[@Sendable () -> Void]>([])
 
-    /// Creates a tracker; `changed` hears every change of phase (not every byte).
+    /// Creates a tracker; `changed` hears every change of phase and every early preview
+    /// (not every byte).
     public init(changed: @escaping @Sendable () -> Void = {}) {
-        self.changed = changed
+        observers.withLock { $0.append(changed) }
+    }
+
+    /// Adds a function that hears what `changed` hears, from now on.
+    public func observe(_ observer: @escaping @Sendable () -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    private func changed() {
+        for observer in observers.withLock({ $0 }) { observer() }
+    }
+
+    /// An early preview from the backend: it belongs to the shot being captured, as its
+    /// download reports do; one larger than ``EarlyPreview/largest`` is dropped.
+    func show(_ preview: EarlyPreview) {
+        guard preview.jpeg.count <= EarlyPreview.largest else { return }
+        let taken = state.withLock { shots -> Bool in
+            guard let number = shots.values.filter({ $0.phase != .storing }).min(by: { $0.number < $1.number })?.number else { return false }
+            shots[number]?.preview = preview
+            return true
+        }
+        if taken { changed() }
     }
 
     /// The shots in flight, oldest first.

@@ -18,6 +18,8 @@ extension ShutterCoordinator {
             ingress?.submitCameraShot(photo)
         }, progress: { [shotsInFlight] progress in
             shotsInFlight.report(progress)
+        }, preview: { [shotsInFlight] preview in
+            shotsInFlight.show(preview)
         })
         do {
             try await withDeadline(settings.enterTimeout, "entering photo mode") {

@@ -159,13 +159,16 @@ public actor ShutterCoordinator {
         let catalogue = chain.sinks.lazy.filter { $0.abilities.contains(.shotCatalogue) }.compactMap { $0.sink as? any ShotCatalogue }.first
         let liveView = backendAbilities.contains(.liveView) ? backend as? any LiveViewSource : nil
         let tracker = shotsInFlight
-        let view = SessionView(liveView: liveView, cameras: { await backend.status() }, catalogue: catalogue, shotsInFlight: {
+        var view = SessionView(liveView: liveView, cameras: { await backend.status() }, catalogue: catalogue, shotsInFlight: {
             let now = ContinuousClock.now
             return tracker.shots.map { shot in
                 let phase: ShotInFlight.Phase = switch shot.phase { case .capturing: .capturing; case .downloading: .downloading; case .storing: .storing }
-                return ShotInFlight(number: shot.number, phase: phase, seconds: (now - shot.began).inSeconds, bytes: shot.bytes, total: shot.total)
+                var inFlight = ShotInFlight(number: shot.number, phase: phase, seconds: (now - shot.began).inSeconds, bytes: shot.bytes, total: shot.total)
+                inFlight.preview = shot.preview
+                return inFlight
             }
         })
+        view.observeShotsInFlight = { observer in tracker.observe(observer) }
         for sessionObserver in sessionObservers { await sessionObserver.begin(view) }
         if settings.enterAtStart {
             if let failure = await enterPhotoMode() {

@@ -12,6 +12,9 @@ struct CameraOptions: Sendable {
     /// A file that holds each capture's events until it has as many lines as captures so
     /// far (`--gate`).
     var gate: String?
+    /// Hold each photo's download after its first DATA packet until FILE has as many
+    /// lines as downloads so far (`--download-gate`).
+    var downloadGate: String?
     /// How long OpenSession takes to answer: a camera slow to wake.
     var openDelay: Duration = .zero
     /// Exposures each InitiateCapture makes (bracketing, continuous drive).

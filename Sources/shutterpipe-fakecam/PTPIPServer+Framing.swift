@@ -8,7 +8,9 @@ import Synchronization
 
 /// Framing: PTP/IP packets and data phases on the command and event sockets.
 extension PTPIPServer {
-    func sendData(_ client: Int32, transaction: UInt32, _ data: Payload) {
+    /// `holding`: a gate that holds the rest of the data after the first DATA packet
+    /// (`--download-gate`: a photo's front is on the wire, its rest waits for the test).
+    func sendData(_ client: Int32, transaction: UInt32, _ data: Payload, holding: CaptureGate? = nil) {
         var start = PTPWriter(); start.u32(transaction); start.u64(UInt64(data.count))
         sendPacket(client, .startData, start.data)
         var end = PTPWriter(); end.u32(transaction)
@@ -31,6 +33,10 @@ extension PTPIPServer {
             try? DescriptorIO.writeAll(header.data + end.data, to: client)
             for part in piece { try? DescriptorIO.writeAll(part, to: client) }  // straight from the card's storage
             sent += length
+            if index == 0, !last, let holding {
+                let download = holding.arrive()
+                holding.hold(download, what: "download", log: log)
+            }
             if pace > 0 {
                 let due = began + .nanoseconds(Int64(Double(sent) / Double(pace) * 1e9))
                 let wait = due - ContinuousClock.now

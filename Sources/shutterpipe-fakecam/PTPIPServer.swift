@@ -18,6 +18,10 @@ final class PTPIPServer: Sendable {
     let corruptor: Corruptor?
     let shortTransfersLeft: Mutex<Int>
     private let gate: CaptureGate?
+    /// `--download-gate`: holds each photo's download after its first DATA packet.
+    let downloadGate: CaptureGate?
+    /// The objects whose download the gate held already.
+    private let heldDownloads = Mutex<Set<UInt32>>([])
     /// SIGUSR2: the cable pulled (every connection ends, new ones are refused; the button
     /// still takes shots, which nobody hears of), and plugged in again.
     let unplugged = Atomic<Bool>(false)
@@ -26,6 +30,7 @@ final class PTPIPServer: Sendable {
         self.camera = camera
         self.log = log
         gate = camera.options.gate.map(CaptureGate.init)
+        downloadGate = camera.options.downloadGate.map(CaptureGate.init)
         shortTransfersLeft = Mutex(camera.options.shortTransfers)
         corruptor = camera.options.malformedPercent > 0 ? Corruptor(percent: camera.options.malformedPercent, seed: camera.options.seed) : nil
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -159,8 +164,14 @@ final class PTPIPServer: Sendable {
                 dropEverything()
                 return
             }
+            // libgphoto2 fetches a photo in GetPartialObject pieces of 1 MiB: the gate holds
+            // its second piece, once the first is on the wire.
+            if code == PTP.Operation.getPartialObject.rawValue, parameters.count > 1, parameters[1] > 0, let downloadGate,
+               heldDownloads.withLock({ $0.insert(parameters[0]).inserted }) {
+                downloadGate.hold(downloadGate.arrive(), what: "download", log: log)
+            }
             let (response, data, responseParameters) = execute(code, parameters, incoming, transaction: transaction)
-            if let data { sendData(client, transaction: transaction, data) }
+            if let data { sendData(client, transaction: transaction, data, holding: code == PTP.Operation.getObject.rawValue ? downloadGate : nil) }
             var w = PTPWriter()
             w.u16(response.rawValue); w.u32(transaction)
             responseParameters.forEach { w.u32($0) }

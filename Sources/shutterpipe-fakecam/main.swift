@@ -24,6 +24,8 @@ Options:
   --gate FILE           hold each capture's events until FILE has as many lines as captures so
                         far (the Nth line releases capture N); logs "capture N waits at the
                         gate": for tests that act while a shot is in flight
+  --download-gate FILE  hold each photo's download after its first 512 KiB the same way
+                        ("download N waits at the gate"): its front is on the wire
   --open-delay DUR      OpenSession answers after DUR: a camera slow to wake (e.g. 3s)
   --objects-per-capture N  exposures per capture, as bracketing or continuous drive
   --reuse-names         name every exposure capt0000.jpg
@@ -97,6 +99,7 @@ while !arguments.isEmpty {
         guard let delay = PluginOptions.parseDuration(value(argument)) else { fail("--capture-delay needs a duration such as 2s") }
         options.captureDelay = delay
     case "--gate": options.gate = value(argument)
+    case "--download-gate": options.downloadGate = value(argument)
     case "--open-delay":
         guard let delay = PluginOptions.parseDuration(value(argument)) else { fail("--open-delay needs a duration such as 3s") }
         options.openDelay = delay

@@ -198,7 +198,11 @@ extension CameraSession {
             }
             let size: Int
             let progress = ProgressThrottle(file: path.name, total: announced.map(Int64.init)) { [send] message in send(message, []) }
-            do { size = try camera.download(path, into: descriptor, progress: progress.report) } catch {
+            // The thumbnail at the file's front goes out as soon as it is in: the page
+            // paints it while the rest is still coming. Only for the first try: a second
+            // brings the same picture.
+            let thumbnail: ((Data) -> Void)? = sizes.isEmpty ? { [send] jpeg in Self.sendThumbnail(jpeg, of: path, send) } : nil
+            do { size = try camera.download(path, into: descriptor, progress: progress.report, thumbnail: thumbnail) } catch {
                 Glibc.close(descriptor)
                 throw error
             }
@@ -210,6 +214,15 @@ extension CameraSession {
         }
         throw GPhotoFailure(code: GP_ERROR_CORRUPTED_DATA, operation: "downloading \(path.name)",
                             detail: "the camera sent \(sizes.map(String.init).joined(separator: " and then ")) bytes of the \(announced ?? 0) it announced; the shot stays on the card")
+    }
+
+    /// Sends a file's thumbnail in an in-memory file of its own (a JPEG of up to 512 KiB
+    /// does not fit a message); one that cannot be made is simply not shown.
+    static func sendThumbnail(_ jpeg: Data, of path: CardPath, _ send: @Sendable (WorkerMessage, [Int32]) -> Void) {
+        guard let descriptor = try? SharedBytes.create(named: "\(path.name) thumbnail") else { return }
+        defer { Glibc.close(descriptor) }
+        guard (try? DescriptorIO.writeAll(jpeg, to: descriptor)) != nil else { return }
+        send(.event(.thumbnail(file: path.name)), [descriptor])
     }
 
     /// Each event on its own: a shot goes out as soon as it is downloaded, and an event

@@ -1,5 +1,6 @@
 import CGPhoto2
 import Foundation
+import ShutterPipeSupport
 import GPhoto2Backend
 
 /// Capture, the files of an exposure, events, download and delete.
@@ -157,8 +158,12 @@ extension GPhotoCamera {
     /// read, a partial-object block), and the target writes it into the descriptor and
     /// tells `progress` the bytes so far. libgphoto2's context progress functions are not
     /// used for this: only its USB transport calls them, in blocks of its own unit.
-    func download(_ path: CameraPath, into descriptor: Int32, progress: @escaping (Int64) -> Void = { _ in }) throws(GPhotoFailure) -> Int {
-        let target = DownloadTarget(descriptor: descriptor, progress: progress)
+    ///
+    /// `thumbnail` hears, once, the small JPEG at the front of the file (``ExifThumbnail``)
+    /// as soon as its bytes are in: a display paints it long before the file is whole.
+    func download(_ path: CameraPath, into descriptor: Int32, progress: @escaping (Int64) -> Void = { _ in },
+                  thumbnail: ((Data) -> Void)? = nil) throws(GPhotoFailure) -> Int {
+        let target = DownloadTarget(descriptor: descriptor, progress: progress, thumbnail: thumbnail)
         var file: OpaquePointer?
         try check(gp_file_new_from_handler(&file, DownloadTarget.handler, Unmanaged.passUnretained(target).toOpaque()), "preparing a download")
         defer { gp_file_unref(file) }
@@ -219,9 +224,36 @@ final class DownloadTarget {
     /// Why a write failed; libgphoto2 only learns that it did.
     private(set) var failure: String?
 
-    init(descriptor: Int32, progress: @escaping (Int64) -> Void) {
+    /// The thumbnail's listener, until it heard it or the file has none.
+    private var thumbnail: ((Data) -> Void)?
+    /// The file's first bytes, while the thumbnail is looked for.
+    private var front = Data()
+    /// How many of them decide the next look.
+    private var needed = 4
+
+    init(descriptor: Int32, progress: @escaping (Int64) -> Void, thumbnail: ((Data) -> Void)? = nil) {
         self.descriptor = descriptor
         self.progress = progress
+        self.thumbnail = thumbnail
+    }
+
+    /// Keeps the front of the file until the thumbnail is found (or known to be absent),
+    /// and hands it over then.
+    private func lookForThumbnail(_ data: UnsafeMutablePointer<UInt8>, count: Int) {
+        guard let listener = thumbnail else { return }
+        front.append(data, count: min(count, ExifThumbnail.scanned - front.count))
+        guard front.count >= needed else { return }
+        switch front.withUnsafeBytes({ ExifThumbnail.find(in: $0) }) {
+        case .at(let range):
+            thumbnail = nil
+            listener(front.subdata(in: range))
+            front = Data()
+        case .needs(let more) where more <= ExifThumbnail.scanned:
+            needed = more
+        default:
+            thumbnail = nil
+            front = Data()
+        }
     }
 
     /// The handler table: libgphoto2 keeps the pointer, not a copy, so there is one for
@@ -254,6 +286,7 @@ final class DownloadTarget {
             done += result
         }
         written += Int64(count)
+        lookForThumbnail(data, count: count)
         progress(written)
         return GP_OK
     }

@@ -264,6 +264,9 @@ public enum WorkerEvent: Codable, Sendable, Equatable {
     /// How far the download of a file of the capture in flight has come (a few times a
     /// second, and once at its end).
     case progress(file: String, bytes: Int64, total: Int64?)
+    /// The thumbnail at the front of a file being downloaded (``ExifThumbnail``), in the
+    /// in-memory file attached: a JPEG for display only, sent before the file is whole.
+    case thumbnail(file: String)
 }
 
 /// One message from a worker.

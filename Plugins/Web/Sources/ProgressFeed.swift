@@ -3,34 +3,56 @@ import ShutterPipeKit
 import Synchronization
 
 /// The shots in flight, told to the pages as the terminal's status line shows them:
-/// "capturing 2.1 s", "downloading 45 % of 24.0 MB", "storing". Five times a second, while
-/// a page listens, the session's shots in flight (``SessionView/shotsInFlight``) are read
-/// (never waiting for the coordinator) and a `progress` event goes out when they changed;
-/// the answer that ends a shot says how it ended (the cause when it failed).
+/// "capturing 2.1 s", "downloading 45 % of 24.0 MB", "storing". The session's shots in
+/// flight (``SessionView/shotsInFlight``) are read (never waiting for the coordinator) at
+/// once when they change (``SessionView/observeShotsInFlight``: a phase, an early
+/// preview) and five times a second while a page listens, and a `progress` event goes
+/// out when what it says changed; the answer that ends a shot says how it ended.
+///
+/// A shot's early preview (the camera's thumbnail, before its file is whole) is kept
+/// here while the shot is in flight and served at `/api/inflight/N/preview.jpg`; the
+/// event names it, so a page paints it as the shot's placeholder.
 final class ProgressFeed: Sendable {
     private struct Watch: @unchecked Sendable { let timer: DispatchSourceTimer }  // a dispatch source is safe to cancel from any thread
     private let watch = Mutex<Watch?>(nil)
     /// What was told last, as words (nil before anything was).
     private let last = Mutex<String?>(nil)
+    /// The early previews of the shots in flight, by shot number.
+    private let previews = Mutex<[Int: EarlyPreview]>([:])
+    /// Where the reads happen, one at a time.
+    private let queue = DispatchQueue(label: "shutterpipe web progress")
 
-    /// Starts reading `shots` for `hub`'s listeners; the running session's own shots only
-    /// go to those that may see them.
-    func start(_ shots: @escaping @Sendable () -> [ShotInFlight], hub: EventHub, session: String) {
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "shutterpipe web progress"))
-        timer.schedule(deadline: .now() + 0.2, repeating: 0.2, leeway: .milliseconds(20))
-        timer.setEventHandler { [weak self, weak hub] in
-            guard let self, let hub, hub.count > 0 else { return }
-            let now = shots().sorted { $0.number < $1.number }.map(Self.json)
-            let words = now.map { $0["words"] as? String ?? "" }.joined(separator: "|")
+    /// Starts reading `session`'s shots in flight for `hub`'s listeners; the running
+    /// session's own shots only go to those that may see them.
+    func start(_ session: SessionView, hub: EventHub, name: String) {
+        let shots = session.shotsInFlight
+        let tell: @Sendable () -> Void = { [weak self, weak hub] in
+            guard let self, let hub else { return }
+            let now = shots().sorted { $0.number < $1.number }
+            self.previews.withLock { kept in
+                kept = Dictionary(uniqueKeysWithValues: now.compactMap { shot in shot.preview.map { (shot.number, $0) } })
+            }
+            guard hub.count > 0 else { return }
+            let told = now.map(Self.json)
+            let words = told.map { ($0["words"] as? String ?? "") + ($0["preview"] as? String ?? "") }.joined(separator: "|")
             let changed = self.last.withLock { last -> Bool in
                 defer { last = words }
-                return last.map { $0 != words } ?? !now.isEmpty
+                return last.map { $0 != words } ?? !told.isEmpty
             }
             guard changed else { return }
-            hub.publish("progress") { access in access.admitsLive(session: session) ? ["shots": now] : nil }
+            hub.publish("progress") { access in access.admitsLive(session: name) ? ["shots": told] : nil }
         }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + 0.2, repeating: 0.2, leeway: .milliseconds(20))
+        timer.setEventHandler(handler: tell)
         watch.withLock { $0?.timer.cancel(); $0 = Watch(timer: timer) }
+        session.observeShotsInFlight { [queue] in queue.async(execute: tell) }
         timer.resume()
+    }
+
+    /// The early preview of shot `number`, while it is in flight.
+    func preview(of number: Int) -> EarlyPreview? {
+        previews.withLock { $0[number] }
     }
 
     func stop() {
@@ -52,7 +74,14 @@ final class ProgressFeed: Sendable {
         @unknown default: words = shot.phase.rawValue
         }
         // Whole tenths of a second: the feed says a change, not every tick.
-        return ["number": shot.number, "phase": shot.phase.rawValue, "words": "shot \(shot.number) \(words)",
-                "bytes": shot.bytes, "total": shot.total.map { $0 as Any } ?? NSNull()]
+        var object: [String: Any] = ["number": shot.number, "phase": shot.phase.rawValue, "words": "shot \(shot.number) \(words)",
+                                     "bytes": shot.bytes, "total": shot.total.map { $0 as Any } ?? NSNull()]
+        if let preview = shot.preview {
+            // Its size in the address: a later preview of the same shot is another picture.
+            object["preview"] = "/api/inflight/\(shot.number)/preview.jpg?v=\(preview.jpeg.count)"
+            object["previewSource"] = preview.source
+            object["previewCamera"] = preview.camera.map { $0 as Any } ?? NSNull()
+        }
+        return object
     }
 }

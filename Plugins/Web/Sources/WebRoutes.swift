@@ -95,6 +95,15 @@ struct WebRoutes: Sendable {
             trigger.log.debug("web: the \(role.rawValue) at \(request.client) listens to /events (\(trigger.hub.count) listening)")
             return HTTPResponse(status: 200, contentType: "text/event-stream", headers: [("Cache-Control", "no-store")],
                                 body: .stream(listener))
+        case ("GET", _) where path.hasPrefix("/api/inflight/") && path.hasSuffix("/preview.jpg"):
+            // A shot's early preview (the camera's thumbnail) while it is in flight: the
+            // camera's bytes, served only when libjpeg-turbo reads them as a JPEG of sane size.
+            guard access.admitsLive(session: trigger.session), let number = Int(path.dropFirst("/api/inflight/".count).dropLast("/preview.jpg".count)),
+                  let preview = trigger.progress.preview(of: number), let size = PreviewMaker.dimensions(preview.jpeg),
+                  size.width <= 4096, size.height <= 4096 else {
+                return .error(404, "no early preview at \(LogText.escaped(path)): the shot is stored (see /api/photos) or has none")
+            }
+            return HTTPResponse(status: 200, contentType: "image/jpeg", headers: [("Cache-Control", "no-store")], body: .bytes(preview.jpeg))
         case ("GET", _) where path.hasPrefix("/api/photos/") && path.hasSuffix("/preview.jpg"):
             guard access.admitsLive(session: trigger.session) else { return .error(404, "no photo \(path)") }
             return preview(String(path.dropFirst("/api/photos/".count).dropLast("/preview.jpg".count)), frame: request.query["frame"])

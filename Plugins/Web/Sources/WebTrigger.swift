@@ -117,7 +117,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         liveViews.attach(session.liveView, cameraName: "camera")
         cameras.withLock { $0 = session.cameras }
         sessionCatalogue.withLock { $0 = session.catalogue }
-        progress.start(session.shotsInFlight, hub: hub, session: self.session)
+        progress.start(session, hub: hub, name: self.session)
         // Every page hears of each shot once it has its catalogue id, and of every change of
         // marks, whoever made it (a page, the socket, `shutterpipe shots rate`).
         session.catalogue?.observe { [hub] change in

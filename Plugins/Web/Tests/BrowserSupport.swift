@@ -12,6 +12,11 @@ struct BrowserRun {
         steps.last { $0["eval"] as? String == expression }?["value"] ?? nil
     }
 
+    /// The values of every `eval:` step of `expression`, in order.
+    func values(_ expression: String) -> [Any] {
+        steps.filter { $0["eval"] as? String == expression }.compactMap { $0["value"] }
+    }
+
     /// That value, a JSON text in the page (`JSON.stringify`), parsed.
     func json(_ expression: String) -> Any? {
         (value(expression) as? String).flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8), options: [.fragmentsAllowed]) }

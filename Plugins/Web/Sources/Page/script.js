@@ -162,8 +162,46 @@ function noteChoices(shot) {
 function onPhoto(photo) {
   if (photo.state === "photoSuccess") app.stored += 1; else app.failed += 1;
   $("stored").textContent = app.stored; $("failed").textContent = app.failed;
+  // The shot's early preview, shown while it was in flight, gives way to the photo.
+  const number = photo.shotID ? Number(String(photo.shotID).split("#").pop()) : null;
+  const early = app.shots.findIndex((s) => s && s.inFlight && s.inFlight === number);
+  if (early >= 0) {
+    const before = app.shots[early], shot = fromPhoto(photo);
+    clearTimeout(before.leaving); carryOver(before, shot); app.shots[early] = shot; render(); return;
+  }
   if (filtered() && app.catalogue) return;  // the catalogue's "shot" event tells whether it belongs
   insertOnTop(fromPhoto(photo), true);
+}
+
+// First pixels: a shot in flight whose camera sent its thumbnail (before the file is
+// whole) goes on top at once with that picture, as a placeholder the photo replaces.
+// One that ends without a photo (it failed before any) goes after a few seconds.
+function showEarly(shots) {
+  if (filtered() && app.catalogue) return;
+  for (const inFlight of shots) {
+    if (!inFlight.preview) continue;
+    const here = app.shots.find((s) => s && s.inFlight === inFlight.number);
+    if (here) {
+      if (here.preview !== inFlight.preview) { here.preview = here.thumbnail = here.frames[0].preview = here.frames[0].thumbnail = inFlight.preview; render(); }
+      continue;
+    }
+    const frame = { camera: inFlight.previewCamera || null, rating: 0, label: null, pick: null, preview: inFlight.preview, thumbnail: inFlight.preview,
+                    full: null, hasRAW: false, files: [], query: "", previewSource: inFlight.previewSource };
+    insertOnTop({ provisional: true, inFlight: inFlight.number, id: null, shotID: "in flight#" + inFlight.number, number: null, state: "inFlight",
+                  time: null, trigger: null, rating: 0, label: null, pick: null, files: [], preview: inFlight.preview, thumbnail: inFlight.preview,
+                  full: null, frames: [frame] }, true);
+  }
+  const flying = new Set(shots.map((s) => s.number));
+  for (const shot of app.shots) {
+    if (!shot || !shot.inFlight || flying.has(shot.inFlight) || shot.leaving) continue;
+    shot.leaving = setTimeout(() => {
+      const index = app.shots.indexOf(shot);
+      if (index < 0) return;
+      app.shots.splice(index, 1); app.total -= 1; app.provisional -= 1;
+      if (app.current > index) app.current -= 1;
+      render();
+    }, 5000);
+  }
 }
 
 function insertOnTop(shot, provisional) {
@@ -185,9 +223,7 @@ function onRecorded(shot) {
       app.provisional -= 1; shot.preview = before.preview || shot.preview;
       shot.frames.forEach((frame) => { const was = before.frames.find((f) => f.camera === frame.camera); if (was && !frame.preview) frame.preview = was.preview; });
     }
-    for (const entry of marksQueue) if (entry.shot === before) { entry.shot = shot; applyLocally(shot, entry.camera, entry.change); }
-    for (const entry of undoStack) if (entry.shot === before) entry.shot = shot;
-    for (const list of [app.chosen]) list.forEach((p, i) => { if (p.shot === before) list[i] = { shot, frame: shot.frames[frameLike(shot, p.frame.camera)] }; });
+    carryOver(before, shot);
     app.shots[index] = shot;
   } else if (filtered()) {
     return void reload();
@@ -196,6 +232,13 @@ function onRecorded(shot) {
   }
   noteChoices(shot);
   render(); flushMarks();
+}
+
+// Marks, undos and choices made on `before` (a provisional shot) now belong to `shot`.
+function carryOver(before, shot) {
+  for (const entry of marksQueue) if (entry.shot === before) { entry.shot = shot; applyLocally(shot, entry.camera, entry.change); }
+  for (const entry of undoStack) if (entry.shot === before) entry.shot = shot;
+  for (const list of [app.chosen]) list.forEach((p, i) => { if (p.shot === before) list[i] = { shot, frame: shot.frames[frameLike(shot, p.frame.camera)] }; });
 }
 
 // A shot's marks changed (this page, another one, the socket, the command line): each

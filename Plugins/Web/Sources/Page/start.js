@@ -24,6 +24,7 @@ function showState(answer) {
 // The shots in flight, as the terminal's status line says them: capturing, downloading
 // x % of y MB, storing. The answer that ends a shot says how it went.
 function showProgress(shots) {
+  showEarly(shots);
   $("progress").textContent = shots.map((shot) => shot.words).join(" · ");
   document.body.dataset.inFlight = shots.map((shot) => shot.phase).join(",");
   if (shots.length) window.progressSeen = (window.progressSeen || []).concat(shots.map((shot) => shot.phase));

@@ -50,7 +50,8 @@ class Viewer {
 
   // "shot 12", and its camera for a frame of a shot of several ("shot 12 · B").
   name() {
-    return "shot " + (this.shot.id || this.shot.number) + (this.frame.camera ? " · " + this.frame.camera : "");
+    const which = this.shot.inFlight ? this.shot.inFlight + " (in flight)" : this.shot.id || this.shot.number;
+    return "shot " + which + (this.frame.camera ? " · " + this.frame.camera : "");
   }
 
   // A compare pane's marks, over its picture: the frame's stars, label, pick.
@@ -139,9 +140,14 @@ class Viewer {
     this.element.classList.toggle("zoomed", scale > fit * 1.001);
     this.element.classList.toggle("pixels", scale * devicePixelRatio > 1.001);
     const zoom = scale > fit * 1.001 ? Math.round(scale * devicePixelRatio * 100) + " %" : "fit";
-    this.caption.textContent = this.name() + " · " + zoom + (enough ? "" : this.fromRAW ? " · full size, RAW" : " · full size");
-    // For tests: the zoom, and where the photo's top-left corner is on the page.
-    if (this.main) { document.body.dataset.zoom = zoom; document.body.dataset.origin = [b.left + x, b.top + y].join(","); }
+    // Which picture is on screen: the camera's thumbnail while the shot is in flight, the
+    // preview, or the photo's own pixels.
+    const shown = !enough ? (this.fromRAW ? "full size, RAW" : "full size")
+      : this.frame.previewSource ? this.frame.previewSource + " " + this.preview.naturalWidth + "×" + this.preview.naturalHeight
+      : "preview " + this.preview.naturalWidth + " px";
+    this.caption.textContent = this.name() + " · " + zoom + " · " + shown;
+    // For tests: the zoom, what is shown, and where the photo's top-left corner is on the page.
+    if (this.main) { document.body.dataset.zoom = zoom; document.body.dataset.shown = shown; document.body.dataset.origin = [b.left + x, b.top + y].join(","); }
     if (!enough) this.loadTiles(x, y, scale, b, W, H);
     this.drawClipping(enough);
   }

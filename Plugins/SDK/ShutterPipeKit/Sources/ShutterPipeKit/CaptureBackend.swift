@@ -100,6 +100,8 @@ public struct CameraStatus: Sendable, Equatable {
 public struct BackendContext: Sendable {
     let deliverPhoto: @Sendable (CapturedPhoto) -> Void
     let reportProgress: @Sendable (DownloadProgress) -> Void
+    /// Hears ``show(_:)`` (added in contract 9.4).
+    var showPreview: @Sendable (EarlyPreview) -> Void = { _ in }
     /// The backend's logger.
     public let log: Logger
 
@@ -110,6 +112,15 @@ public struct BackendContext: Sendable {
         self.log = log
         self.deliverPhoto = deliver
         self.reportProgress = progress
+    }
+
+    /// Creates a context that also hears early previews (``show(_:)``). (Added in
+    /// contract 9.4.)
+    public init(log: Logger, deliver: @escaping @Sendable (CapturedPhoto) -> Void,
+                progress: @escaping @Sendable (DownloadProgress) -> Void,
+                preview: @escaping @Sendable (EarlyPreview) -> Void) {
+        self.init(log: log, deliver: deliver, progress: progress)
+        self.showPreview = preview
     }
 
     /// Hands over a photo the camera took by itself. It goes to the sinks in order with
@@ -124,6 +135,40 @@ public struct BackendContext: Sendable {
     /// (Added in ABI 5.)
     public func report(_ progress: DownloadProgress) {
         reportProgress(progress)
+    }
+}
+
+extension BackendContext {
+    /// Shows a picture of the capture in flight before its file is whole: the camera's
+    /// thumbnail, or the one at the front of the file as it downloads. Displays paint it
+    /// until the photo itself is stored. Call it from any thread: it never blocks, and one
+    /// given outside a capture is ignored. (Added in contract 9.4.)
+    public func show(_ preview: EarlyPreview) {
+        showPreview(preview)
+    }
+}
+
+/// A small picture of a file of the capture in flight, for displays, sent before the
+/// file is whole. The bytes are the camera's: a display decodes them within its own
+/// limits, as any image from outside. (Added in contract 9.4.)
+public struct EarlyPreview: Sendable, Equatable {
+    /// The file's name on the camera.
+    public var file: String
+    /// The camera's name in the pipeline, when a backend drives several.
+    public var camera: String?
+    /// A JPEG.
+    public var jpeg: Data
+    /// Where it came from, in words for the display ("camera thumbnail").
+    public var source: String
+
+    /// The largest picture a display takes; a larger one is dropped.
+    public static let largest = 512 << 10
+
+    public init(file: String, camera: String? = nil, jpeg: Data, source: String) {
+        self.file = file
+        self.camera = camera
+        self.jpeg = jpeg
+        self.source = source
     }
 }
 

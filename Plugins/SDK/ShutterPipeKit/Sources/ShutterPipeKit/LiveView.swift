@@ -77,6 +77,11 @@ public struct SessionView: Sendable {
     /// downloading so far, storing): read it as often as a display needs; it never waits
     /// for the coordinator. Empty when nothing is in flight. (Added in contract 9.2.)
     public var shotsInFlight: @Sendable () -> [ShotInFlight] = { [] }
+    /// Registers a function that hears (on any thread, without waiting for it) each time
+    /// the shots in flight change: a shot begins, changes phase, ends, or gets an early
+    /// preview; not each downloaded byte. A display reads ``shotsInFlight`` then, instead
+    /// of asking on a timer. (Added in contract 9.4.)
+    public var observeShotsInFlight: @Sendable (@escaping @Sendable () -> Void) -> Void = { _ in }
 
     /// Creates a view. The coordinator makes these; tests can make their own.
     public init(liveView: (any LiveViewSource)?, cameras: @escaping @Sendable () async -> [CameraStatus],
@@ -116,6 +121,9 @@ public struct ShotInFlight: Sendable, Equatable {
     /// Bytes downloaded so far, and the announced total when every file's is known.
     public var bytes: Int64
     public var total: Int64?
+    /// The latest picture the backend showed of it before its files were whole
+    /// (``BackendContext/show(_:)``). (Added in contract 9.4.)
+    public var preview: EarlyPreview?
 
     public init(number: Int, phase: Phase, seconds: Double, bytes: Int64 = 0, total: Int64? = nil) {
         self.number = number

@@ -47,9 +47,12 @@ public enum PluginEntry {
     /// returns a ``PendingAnswer`` (``TriggerEvent/pendingAnswer``,
     /// ``ShutterAnswer/deliver(to:)``), and `TriggerSource.sync(_:)` has a default; 2, the
     /// shots in flight for displays (``SessionView/shotsInFlight``, ``ShotInFlight``); 3, a
-    /// stored file's digest as its sink computed it (``ShotCatalogue/recordDigest(of:sha256:)``).
+    /// stored file's digest as its sink computed it (``ShotCatalogue/recordDigest(of:sha256:)``);
+    /// 4, first pixels: a backend shows a picture of a shot before its file is whole
+    /// (``BackendContext/show(_:)``, ``EarlyPreview``, ``ShotInFlight/preview``), and
+    /// displays hear when the shots in flight change (``SessionView/observeShotsInFlight``).
     @_alwaysEmitIntoClient
-    public static var contractMinor: Int32 { 3 }
+    public static var contractMinor: Int32 { 4 }
 
     /// The Swift compiler the plugin was built with, `major * 100 + minor`.
     @_alwaysEmitIntoClient

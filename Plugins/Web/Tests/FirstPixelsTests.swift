@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import TestSupport
+import Testing
+
+extension ReviewSuites {
+    /// Issue 43: the picture before the file lands.
+    @Suite("web: first pixels before the file lands", .serialized, .timeLimit(.minutes(4)))
+    struct FirstPixelsTests {
+        @Test("a shot whose download the camera holds after its first packet is on the page with the camera's thumbnail (red, 160×120, the loupe says 'camera thumbnail'); once the rest comes the preview replaces it (the photo's blue, 1500 px, 'preview'); the early picture's address is gone then")
+        func thumbnailFirst() async throws {
+            let folder = TemporaryDirectory("first-pixels")
+            let home = TemporaryDirectory("first-pixels-home")
+            let images = folder.file("images")
+            try FileManager.default.createDirectory(atPath: images, withIntermediateDirectories: true)
+            // 3000×2000 of blue noise (several MB: the download is held after its first
+            // 512 KiB), with a solid red 160×120 EXIF thumbnail.
+            _ = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/Browser/pixels.py", "thumbnailed", "\(images)/IMG_0001.JPG", "3000", "2000"])
+            let gate = folder.file("download-gate")
+            try Data().write(to: URL(fileURLWithPath: gate))
+            let camera = try await FakeCamera(["--images", images, "--download-gate", gate], home: home)
+            let (session, port) = try await rigWebSession(folder, [camera], home: home)
+            let centre = "(() => { const c = document.createElement('canvas'); c.width = c.height = 1; const g = c.getContext('2d'); g.drawImage(loupe.preview, -Math.floor(loupe.preview.naturalWidth / 2), -Math.floor(loupe.preview.naturalHeight / 2)); return Array.from(g.getImageData(0, 0, 1, 1).data).slice(0, 3).join(','); })()"
+            let early = "JSON.stringify([document.body.dataset.shown, loupe.caption.textContent, loupe.preview.naturalWidth, \(centre), loupe.preview.src.includes('/api/inflight/')])"
+            async let page = browse(port, "/#view=loupe", [
+                "wait:document.body.dataset.ready == 'yes'", "eval:(() => { post('capture'); return true; })()",
+                "wait:(document.body.dataset.shown || '').startsWith('camera thumbnail') && loupe.shot.inFlight && window.paints.length > 0",
+                "eval:\(early)",
+                // The screenshot is the test's gate: once it exists, the page has painted the thumbnail.
+                "screenshot:\(folder.file("early.png"))",
+                "wait:(document.body.dataset.shown || '').startsWith('preview') && app.total == 1",
+                "eval:\(early)",
+            ], session: session)
+            #expect(await eventually(timeout: .seconds(150)) { FileManager.default.fileExists(atPath: folder.file("early.png")) || !session.isRunning })
+            // The early picture is served while the shot is in flight.
+            let inFlight = try await http("GET", "/api/inflight/1/preview.jpg", port: port)
+            #expect(inFlight.status == 200 && inFlight.body.prefix(2) == Data([0xFF, 0xD8]), "\(inFlight.status)")
+            try "go\n".write(toFile: gate, atomically: false, encoding: .utf8)
+            let run = try await page
+            let shown = run.values("\(early)").compactMap { ($0 as? String).flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] } }
+            try #require(shown.count == 2, "\(run.output)")
+            #expect((shown[0][0] as? String)?.hasPrefix("camera thumbnail 160×120") == true, "\(shown[0])")
+            #expect((shown[0][1] as? String)?.contains("in flight") == true && shown[0][2] as? Int == 160 && shown[0][4] as? Bool == true, "\(shown[0])")
+            let red = (shown[0][3] as? String ?? "").split(separator: ",").compactMap { Int($0) }
+            #expect(red.count == 3 && red[0] > 200 && red[1] < 60 && red[2] < 60, "the thumbnail's red: \(shown[0])")
+            #expect((shown[1][0] as? String)?.hasPrefix("preview") == true && (shown[1][2] as? Int ?? 0) >= 1000 && shown[1][4] as? Bool == false, "\(shown[1])")
+            let blue = (shown[1][3] as? String ?? "").split(separator: ",").compactMap { Int($0) }
+            #expect(blue.count == 3 && blue[2] > 150 && blue[0] < 120, "the photo's blue: \(shown[1])")
+            #expect(try await http("GET", "/api/inflight/1/preview.jpg", port: port).status == 404)
+            try keepArtefact(folder.file("early.png"), as: "first-pixels.png")
+            session.signal(SIGTERM)
+            #expect(await session.wait(timeout: .seconds(60)).status == 0)
+        }
+    }
+}
