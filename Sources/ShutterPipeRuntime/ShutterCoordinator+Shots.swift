@@ -66,6 +66,9 @@ extension ShutterCoordinator {
                        started: ContinuousClock.Instant, finishedBy owner: (any CaptureBackend)? = nil) async {
         guard let id = photo.id else { return }
         shotsInFlight.storing(id.number)
+        // Displays start on the bytes while the sinks write them (a sharp preview before
+        // the file lands); each returns at once.
+        for sessionObserver in sessionObservers { await sessionObserver.captured(photo, shot: id.number) }
         await settlePendingStore()
         let context = ShotContext(session: session, shot: id, captureTime: photo.captureTime, camera: photo.camera,
                                   trigger: trigger?.name ?? "camera", label: label)

@@ -12,6 +12,8 @@ reads from the same files.
   pixels.py thumbnailed OUT W H
       writes a W×H JPEG of blue noise (a few MB at 3000×2000) whose EXIF carries a
       160×120 thumbnail of solid red (written by exiftool, as a camera's IFD1).
+  pixels.py noise OUT W H
+      the same photo without EXIF (no thumbnail).
   pixels.py profile IMAGE
       {"icc": SHA-256 of its ICC profile or null, "width", "height"} (as stored, not turned)
   pixels.py icc IMAGE
@@ -46,11 +48,14 @@ def main():
         counts = image.histogram()
         print(json.dumps({"red": counts[0:256], "green": counts[256:512], "blue": counts[512:768],
                           "luma": image.convert("L").histogram(), "width": image.width, "height": image.height}))
-    elif command == "thumbnailed":
+    elif command in ("thumbnailed", "noise"):
         import os, subprocess
         out, w, h = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
         noise = Image.effect_noise((w, h), 60).point(lambda v: v // 2)
         Image.merge("RGB", (noise, noise, Image.new("L", (w, h), 200))).save(out, quality=95)
+        if command == "noise":
+            print(json.dumps({"size": os.path.getsize(out)}))
+            return
         thumb = out + ".thumb.jpg"
         Image.new("RGB", (160, 120), (255, 0, 0)).save(thumb, quality=90)
         subprocess.run(["exiftool", "-q", "-overwrite_original", "-Model=Virtual", "-ThumbnailImage<=" + thumb, out], check=True, timeout=60)

@@ -28,12 +28,18 @@ final class PreviewMaker: Sendable {
     private let state = Mutex(State())
     private let disk = Mutex<PreviewDiskCache?>(nil)
 
-    private struct State {
+    fileprivate struct State {
         var cache: [(key: String, data: Data)] = []
         var making: [String: ImageJob<Data>] = [:]
         var toPrepare: [String] = []
         var preparing = false
         var made = 0
+        /// Previews made from a shot's bytes before its file landed, by shot number (a few).
+        var early: [(shot: Int, data: Data)] = []
+        /// The one being made, if any.
+        var earlyJob: (shot: Int, job: ImageJob<Data>)?
+        /// The cache key its stored file has, once it was stored while it was being made.
+        var earlyKeys: [Int: String] = [:]
     }
 
     init(longEdge: Int, budget: DecodeBudget = .defaults, log: Logger = .discarding) {
@@ -91,6 +97,64 @@ final class PreviewMaker: Sendable {
                 _ = try? preview(of: next)
             }
         }
+    }
+
+    /// Starts making the preview of shot `shot`'s JPEG from its bytes (the camera's, as the
+    /// backend handed them over, before the sinks store them), on a thread of its own;
+    /// `made` hears it. One at a time: in a burst a shot whose bytes come while another is
+    /// being made is skipped (its preview is made from its file, as before).
+    func prepareEarly(_ jpeg: Data, shot: Int, made: @escaping @Sendable (Data) -> Void) {
+        let job = ImageJob<Data>()
+        let start = state.withLock { state -> Bool in
+            guard state.earlyJob == nil else { return false }
+            state.earlyJob = (shot, job)
+            return true
+        }
+        guard start else { return }
+        OwnedThread.start("shutterpipe web early preview") { [self] in
+            let started = ContinuousClock.now
+            let result = Result { () throws(ShutterError) -> Data in try Self.makeFromJPEG(jpeg, longEdge: longEdge, budget: budget).0 }
+            let adoptedAs = state.withLock { state -> String? in
+                state.earlyJob = nil
+                guard case .success(let preview) = result else { return nil }
+                if let key = state.earlyKeys.removeValue(forKey: shot) {
+                    // Stored meanwhile: it is that file's preview now.
+                    state.making[key] = nil
+                    state.keep(key, preview)
+                    return key
+                }
+                state.early.append((shot, preview))
+                if state.early.count > 4 { state.early.removeFirst(state.early.count - 4) }
+                return nil
+            }
+            job.finish(result)
+            guard case .success(let preview) = result else { return }
+            if let adoptedAs { disk.withLock { $0 }?.write(preview, key: adoptedAs, longEdge: longEdge) }
+            log.debug("preview of shot \(shot) made from its bytes before they were stored, in \(formatDuration(ContinuousClock.now - started))",
+                      [("earlyPreviewMs", String(format: "%.2f", (ContinuousClock.now - started) / .milliseconds(1)))])
+            made(preview)
+        }
+    }
+
+    /// Shot `shot` is stored at `path` (its JPEG): the preview made from its bytes becomes
+    /// that file's, so it is not decoded again; one still being made is waited for by
+    /// whoever asks for the file's preview. Returns whether there was one.
+    @discardableResult
+    func adoptEarly(shot: Int, as path: String) -> Bool {
+        let key = Self.key(path) + "|upright"
+        let (adopted, made) = state.withLock { state -> (Bool, Data?) in
+            if let index = state.early.firstIndex(where: { $0.shot == shot }) {
+                let data = state.early.remove(at: index).data
+                state.keep(key, data)
+                return (true, data)
+            }
+            guard let (making, job) = state.earlyJob, making == shot, state.making[key] == nil else { return (false, nil) }
+            state.earlyKeys[shot] = key
+            state.making[key] = job
+            return (true, nil)
+        }
+        if let made { disk.withLock { $0 }?.write(made, key: key, longEdge: longEdge) }
+        return adopted
     }
 
     /// The preview of the photo at `path` (cached by path, size and modification time).
@@ -216,13 +280,17 @@ final class PreviewMaker: Sendable {
             return (try TIFFDecoder.decode(path, budget: budget).downscaled(toLongEdge: longEdge).jpeg(), .tiff)
         case .jpeg, nil:
             // Mapped: a photo's embedded preview is read without reading the rest.
-            let source = try PhotoFile.map(path)
-            // Upright, and in the photo's own colours: libjpeg-turbo gives pixels only.
-            let metadata = JPEGMetadata(source)
-            var (image, embedded) = try decodeScaled(source, longEdge: longEdge, budget: budget)
-            image.iccProfile = metadata.iccProfile
-            return (try image.oriented(metadata.orientation).jpeg(), embedded ? .embedded : .photo)
+            return try makeFromJPEG(try PhotoFile.map(path), longEdge: longEdge, budget: budget)
         }
+    }
+
+    /// The preview of a JPEG's bytes: upright, and in the photo's own colours
+    /// (libjpeg-turbo gives pixels only).
+    static func makeFromJPEG(_ source: Data, longEdge: Int, budget: DecodeBudget = .defaults) throws(ShutterError) -> (Data, Source) {
+        let metadata = JPEGMetadata(source)
+        var (image, embedded) = try decodeScaled(source, longEdge: longEdge, budget: budget)
+        image.iccProfile = metadata.iccProfile
+        return (try image.oriented(metadata.orientation).jpeg(), embedded ? .embedded : .photo)
     }
 
     /// `jpeg` (or its embedded large preview) decoded at the largest n/8 scale whose long
@@ -291,5 +359,14 @@ final class PreviewMaker: Sendable {
 
     private static func reason(_ handle: tjhandle) -> String {
         tjGetErrorStr2(handle).map { String(cString: $0) } ?? "unknown error"
+    }
+}
+
+extension PreviewMaker.State {
+    /// Keeps a preview in memory under `key`, the oldest going first.
+    mutating func keep(_ key: String, _ data: Data) {
+        guard !cache.contains(where: { $0.key == key }) else { return }
+        cache.append((key, data))
+        if cache.count > PreviewMaker.cacheSize { cache.removeFirst(cache.count - PreviewMaker.cacheSize) }
     }
 }

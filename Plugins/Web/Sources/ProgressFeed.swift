@@ -19,6 +19,10 @@ final class ProgressFeed: Sendable {
     private let last = Mutex<String?>(nil)
     /// The early previews of the shots in flight, by shot number.
     private let previews = Mutex<[Int: EarlyPreview]>([:])
+    /// Sharp previews made here from shots' bytes before their files landed, by number.
+    private let sharp = Mutex<[Int: Data]>([:])
+    /// Tells the pages now (set at the start).
+    private let tellNow = Mutex<(@Sendable () -> Void)?>(nil)
     /// Where the reads happen, one at a time.
     private let queue = DispatchQueue(label: "shutterpipe web progress")
 
@@ -28,7 +32,18 @@ final class ProgressFeed: Sendable {
         let shots = session.shotsInFlight
         let tell: @Sendable () -> Void = { [weak self, weak hub] in
             guard let self, let hub else { return }
-            let now = shots().sorted { $0.number < $1.number }
+            var now = shots().sorted { $0.number < $1.number }
+            let numbers = Set(now.map(\.number))
+            // A sharp preview made from the bytes takes the camera's thumbnail's place.
+            let sharp = self.sharp.withLock { sharp in
+                sharp = sharp.filter { numbers.contains($0.key) }
+                return sharp
+            }
+            for index in now.indices {
+                if let data = sharp[now[index].number] {
+                    now[index].preview = EarlyPreview(file: now[index].preview?.file ?? "", camera: now[index].preview?.camera, jpeg: data, source: "preview")
+                }
+            }
             self.previews.withLock { kept in
                 kept = Dictionary(uniqueKeysWithValues: now.compactMap { shot in shot.preview.map { (shot.number, $0) } })
             }
@@ -47,7 +62,15 @@ final class ProgressFeed: Sendable {
         timer.setEventHandler(handler: tell)
         watch.withLock { $0?.timer.cancel(); $0 = Watch(timer: timer) }
         session.observeShotsInFlight { [queue] in queue.async(execute: tell) }
+        tellNow.withLock { [queue] in $0 = { queue.async(execute: tell) } }
         timer.resume()
+    }
+
+    /// Shot `number`'s preview, made from its bytes while the sinks store them: shown in
+    /// its thumbnail's place until the stored photo's comes.
+    func sharpPreview(_ data: Data, of number: Int) {
+        sharp.withLock { $0[number] = data }
+        tellNow.withLock { $0 }?()
     }
 
     /// The early preview of shot `number`, while it is in flight.

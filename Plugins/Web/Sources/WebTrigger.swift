@@ -155,6 +155,13 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         publish(answer, trigger: trigger)
     }
 
+    /// A photo's bytes before the sinks store them: while a page listens, its JPEG's preview
+    /// is made from them at once and shown in the shot's place before the file lands.
+    public func captured(_ photo: CapturedPhoto, shot: Int) async {
+        guard hub.count > 0, let jpeg = photo.files.first(where: { PhotoFormat($0.name) == .jpeg }) else { return }
+        previews.prepareEarly(jpeg.data, shot: shot) { [progress] preview in progress.sharpPreview(preview, of: shot) }
+    }
+
     /// Records an answer in the library and tells the pages, once (the request that waits
     /// for it may have done so first); returns its photo's id.
     @discardableResult
@@ -166,7 +173,11 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         if let entry { hub.publish("photo") { access in access.admitsLive(session: session) ? WebJSON.photo(entry, for: access) : nil } }
         // After the events, which it would delay; only while a page listens: nobody may
         // ever ask for it otherwise.
-        if hub.count > 0, let photo = entry.flatMap({ PreviewMaker.previewSource($0.paths) }) { previews.prepare(photo) }
+        if let photo = entry.flatMap({ PreviewMaker.previewSource($0.paths) }) {
+            // The preview made from the shot's bytes is this file's, if it was made.
+            let adopted = answer.shot.map { previews.adoptEarly(shot: $0.number, as: photo) } ?? false
+            if hub.count > 0 && !adopted { previews.prepare(photo) }
+        }
         return entry?.id
     }
 

@@ -53,5 +53,59 @@ extension ReviewSuites {
             session.signal(SIGTERM)
             #expect(await session.wait(timeout: .seconds(60)).status == 0)
         }
+
+        @Test("a photo without a thumbnail: its preview is made from the bytes the camera sent as soon as the backend hands them over, shown in the shot's place while the sinks still work on it (the answer held by a hook), and is the stored file's preview afterwards (not decoded again)")
+        func sharpBeforeStored() async throws {
+            let folder = TemporaryDirectory("sharp-before-stored")
+            let home = TemporaryDirectory("sharp-before-stored-home")
+            let images = folder.file("images")
+            try FileManager.default.createDirectory(atPath: images, withIntermediateDirectories: true)
+            _ = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/Browser/pixels.py", "noise", "\(images)/IMG_0001.JPG", "3000", "2000"])
+            let gate = folder.file("store-gate")
+            try Data().write(to: URL(fileURLWithPath: gate))
+            let camera = try await FakeCamera(["--images", images], home: home)
+            // The answer waits for the test: a hook (after the files sink: a processing sink
+            // runs after the archival ones) that returns once the gate says so.
+            let config = try writeConfig("""
+            version: 1
+            session: sharp
+            backend: {type: gphoto2, port: "\(camera.portSpec)"}
+            triggers:
+              - type: stdin
+              - {type: web, listen: "127.0.0.1:0"}
+            sinks:
+              - {type: files, directory: \(folder.file("out"))}
+              - type: command
+                command: [/bin/sh, -c, 'if [ "$ACTION" = download ]; then while ! grep -q go \(gate); do sleep 0.02; done; fi', hook]
+                failPhoto: true
+                timeout: 120s
+            """, in: folder)
+            let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path,
+                                             environment: ["HOME": home.path])
+            let port = try #require(await webPort(session), "\(session.stderrSoFar)")
+            let state = "JSON.stringify([document.body.dataset.shown, loupe.caption.textContent, loupe.preview.naturalWidth, document.getElementById('progress').textContent])"
+            async let page = browse(port, "/#view=loupe", [
+                "wait:document.body.dataset.ready == 'yes'", "eval:(() => { post('capture'); return true; })()",
+                "wait:(document.body.dataset.shown || '').startsWith('preview') && loupe.shot.inFlight && window.paints.length > 0",
+                "eval:\(state)",
+                "screenshot:\(folder.file("sharp.png"))",
+                "wait:(document.body.dataset.shown || '').startsWith('preview') && app.total == 1 && !app.shots[0].inFlight && app.shots[0].state == 'photoSuccess'",
+                "eval:\(state)",
+            ], session: session)
+            #expect(await eventually(timeout: .seconds(150)) { FileManager.default.fileExists(atPath: folder.file("sharp.png")) || !session.isRunning })
+            try "go\n".write(toFile: gate, atomically: false, encoding: .utf8)
+            let run = try await page
+            let shown = run.values("\(state)").compactMap { ($0 as? String).flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] } }
+            try #require(shown.count == 2, "\(run.output)")
+            #expect((shown[0][1] as? String)?.contains("in flight") == true && (shown[0][0] as? String)?.hasPrefix("preview 1500 px") == true, "\(shown[0])")
+            #expect((shown[0][3] as? String)?.contains("storing") == true, "shown while the sinks store it: \(shown[0])")
+            #expect((shown[1][0] as? String)?.hasPrefix("preview 1500 px") == true, "\(shown[1])")
+            session.signal(SIGTERM)
+            let outcome = await session.wait(timeout: .seconds(60))
+            #expect(outcome.status == 0)
+            // Made once, from the bytes: the stored file's preview is that one.
+            #expect(outcome.stderr.contains("preview of shot 1 made from its bytes before they were stored"), "\(outcome.stderr)")
+            #expect(!outcome.stderr.contains("IMG_0001.jpg' made in") && !outcome.stderr.contains(".jpg' made in"), "decoded again from the file: \(outcome.stderr)")
+        }
     }
 }

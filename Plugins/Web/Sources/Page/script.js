@@ -182,7 +182,10 @@ function showEarly(shots) {
     if (!inFlight.preview) continue;
     const here = app.shots.find((s) => s && s.inFlight === inFlight.number);
     if (here) {
-      if (here.preview !== inFlight.preview) { here.preview = here.thumbnail = here.frames[0].preview = here.frames[0].thumbnail = inFlight.preview; render(); }
+      if (here.preview !== inFlight.preview) {
+        here.preview = here.thumbnail = here.frames[0].preview = here.frames[0].thumbnail = inFlight.preview;
+        here.frames[0].previewSource = inFlight.previewSource; render();
+      }
       continue;
     }
     const frame = { camera: inFlight.previewCamera || null, rating: 0, label: null, pick: null, preview: inFlight.preview, thumbnail: inFlight.preview,

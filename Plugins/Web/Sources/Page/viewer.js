@@ -24,7 +24,8 @@ class Viewer {
 
   show(picture) {
     const shot = picture ? picture.shot : null, frame = picture ? picture.frame : null;
-    if (picture && this.picture && pictureKey(picture) === pictureKey(this.picture)) {
+    // The same frame, recorded since (or its in-flight picture made sharper: shown anew).
+    if (picture && this.picture && pictureKey(picture) === pictureKey(this.picture) && (frame.preview === this.shownPreview || !shot.inFlight)) {
       this.shot = shot; this.frame = frame; this.picture = picture;  // the same frame, recorded since: it may have its id and RAW now
       if (this.main) $("raw").hidden = !frame.hasRAW;
       if (this.view.zoom !== "fit") this.loadFull();
@@ -43,7 +44,7 @@ class Viewer {
     }
     this.preview.hidden = false;
     this.caption.textContent = this.name() + " · loading";
-    this.preview.src = frame.preview;
+    this.preview.src = this.shownPreview = frame.preview;
     // The full size is decoded once the shot is looked at (a burst passing by costs nothing), or at once for a zoom.
     if (this.view.zoom !== "fit") this.loadFull(); else this.dwell = setTimeout(() => this.loadFull(), 1000);
   }
@@ -143,7 +144,7 @@ class Viewer {
     // Which picture is on screen: the camera's thumbnail while the shot is in flight, the
     // preview, or the photo's own pixels.
     const shown = !enough ? (this.fromRAW ? "full size, RAW" : "full size")
-      : this.frame.previewSource ? this.frame.previewSource + " " + this.preview.naturalWidth + "×" + this.preview.naturalHeight
+      : this.frame.previewSource && this.frame.previewSource !== "preview" ? this.frame.previewSource + " " + this.preview.naturalWidth + "×" + this.preview.naturalHeight
       : "preview " + this.preview.naturalWidth + " px";
     this.caption.textContent = this.name() + " · " + zoom + " · " + shown;
     // For tests: the zoom, what is shown, and where the photo's top-left corner is on the page.

@@ -50,7 +50,8 @@ public enum PluginEntry {
     /// stored file's digest as its sink computed it (``ShotCatalogue/recordDigest(of:sha256:)``);
     /// 4, first pixels: a backend shows a picture of a shot before its file is whole
     /// (``BackendContext/show(_:)``, ``EarlyPreview``, ``ShotInFlight/preview``), and
-    /// displays hear when the shots in flight change (``SessionView/observeShotsInFlight``).
+    /// displays hear when the shots in flight change (``SessionView/observeShotsInFlight``)
+    /// and see a photo's bytes before the sinks store them (``SessionObserver/captured(_:shot:)``).
     @_alwaysEmitIntoClient
     public static var contractMinor: Int32 { 4 }
 

@@ -19,9 +19,19 @@ public protocol SessionObserver: Sendable {
 
     /// Sees one answer; `trigger` is the name of the trigger it answers, or "camera".
     func observe(_ answer: ShutterAnswer, trigger: String) async
+
+    /// Sees a photo as the backend handed it over, before the sinks store it: a display
+    /// may start work on its bytes (a preview) while they are written. `shot` is its
+    /// number in this run, as in ``ShotInFlight/number``. It must return at once: queue
+    /// the work. The bytes are the camera's: decode them within limits. (Added in
+    /// contract 9.4.)
+    func captured(_ photo: CapturedPhoto, shot: Int) async
 }
 
 extension SessionObserver {
     /// Nothing to keep by default.
     public func begin(_ session: SessionView) async {}
+
+    /// Nothing to do by default.
+    public func captured(_ photo: CapturedPhoto, shot: Int) async {}
 }
