@@ -6,6 +6,9 @@
  *   capture-loop PORT SHOTS OUTDIR           prints the milliseconds per shot, wall time over
  *                                            all, opening the camera included
  *   capture-loop PORT SHOTS OUTDIR --burst   the same from the first capture on: a burst
+ *   capture-loop PORT SHOTS OUTDIR --each    the same, printing each shot's capture and
+ *                                            download (gp_camera_capture to the end of
+ *                                            gp_camera_file_get) in milliseconds, a line each
  *   capture-loop PORT SECONDS - --preview     live view instead: gp_camera_capture_preview
  *                                            one frame after the other for SECONDS, and
  *                                            prints the frames per second
@@ -30,11 +33,12 @@ static double now_ms(void) {
 #define CHECK(call) do { int r = (call); if (r < GP_OK) { fprintf(stderr, "%s: %s\n", #call, gp_result_as_string(r)); return 1; } } while (0)
 
 int main(int argc, char **argv) {
-    if (argc != 4 && !(argc == 5 && (strcmp(argv[4], "--burst") == 0 || strcmp(argv[4], "--preview") == 0))) {
-        fprintf(stderr, "usage: capture-loop PORT SHOTS OUTDIR [--burst] | capture-loop PORT SECONDS - --preview\n");
+    if (argc != 4 && !(argc == 5 && (strcmp(argv[4], "--burst") == 0 || strcmp(argv[4], "--each") == 0 || strcmp(argv[4], "--preview") == 0))) {
+        fprintf(stderr, "usage: capture-loop PORT SHOTS OUTDIR [--burst | --each] | capture-loop PORT SECONDS - --preview\n");
         return 2;
     }
-    int burst = argc == 5 && strcmp(argv[4], "--burst") == 0, preview = argc == 5 && !burst;
+    int burst = argc == 5 && strcmp(argv[4], "--burst") == 0, each = argc == 5 && strcmp(argv[4], "--each") == 0;
+    int preview = argc == 5 && !burst && !each;
     const char *port = argv[1], *out = argv[3];
     int shots = atoi(argv[2]);
     GPContext *context = gp_context_new();
@@ -76,9 +80,11 @@ int main(int argc, char **argv) {
         const char *data;
         unsigned long size;
         char temporary[4096], final[4096];
+        double fired = now_ms();
         CHECK(gp_camera_capture(camera, GP_CAPTURE_IMAGE, &path, context));
         CHECK(gp_file_new(&file));
         CHECK(gp_camera_file_get(camera, path.folder, path.name, GP_FILE_TYPE_NORMAL, file, context));
+        if (each) printf("%.3f\n", now_ms() - fired);
         CHECK(gp_file_get_data_and_size(file, &data, &size));
         snprintf(temporary, sizeof temporary, "%s/.tmp-%d", out, shot);
         snprintf(final, sizeof final, "%s/shot-%04d.jpg", out, shot);
@@ -95,7 +101,7 @@ int main(int argc, char **argv) {
         gp_file_unref(file);
         CHECK(gp_camera_file_delete(camera, path.folder, path.name, context));
     }
-    printf("%.3f\n", (now_ms() - start) / shots);
+    if (!each) printf("%.3f\n", (now_ms() - start) / shots);
     close(folder);
     gp_camera_exit(camera, context);
     return 0;

@@ -164,6 +164,7 @@ function onPhoto(photo) {
   $("stored").textContent = app.stored; $("failed").textContent = app.failed;
   // The shot's early preview, shown while it was in flight, gives way to the photo.
   const number = photo.shotID ? Number(String(photo.shotID).split("#").pop()) : null;
+  if (number) answered.add(number);
   const early = app.shots.findIndex((s) => s && s.inFlight && s.inFlight === number);
   if (early >= 0) {
     const before = app.shots[early], shot = fromPhoto(photo);
@@ -176,10 +177,12 @@ function onPhoto(photo) {
 // First pixels: a shot in flight whose camera sent its thumbnail (before the file is
 // whole) goes on top at once with that picture, as a placeholder the photo replaces.
 // One that ends without a photo (it failed before any) goes after a few seconds.
+// The shot numbers whose photo came: a progress event told late never brings them back.
+const answered = new Set();
 function showEarly(shots) {
   if (filtered() && app.catalogue) return;
   for (const inFlight of shots) {
-    if (!inFlight.preview) continue;
+    if (!inFlight.preview || answered.has(inFlight.number)) continue;
     const here = app.shots.find((s) => s && s.inFlight === inFlight.number);
     if (here) {
       if (here.preview !== inFlight.preview) {

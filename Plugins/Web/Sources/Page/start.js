@@ -79,7 +79,8 @@ async function start() {
   events.addEventListener("marked", (m) => onMarked(JSON.parse(m.data)));
   events.addEventListener("copied", (m) => onCopied(JSON.parse(m.data)));
   events.addEventListener("progress", (m) => showProgress(JSON.parse(m.data).shots));
-  events.onopen = () => { document.body.dataset.ready = "yes"; };
+  // A new connection may be a new run of the session, whose shot numbers start again.
+  events.onopen = () => { answered.clear(); document.body.dataset.ready = "yes"; };
 }
 
 document.addEventListener("keydown", onKey);

@@ -74,7 +74,8 @@ class Viewer {
     const note = () => {
       if (noted || pictureKey(picture) !== pictureKey(this.picture)) return;
       noted = true;
-      window.paints.push({ shot: keyOf(shot), id: shot.id, camera: picture.frame.camera || null, at: performance.timeOrigin + performance.now(), main: this.main });
+      window.paints.push({ shot: keyOf(shot), id: shot.id, camera: picture.frame.camera || null, at: performance.timeOrigin + performance.now(), main: this.main,
+                           width: this.preview.naturalWidth });
       if (this.main) { document.body.dataset.shownWidth = this.preview.naturalWidth; document.body.dataset.shownSource = this.preview.src; }
     };
     this.preview.decode().catch(() => {}).then(() => { this.draw(); requestAnimationFrame(note); setTimeout(note, 200); });
