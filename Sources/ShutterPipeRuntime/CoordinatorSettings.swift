@@ -24,6 +24,8 @@ public struct CoordinatorSettings: Sendable, Equatable {
     public var syncTimeout: Duration = .seconds(5)
     /// The deadline for reading or changing camera settings (rule 15).
     public var settingsTimeout: Duration = .seconds(15)
+    /// The sequences the config plans, by name (`sequences:`).
+    public var sequences: [String: SequencePlan] = [:]
 
     /// The defaults.
     public init() {}

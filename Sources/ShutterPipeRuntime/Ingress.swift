@@ -9,6 +9,8 @@ enum Submission: Sendable {
     case settings(SettingsRequest, trigger: Int, answer: @Sendable (SettingsAnswer) -> Void)
     /// A session label from the trigger at this index, with who takes its answer.
     case label(LabelRequest, trigger: Int, answer: @Sendable (LabelAnswer) -> Void)
+    /// A sequence to run, from the trigger at this index, with who takes its answer.
+    case sequence(SequenceRequest, trigger: Int, answer: @Sendable (SequenceAnswer) -> Void)
     /// A photo taken with the camera's own button, or delivered by a companion backend (a
     /// hot folder): `backend` 0 is the capturing backend, 1… the companions.
     case cameraShot(CapturedPhoto, backend: Int)
@@ -27,6 +29,7 @@ enum Refusal: Sendable {
     case event(TriggerEvent, trigger: Int)
     case settings(SettingsRequest, trigger: Int, answer: @Sendable (SettingsAnswer) -> Void)
     case label(LabelRequest, trigger: Int, answer: @Sendable (LabelAnswer) -> Void)
+    case sequence(SequenceRequest, trigger: Int, answer: @Sendable (SequenceAnswer) -> Void)
 }
 
 /// Where events enter the coordinator from any thread: counts what waits, refuses past
@@ -36,6 +39,9 @@ final class Ingress: Sendable {
     private let refused: AsyncStream<Refusal>.Continuation
     private let limit: Int
     private let state = Mutex<(waiting: Int, closed: Bool)>((0, false))
+    /// While a sequence runs: what cancelled it, once an `exit` arrived (it is answered
+    /// in its turn all the same, after the sequence).
+    private let sequence = Mutex<(running: Bool, cancelledBy: String?)>((false, nil))
 
     init(ordered: AsyncStream<Submission>.Continuation, refused: AsyncStream<Refusal>.Continuation, limit: Int) {
         self.ordered = ordered
@@ -62,8 +68,13 @@ final class Ingress: Sendable {
     }
 
     @discardableResult
-    func submit(_ request: TriggerEvent, from trigger: Int) -> Admission {
-        state.withLock { state in
+    func submit(_ request: TriggerEvent, from trigger: Int, name: String = "") -> Admission {
+        if request.event == .exit {
+            sequence.withLock { sequence in
+                if sequence.running && sequence.cancelledBy == nil { sequence.cancelledBy = "exit from \(name.isEmpty ? "a trigger" : name)" }
+            }
+        }
+        return state.withLock { state in
             guard !state.closed else { return .closed }
             if request.event != .exit && state.waiting >= limit {
                 refused.yield(.event(request, trigger: trigger))
@@ -88,6 +99,27 @@ final class Ingress: Sendable {
     func submit(_ request: LabelRequest, from trigger: Int, answer: @escaping @Sendable (LabelAnswer) -> Void) {
         let accepted = submitRequest(.label(request, trigger: trigger, answer: answer), or: .label(request, trigger: trigger, answer: answer))
         if !accepted { answer(LabelAnswer(request: request, failure: ShutterError(.busy, "the session is stopping; the label was not set"))) }
+    }
+
+    /// A sequence waits in the same queue as events and counts against its bound.
+    func submit(_ request: SequenceRequest, from trigger: Int, answer: @escaping @Sendable (SequenceAnswer) -> Void) {
+        let accepted = submitRequest(.sequence(request, trigger: trigger, answer: answer), or: .sequence(request, trigger: trigger, answer: answer))
+        if !accepted { answer(SequenceAnswer(request: request, failure: ShutterError(.busy, "the session is stopping; the sequence was not run"))) }
+    }
+
+    /// A sequence starts: an `exit` from now on cancels it.
+    func sequenceStarted() {
+        sequence.withLock { $0 = (true, nil) }
+    }
+
+    /// What cancelled the running sequence, if anything did.
+    var sequenceCancelledBy: String? {
+        sequence.withLock { $0.cancelledBy }
+    }
+
+    /// The sequence has ended.
+    func sequenceEnded() {
+        sequence.withLock { $0 = (false, nil) }
     }
 
     /// Queues a request answered through a function, or refuses it past the bound; false

@@ -6,7 +6,7 @@ import ShutterPipeSupport
 /// (``Pipeline/init(config:registry:log:)``).
 ///
 /// Top-level keys: `version` (must be 1), `session`, `backend`, `triggers`, `sinks`,
-/// `coordinator`. See docs/config.md.
+/// `coordinator`, `sequences`. See docs/config.md.
 public struct PipelineConfig: Sendable {
     /// The config version this build reads.
     public static let version = 1
@@ -72,6 +72,7 @@ public struct PipelineConfig: Sendable {
             settings.settingsTimeout = try block.duration("settingsTimeout", default: settings.settingsTimeout)
             block.recordUnknownKeys()
         }
+        settings.sequences = try SequencePlan.plans(top)
         coordinator = settings
         // Recorded, not thrown: the pipeline reports them with every plugin's mistakes.
         top.recordUnknownKeys()

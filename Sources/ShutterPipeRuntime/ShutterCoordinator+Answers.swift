@@ -24,6 +24,10 @@ extension ShutterCoordinator {
             return reply(LabelAnswer(request: labelRequest, label: label, failure: ShutterError(
                 .busy, "\(settings.queueLimit) events are already waiting; the label was not set",
                 fix: "wait for the answers, or raise coordinator.queueLimit")))
+        case .sequence(let sequenceRequest, _, let reply):
+            return reply(SequenceAnswer(request: sequenceRequest, failure: ShutterError(
+                .busy, "\(settings.queueLimit) events are already waiting; the sequence was not run",
+                fix: "wait for the answers, or raise coordinator.queueLimit")))
         case .event(let event, let index):
             (request, trigger) = (event, index)
         }

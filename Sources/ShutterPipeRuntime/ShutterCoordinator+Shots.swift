@@ -70,8 +70,9 @@ extension ShutterCoordinator {
         // the file lands); each returns at once.
         for sessionObserver in sessionObservers { await sessionObserver.captured(photo, shot: id.number) }
         await settlePendingStore()
-        let context = ShotContext(session: session, shot: id, captureTime: photo.captureTime, camera: photo.camera,
+        var context = ShotContext(session: session, shot: id, captureTime: photo.captureTime, camera: photo.camera,
                                   trigger: trigger?.name ?? "camera", label: label)
+        if trigger != nil { context.sequence = sequenceFrame }
         pending.begin(Task {
             let storeStarted = ContinuousClock.now
             let outcome = await self.chain.store(photo, context: context)

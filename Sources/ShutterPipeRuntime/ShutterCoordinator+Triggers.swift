@@ -10,12 +10,15 @@ extension ShutterCoordinator {
         let tasks = triggers.enumerated().map { index, trigger in
             let name = trigger.name
             let channel = EventChannel({ request in
-                let admission = ingress.submit(request, from: index)
+                let admission = ingress.submit(request, from: index, name: name)
                 // In the debug log (--verbose): each event as it arrives, before its answer.
                 log.debug("\(request.event.rawValue) from \(name) received: \(admission)")
             }, settings: { request, answer in
                 ingress.submit(request, from: index, answer: answer)
             }, label: { request, answer in
+                ingress.submit(request, from: index, answer: answer)
+            }, sequence: { request, answer in
+                log.debug("sequence '\(LogText.escaped(request.name))' from \(name) received")
                 ingress.submit(request, from: index, answer: answer)
             })
             return Task.detached {

@@ -97,6 +97,8 @@ public actor ShutterCoordinator {
     var shotsTaken = 0
     /// The session label the next shots carry (rule 16).
     var label: String?
+    /// The place of the frame a sequence is taking now (rule 17), for its shot's context.
+    var sequenceFrame: SequenceFrame?
     /// The last enter gave up waiting for the backend's prepare, which may still run.
     var enterGaveUp = false
     var ingress: Ingress?
@@ -231,6 +233,9 @@ public actor ShutterCoordinator {
         case .label(let request, let triggerIndex, let reply):
             ingress?.dequeued()
             handle(request, from: triggerIndex, answer: reply)
+        case .sequence(let request, let triggerIndex, let reply):
+            ingress?.dequeued()
+            await run(request, from: triggerIndex, answer: reply)
         case .cameraShot(let photo, let index):
             await storeCameraShot(photo, from: index == 0 ? nil : companions[index - 1])
         case .endOfInput:

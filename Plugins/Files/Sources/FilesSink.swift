@@ -162,6 +162,7 @@ public final class FilesSink: PhotoSink, SessionObserver {
                                     captureTime: context.captureTime, camera: context.camera,
                                     name: first.stem, fileExtension: first.fileExtension, trigger: context.trigger)
         values.label = context.label
+        values.sequenceFrame = context.sequence
         values.serial = first.cameraSerial
         if options.filename.uses("capturetime") || options.directory.uses("capturetime") { values.cameraTime = CameraCaptureTime.of(photo.files) }
         let directory = options.directory.renderFolder(values)

@@ -16,7 +16,7 @@ import ShutterPipeKit
 public struct PlaceholderTemplate: Sendable, Equatable {
     /// The placeholders a template may use.
     public static let placeholders = ["session", "seq", "cameraseq", "shot", "date", "time", "capturetime", "camera", "name", "ext", "trigger", "uuid",
-                                      "label", "serial"]
+                                      "label", "serial", "sequence", "frame", "ev", "focusstep"]
 
     enum Part: Sendable, Equatable {
         case literal(String)
@@ -53,8 +53,8 @@ public struct PlaceholderTemplate: Sendable, Equatable {
             }
             var width = 0
             if pieces.count == 2 {
-                guard ["seq", "cameraseq", "shot"].contains(name), let value = Int(pieces[1]), (1...12).contains(value) else {
-                    throw TemplateError("'{\(body)}': only {seq}, {cameraseq} and {shot} take a width, written like {seq:04} (1 to 12 digits)")
+                guard ["seq", "cameraseq", "shot", "frame", "focusstep"].contains(name), let value = Int(pieces[1]), (1...12).contains(value) else {
+                    throw TemplateError("'{\(body)}': only {seq}, {cameraseq}, {shot}, {frame} and {focusstep} take a width, written like {seq:04} (1 to 12 digits)")
                 }
                 width = value
             }
@@ -218,6 +218,11 @@ public struct TemplateValues: Sendable {
     public var label: String?
     /// The camera body's serial number; nil: `{serial}` is `unknown`.
     public var serial: String?
+    /// The frame's place when a sequence took it (``ShotContext/sequence``): `{sequence}`
+    /// its name (`single` otherwise), `{frame}` its index from 1 (0 otherwise), `{ev}` a
+    /// bracket's offset (`+1`, `-0.7`, `0`), `{focusstep}` a focus stack's step from its
+    /// first frame (its index from 0).
+    public var sequenceFrame: SequenceFrame?
     /// 32 hex digits, new for every photo.
     public var uuid: String = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
 
@@ -237,6 +242,13 @@ public struct TemplateValues: Sendable {
         case "uuid": return uuid
         case "label": return label ?? "nolabel"
         case "serial": return serial ?? "unknown"
+        case "sequence": return sequenceFrame?.name ?? "single"
+        case "frame": return String(sequenceFrame?.index ?? 0)
+        case "focusstep": return String(max(0, (sequenceFrame?.index ?? 1) - 1))
+        case "ev":
+            guard let ev = sequenceFrame?.ev, ev != 0 else { return "0" }
+            let text = ev == ev.rounded() ? String(Int(ev)) : String(format: "%.1f", ev)
+            return ev > 0 ? "+" + text : text
         default: return ""
         }
     }

@@ -64,6 +64,8 @@ public struct StdinTrigger: TriggerSource {
     public func run(delivering events: EventChannel) async throws {
         var lineNumber = 0
         var last: ShutterEvent?
+        /// A sequence ran: the end of input leaves photo mode after it, as after a capture.
+        var ranSequence = false
         // The lines still owed an answer, oldest first: each answer is printed when it
         // comes, and at most `linesAhead` lines are read ahead of their answers.
         var owed: [AnswerTurn] = []
@@ -82,6 +84,17 @@ public struct StdinTrigger: TriggerSource {
             // Each answer is printed in answer order (the coordinator's), with the others;
             // the line's turn ends with its answer.
             let turn = AnswerTurn()
+            if let name = Self.sequence(in: line) {
+                // Each frame is answered through sync, as a capture; the line's turn ends
+                // with the sequence's own answer.
+                events.send(SequenceRequest(name, origin: "line \(lineNumber)")) { [output] answer in
+                    output.enqueue(answer.summary)
+                    turn.end()
+                }
+                owed.append(turn)
+                ranSequence = true
+                continue
+            }
             if let label = Self.label(in: line) {
                 events.send(LabelRequest(label, origin: "line \(lineNumber)")) { [output] answer in
                     output.enqueue(answer.summary)
@@ -114,7 +127,7 @@ public struct StdinTrigger: TriggerSource {
             let origin: String
             if event == .unknown {
                 origin = String(line.trimmingCharacters(in: .whitespacesAndNewlines).prefix(60))
-                log.warning("line \(lineNumber) '\(origin)' is not a command: the commands are enter, capture and exit, one per line\(interactive ? " (Enter alone: capture)" : ""), set KEY=VALUE… or get [KEY…] for camera settings, and label TEXT for the session label")
+                log.warning("line \(lineNumber) '\(origin)' is not a command: the commands are enter, capture and exit, one per line\(interactive ? " (Enter alone: capture)" : ""), set KEY=VALUE… or get [KEY…] for camera settings, label TEXT for the session label, and sequence NAME for a sequence the config plans")
             } else {
                 origin = "line \(lineNumber)"
             }
@@ -129,8 +142,12 @@ public struct StdinTrigger: TriggerSource {
             log.info("stopped reading standard input after line \(lineNumber): every line up to it is answered, the lines after it are not taken")
             return
         }
-        // End of input means exit, unless the input just said so itself.
-        if !Task.isCancelled && last != nil && last != .exit {
+        // End of input means exit, unless the input just said so itself; once what was
+        // asked is answered, so that the end of the input cancels no sequence.
+        while !owed.isEmpty {
+            guard await owed.removeFirst().answered() else { return }
+        }
+        if !Task.isCancelled && (last != nil || ranSequence) && last != .exit {
             events.send(.exit, origin: "end of input")
         }
     }
@@ -138,6 +155,13 @@ public struct StdinTrigger: TriggerSource {
     /// Prints `answer` as one line: the state's name, then the stored paths or the cause.
     public func sync(_ answer: ShutterAnswer) async {
         await output.write(answer.summary)
+    }
+
+    /// The name of a `sequence NAME` line, or `nil`.
+    static func sequence(in line: String) -> String? {
+        let words = line.split(whereSeparator: \.isWhitespace)
+        guard words.count == 2, words[0].lowercased() == "sequence" else { return nil }
+        return String(words[1])
     }
 
     /// The text of a `label TEXT` line (empty: `label` alone clears it), or `nil`.

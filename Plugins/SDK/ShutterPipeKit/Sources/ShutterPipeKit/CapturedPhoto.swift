@@ -105,6 +105,9 @@ public struct ShotContext: Sendable, Equatable {
     /// set from a scanner, the socket, MQTT or the page (`{label}` in file names); `nil`
     /// when none is set. (Added in ABI 8.)
     public var label: String?
+    /// The frame's place when a sequence took it (`{frame}` and `{sequence}` in file
+    /// names); `nil` for a single shot. (Added in contract 9.4.)
+    public var sequence: SequenceFrame?
 
     /// Creates a context.
     public init(session: String, shot: ShotID, captureTime: Date, camera: String, trigger: String, storedSoFar: [StoredFile] = [],

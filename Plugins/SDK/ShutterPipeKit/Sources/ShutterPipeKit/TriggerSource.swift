@@ -39,9 +39,16 @@ public struct EventChannel: Sendable {
     /// Where a label goes, with the function that takes its answer. (Added in ABI 8.)
     public typealias LabelSubmit = @Sendable (LabelRequest, @escaping @Sendable (LabelAnswer) -> Void) -> Void
 
+    /// Where a sequence request goes, with the function that takes its answer. (Added in
+    /// contract 9.4.)
+    public typealias SequenceSubmit = @Sendable (SequenceRequest, @escaping @Sendable (SequenceAnswer) -> Void) -> Void
+
     let submit: @Sendable (TriggerEvent) -> Void
     let submitSettings: SettingsSubmit
     let submitLabel: LabelSubmit
+    var submitSequence: SequenceSubmit = { request, answer in
+        answer(SequenceAnswer(request: request, failure: ShutterError(.invalidConfiguration, "this session runs no sequences")))
+    }
 
     /// Creates a channel that hands every event to `submit` and every settings request to
     /// `settings` (by default, each is answered at once: this channel takes none). The
@@ -55,6 +62,20 @@ public struct EventChannel: Sendable {
         self.submitSettings = settings ?? { request, answer in
             answer(SettingsAnswer(request: request, failure: ShutterError(.invalidConfiguration, "this session takes no settings requests")))
         }
+    }
+
+    /// Creates a channel that also takes sequence requests. (Added in contract 9.4.)
+    public init(_ submit: @escaping @Sendable (TriggerEvent) -> Void, settings: SettingsSubmit?, label: LabelSubmit?, sequence: @escaping SequenceSubmit) {
+        self.init(submit, settings: settings, label: label)
+        self.submitSequence = sequence
+    }
+
+    /// Asks the coordinator to run the sequence the config names: it takes its turn among
+    /// the events, each frame is answered through ``TriggerSource/sync(_:)`` as a capture
+    /// is, and `answer` is called once at its end, on some thread. Never blocks; a full
+    /// queue refuses it at once with cause `busy`. (Added in contract 9.4.)
+    public func send(_ request: SequenceRequest, answer: @escaping @Sendable (SequenceAnswer) -> Void = { _ in }) {
+        submitSequence(request, answer)
     }
 
     /// Delivers one event to the coordinator.

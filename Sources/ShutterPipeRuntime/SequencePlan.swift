@@ -1,0 +1,206 @@
+import Foundation
+import ShutterPipeKit
+import ShutterPipeSupport
+
+/// A sequence the config plans (`sequences:`): what one `sequence NAME` shoots.
+///
+/// ```yaml
+/// sequences:
+///   stack: {kind: focus-stack, frames: 9, from: 1000, step: 4, settle: 100ms}
+///   bracket: {kind: bracket, frames: 3, setting: shutterspeed, ev: 1}
+///   timelapse: {kind: interval, frames: 600, every: 1s}
+/// ```
+public struct SequencePlan: Sendable, Equatable {
+    public enum Kind: String, Sendable, Equatable, CaseIterable {
+        case bracket
+        case focusStack = "focus-stack"
+        case interval
+
+        /// In words, for answers and the log.
+        public var words: String {
+            switch self {
+            case .bracket: "bracket"
+            case .focusStack: "focus stack"
+            case .interval: "interval"
+            }
+        }
+    }
+
+    public var name: String
+    public var kind: Kind
+    /// How many frames.
+    public var frames: Int
+    /// The setting stepped: a bracket's exposure setting (`shutterspeed`, `iso`,
+    /// `f-number`), a focus stack's lens setting (`focusdistance`: positions;
+    /// `manualfocusdrive`: relative steps). `nil`: the kind's default.
+    public var setting: String?
+    /// A bracket's step in EV.
+    public var ev: Double = 1
+    /// A focus stack's step: positions of the setting's choices, or a drive's steps.
+    public var step: Int = 1
+    /// A focus stack's first position (a value of the setting, as a number: `1000` for
+    /// "1000 mm"); `nil`: where the lens is.
+    public var from: Double?
+    /// A focus stack from near to far (the default) or far to near.
+    public var farToNear = false
+    /// How long the lens is left to settle after each move, before the frame.
+    public var settle: Duration = .milliseconds(100)
+    /// An interval's period.
+    public var every: Duration = .seconds(1)
+    /// The camera the settings go to, for a backend that drives several (`nil`: all).
+    public var camera: String?
+
+    public init(name: String, kind: Kind, frames: Int) {
+        self.name = name
+        self.kind = kind
+        self.frames = frames
+    }
+
+    /// The setting a kind steps unless the plan names one.
+    var defaultSetting: String? {
+        switch kind {
+        case .bracket: "shutterspeed"
+        case .focusStack: "focusdistance"
+        case .interval: nil
+        }
+    }
+
+    /// Reads the `sequences:` map of a config.
+    static func plans(_ top: PluginOptions) throws -> [String: SequencePlan] {
+        guard let node = try top.node("sequences") else { return [:] }
+        guard case .mapping(let entries) = node.value else {
+            throw ConfigError("config: 'sequences' must be a map of names to plans (stack: {kind: focus-stack, frames: 9})", at: node.location)
+        }
+        var plans: [String: SequencePlan] = [:]
+        for entry in entries {
+            let name = entry.key
+            guard !name.isEmpty, name.utf8.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                throw ConfigError("config: sequence name '\(LogText.escaped(name))' must be letters, digits, - and _ (at most 64 bytes)", at: entry.keyLocation)
+            }
+            let block = try top.nested(entry.value, owner: "sequence '\(name)'")
+            let kindName = try block.choice("kind", from: Kind.allCases.map(\.rawValue), default: "")
+            guard let kind = Kind(rawValue: kindName) else {
+                throw block.error("'kind' is required: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))", key: "kind")
+            }
+            var plan = SequencePlan(name: name, kind: kind, frames: try block.int("frames", default: kind == .bracket ? 3 : 9, in: 1...10_000))
+            plan.setting = try block.string("setting")
+            plan.camera = try block.string("camera")
+            switch kind {
+            case .bracket:
+                plan.ev = try block.double("ev", default: 1, in: 0.1...5)
+            case .focusStack:
+                plan.step = try block.int("step", default: 1, in: 1...10_000)
+                plan.from = try block.double("from")
+                plan.farToNear = try block.choice("direction", from: ["near-to-far", "far-to-near"], default: "near-to-far") == "far-to-near"
+                plan.settle = try block.duration("settle", default: plan.settle)
+            case .interval:
+                plan.every = try block.duration("every", default: plan.every)
+                guard plan.every > .zero else { throw block.error("'every' must be longer than 0", key: "every") }
+            }
+            block.recordUnknownKeys()
+            plans[name] = plan
+        }
+        return plans
+    }
+}
+
+/// One frame of a sequence as planned against the camera's settings: what to change
+/// before it, and its place.
+struct SequenceStep: Sendable {
+    var changes: [SettingChange]
+    var frame: SequenceFrame
+}
+
+extension SequencePlan {
+    /// The frames against the camera's `current` setting (nil for an interval), and the
+    /// change that puts the camera back as it was found.
+    func steps(_ current: CameraSetting?) throws(ShutterError) -> (steps: [SequenceStep], restore: [SettingChange]) {
+        func frame(_ index: Int, value: String? = nil, ev: Double? = nil) -> SequenceFrame {
+            SequenceFrame(name: name, kind: kind.words, index: index + 1, count: frames, setting: current?.key, value: value, ev: ev)
+        }
+        guard kind != .interval else { return ((0..<frames).map { SequenceStep(changes: [], frame: frame($0)) }, []) }
+        guard let current else { throw ShutterError(.invalidConfiguration, "sequence '\(name)': the camera has no setting to step") }
+        let restore = [SettingChange(key: current.key, value: current.value)]
+        switch (kind, current.kind) {
+        case (.focusStack, .range):
+            // A relative drive: a step between frames, and back at the end.
+            let step = Double(self.step) * (farToNear ? -1 : 1)
+            let steps = (0..<frames).map { index in
+                SequenceStep(changes: index == 0 ? [] : [SettingChange(key: current.key, value: Self.number(step))], frame: frame(index, value: Self.number(step * Double(index))))
+            }
+            return (steps, frames > 1 ? [SettingChange(key: current.key, value: Self.number(-step * Double(frames - 1)))] : [])
+        case (.focusStack, .menu):
+            let positions = current.choices.compactMap { choice in SettingValues.number(choice).map { (choice, $0) } }.sorted { $0.1 < $1.1 }
+            guard positions.count > 1 else {
+                throw ShutterError(.invalidConfiguration, "sequence '\(name)': '\(current.key)' has no positions to step through (\(current.choices.joined(separator: ", ")))")
+            }
+            let start = from ?? SettingValues.number(current.value) ?? positions[0].1
+            var index = positions.indices.min { abs(positions[$0].1 - start) < abs(positions[$1].1 - start) }!
+            let direction = farToNear ? -1 : 1
+            let last = index + direction * step * (frames - 1)
+            guard positions.indices.contains(last) else {
+                throw ShutterError(.invalidConfiguration, "sequence '\(name)': \(frames) frames \(step) position(s) apart from \(positions[index].0) go past the lens's range (\(positions.first!.0) to \(positions.last!.0))",
+                                   fix: "fewer frames, a smaller 'step', or another 'from'")
+            }
+            var steps: [SequenceStep] = []
+            for frameIndex in 0..<frames {
+                steps.append(SequenceStep(changes: [SettingChange(key: current.key, value: positions[index].0)], frame: frame(frameIndex, value: positions[index].0)))
+                index += direction * step
+            }
+            return (steps, restore)
+        case (.bracket, .menu):
+            guard let base = Self.exposure(current.value, of: current.key) else {
+                throw ShutterError(.invalidConfiguration, "sequence '\(name)': '\(current.key)' is '\(current.value)', not an exposure a bracket can step",
+                                   fix: "bracket shutterspeed, iso or f-number, and set a value (not auto) first")
+            }
+            let choices = current.choices.compactMap { choice in Self.exposure(choice, of: current.key).map { (choice, $0) } }
+            // 0, −1, +1, −2, +2 …, as cameras order a bracket.
+            let offsets = (0..<frames).map { index -> Double in
+                let size = Double((index + 1) / 2) * ev
+                return index % 2 == 1 ? -size : size
+            }
+            let steps = offsets.enumerated().map { index, offset -> SequenceStep in
+                let nearest = choices.min { abs($0.1 - (base + offset)) < abs($1.1 - (base + offset)) }!
+                return SequenceStep(changes: [SettingChange(key: current.key, value: nearest.0)], frame: frame(index, value: nearest.0, ev: ((nearest.1 - base) * 100).rounded() / 100))
+            }
+            return (steps, restore)
+        default:
+            throw ShutterError(.invalidConfiguration, "sequence '\(name)': '\(current.key)' is a \(current.kind.rawValue) setting, which a \(kind.words) cannot step",
+                               fix: kind == .bracket ? "bracket a menu setting: shutterspeed, iso or f-number" : "use focusdistance (positions) or manualfocusdrive (steps)")
+        }
+    }
+
+    /// A value's exposure in EV, more exposure higher: a shutter speed's log2 of seconds,
+    /// an ISO's log2, an f-number's −2·log2.
+    static func exposure(_ value: String, of key: String) -> Double? {
+        let lowered = key.lowercased()
+        if lowered.contains("shutter") || lowered.contains("exposuretime") {
+            var text = value.trimmingCharacters(in: .whitespaces).lowercased()
+            if text.hasSuffix("s") { text.removeLast() }
+            let parts = text.split(separator: "/")
+            let seconds: Double? = parts.count == 2 ? Double(parts[0]).flatMap { a in Double(parts[1]).map { a / $0 } } : Double(text)
+            return seconds.flatMap { $0 > 0 ? log2($0) : nil }
+        }
+        guard let number = SettingValues.number(value), number > 0 else { return nil }
+        if lowered.contains("iso") { return log2(number) }
+        if lowered.contains("f-number") || lowered.contains("aperture") || lowered.contains("fnumber") { return -2 * log2(number) }
+        return nil
+    }
+
+    static func number(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
+
+/// Numbers in settings' values as cameras word them ("1000 mm", "f/5.6", "400").
+enum SettingValues {
+    static func number(_ text: String) -> Double? {
+        var digits = ""
+        var started = false
+        for character in text {
+            if character.isNumber || character == "." || (character == "-" && !started) { digits.append(character); started = true }
+            else if started { break }
+        }
+        return Double(digits)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import ShutterPipeKit
+import ShutterPipeSupport
+
+/// Sequences: rule 17. A sequence takes its turn among the events and runs to its end as
+/// one turn: each frame is a capture answered to the trigger that asked, its setting
+/// changed before it through the camera's settings (one at a time, never during a
+/// capture: rule 15); an `exit` from any trigger, or the session's stop, cancels it
+/// between frames; the settings it changed are put back as they were found, and the whole
+/// is answered once.
+extension ShutterCoordinator {
+    func run(_ request: SequenceRequest, from triggerIndex: Int, answer reply: @Sendable (SequenceAnswer) -> Void) async {
+        let trigger = triggers[triggerIndex]
+        let by = trigger.name + (request.origin.map { " (\($0))" } ?? "")
+        func refuse(_ failure: ShutterError) {
+            log.warning("sequence '\(LogText.escaped(request.name))' from \(by) refused: \(failure)")
+            reply(SequenceAnswer(request: request, failure: failure))
+        }
+        guard let plan = settings.sequences[request.name] else {
+            let known = settings.sequences.keys.sorted()
+            return refuse(ShutterError(.invalidConfiguration, "no sequence '\(LogText.escaped(request.name))' in the config",
+                                       fix: known.isEmpty ? "plan one under 'sequences:' (docs/config.md)" : "the sequences are: \(known.joined(separator: ", "))"))
+        }
+        if !status.inPhotoMode {
+            guard settings.autoEnter else {
+                return refuse(ShutterError(.notInPhotoMode, "not in photo mode", fix: "send enter first, or set coordinator.autoEnter: true"))
+            }
+            if let failure = await enterPhotoMode() { return refuse(failure) }
+        }
+        // The camera's setting as found: what the frames step from, and what is put back.
+        let key = plan.setting ?? plan.defaultSetting
+        var control: (any CameraSettingsControl)?
+        var current: CameraSetting?
+        if let key {
+            guard backendAbilities.contains(.cameraSettings), let settingsControl = backend as? any CameraSettingsControl else {
+                return refuse(ShutterError(.invalidConfiguration, "a \(plan.kind.words) steps '\(key)', but the backend '\(await backend.cameraName)' has no camera settings",
+                                           fix: "sequences that step a setting need a camera backend, such as gphoto2"))
+            }
+            control = settingsControl
+            do {
+                current = try await withDeadline(settings.settingsTimeout, "reading \(key)") {
+                    try await settingsControl.settings([key], camera: plan.camera)
+                }.first { $0.key == key || $0.label == key }
+            } catch {
+                return refuse(ShutterError.wrapping(error, as: .cameraFailure))
+            }
+            guard current != nil else {
+                return refuse(ShutterError(.invalidConfiguration, "the camera has no setting '\(key)' for sequence '\(plan.name)'",
+                                           fix: "see `shutterpipe camera settings` for its settings, and name one with 'setting:'"))
+            }
+        }
+        let steps: [SequenceStep], restore: [SettingChange]
+        do { (steps, restore) = try plan.steps(current) } catch { return refuse(error) }
+
+        log.info("sequence '\(plan.name)' from \(by): a \(plan.kind.words) of \(steps.count) frame(s)\(key.map { ", stepping \($0)" } ?? "")",
+                 [("event", "sequenceStarted"), ("sequence", plan.name)])
+        ingress?.sequenceStarted()
+        let before = (status.photosStored, status.photosFailed)
+        var answer = SequenceAnswer(request: request, kind: plan.kind.words, planned: steps.count)
+        let began = ContinuousClock.now
+        var changed = false
+        for (index, step) in steps.enumerated() {
+            if let why = cancellation() {
+                answer.cancelled = steps.count - index
+                answer.cancelledBy = why
+                break
+            }
+            if plan.kind == .interval {
+                // Frame k at start + k·every on the monotonic clock: never drifting. One whose
+                // moment passed by a whole period is skipped, and said.
+                let due = began + plan.every * index
+                if ContinuousClock.now - due >= plan.every {
+                    answer.skipped += 1
+                    log.warning("sequence '\(plan.name)': frame \(index + 1) skipped: \(formatDuration(ContinuousClock.now - due)) late (the last frame took longer than 'every')")
+                    continue
+                }
+                if await !pause(until: due) { continue }  // cancelled: said at the next look
+            }
+            if let control, !step.changes.isEmpty {
+                let call = await SettingsCall.run(SettingsRequest(.change(step.changes), camera: plan.camera, origin: "sequence \(plan.name)"), on: control, timeout: settings.settingsTimeout)
+                if let failure = call.failure {
+                    answer.failure = failure
+                    answer.cancelled = steps.count - index
+                    log.error("sequence '\(plan.name)': frame \(index + 1) not taken: \(failure)")
+                    break
+                }
+                changed = true
+                if plan.kind == .focusStack && plan.settle > .zero { _ = await pause(until: .now + plan.settle) }
+            }
+            sequenceFrame = step.frame
+            await capture(TriggerEvent(.capture, origin: "sequence \(plan.name) frame \(index + 1)/\(steps.count)"), from: trigger, started: .now)
+            sequenceFrame = nil
+        }
+        await settlePendingStore()
+        if changed, let control, !restore.isEmpty {
+            let call = await SettingsCall.run(SettingsRequest(.change(restore), camera: plan.camera, origin: "sequence \(plan.name)"), on: control, timeout: settings.settingsTimeout)
+            if let failure = call.failure {
+                log.error("sequence '\(plan.name)': the camera is not as it was found: \(restore.map { "\($0.key)=\($0.value)" }.joined(separator: " ")) failed: \(failure)")
+            } else {
+                log.info("sequence '\(plan.name)': \(restore.map { "\($0.key) back to \($0.value)" }.joined(separator: ", "))")
+            }
+        }
+        ingress?.sequenceEnded()
+        answer.taken = status.photosStored - before.0
+        answer.failed = status.photosFailed - before.1
+        log.info("\(answer.summary) in \(formatDuration(ContinuousClock.now - began))", [("event", "sequenceEnded"), ("sequence", plan.name)])
+        reply(answer)
+    }
+
+    /// What cancels the sequence now: an `exit` that arrived, or the session stopping.
+    private func cancellation() -> String? {
+        if let why = ingress?.sequenceCancelledBy { return why }
+        if triggerTasks.withLock({ $0.stopping }) || Task.isCancelled { return "the session stopping" }
+        return nil
+    }
+
+    /// Waits until `moment`, looking for a cancellation every 50 ms; false when cancelled.
+    private func pause(until moment: ContinuousClock.Instant) async -> Bool {
+        while ContinuousClock.now < moment {
+            if cancellation() != nil { return false }
+            try? await Task.sleep(until: min(moment, .now + .milliseconds(50)), clock: .continuous)
+        }
+        return true
+    }
+}
