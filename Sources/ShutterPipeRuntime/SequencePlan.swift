@@ -78,9 +78,13 @@ public struct SequencePlan: Sendable, Equatable {
                 throw ConfigError("config: sequence name '\(LogText.escaped(name))' must be letters, digits, - and _ (at most 64 bytes)", at: entry.keyLocation)
             }
             let block = try top.nested(entry.value, owner: "sequence '\(name)'")
-            let kindName = try block.choice("kind", from: Kind.allCases.map(\.rawValue), default: "")
+            let kinds = Kind.allCases.map(\.rawValue)
+            guard let kindName = try block.string("kind") else {
+                throw block.error("'kind' is required: \(kinds.joined(separator: ", "))")
+            }
             guard let kind = Kind(rawValue: kindName) else {
-                throw block.error("'kind' is required: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))", key: "kind")
+                let suggestion = closestMatch(to: kindName, in: kinds).map { "; did you mean '\($0)'?" } ?? ""
+                throw block.error("unknown kind '\(LogText.escaped(kindName))'\(suggestion) The kinds: \(kinds.joined(separator: ", "))", key: "kind")
             }
             var plan = SequencePlan(name: name, kind: kind, frames: try block.int("frames", default: kind == .bracket ? 3 : 9, in: 1...10_000))
             plan.setting = try block.string("setting")
@@ -159,8 +163,15 @@ extension SequencePlan {
                 let size = Double((index + 1) / 2) * ev
                 return index % 2 == 1 ? -size : size
             }
+            var used: Set<String> = []
             let steps = offsets.enumerated().map { index, offset -> SequenceStep in
-                let nearest = choices.min { abs($0.1 - (base + offset)) < abs($1.1 - (base + offset)) }!
+                // The nearest value on the offset's side of the base, not taken by a frame
+                // before: a camera whose values are further apart than the step still
+                // brackets, by the steps it has.
+                let side = offset == 0 ? choices : choices.filter { ($0.1 - base) * offset > 0.01 }
+                let fresh = side.filter { !used.contains($0.0) }
+                let nearest = (fresh.isEmpty ? (side.isEmpty ? choices : side) : fresh).min { abs($0.1 - (base + offset)) < abs($1.1 - (base + offset)) }!
+                used.insert(nearest.0)
                 return SequenceStep(changes: [SettingChange(key: current.key, value: nearest.0)], frame: frame(index, value: nearest.0, ev: ((nearest.1 - base) * 100).rounded() / 100))
             }
             return (steps, restore)

@@ -77,6 +77,7 @@ extension ShutterCoordinator {
                 if await !pause(until: due) { continue }  // cancelled: said at the next look
             }
             if let control, !step.changes.isEmpty {
+                await settlePendingStore()  // rule 15: never while a photo is being stored
                 let call = await SettingsCall.run(SettingsRequest(.change(step.changes), camera: plan.camera, origin: "sequence \(plan.name)"), on: control, timeout: settings.settingsTimeout)
                 if let failure = call.failure {
                     answer.failure = failure

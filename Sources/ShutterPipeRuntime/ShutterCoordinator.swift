@@ -69,6 +69,15 @@ import Synchronization
 ///     after it carry it (`ShotContext.label`, `ShutterAnswer.label`) until another
 ///     replaces it or an empty one clears it. It lives as long as the session: a restart
 ///     starts without one, so no shot is named after the last subject by mistake.
+/// 17. **A sequence is one turn of many frames.** A sequence request
+///     (`EventChannel.send(_: SequenceRequest)`) takes its turn among the events and runs
+///     its plan (`sequences:` in the config) to the end before the next event: each frame
+///     is a capture answered to the trigger that asked (rules 1 and 2), the setting it
+///     steps changed before it as a settings request would be (rule 15). An `exit` from
+///     any trigger, or the session's stop, cancels it between two frames (the exit is then
+///     answered in its own turn). The settings it changed are put back as they were found,
+///     and the sequence is answered once, with the frames taken, failed, skipped and
+///     cancelled. An unknown name, or a plan the camera cannot step, is refused at once.
 public actor ShutterCoordinator {
     let backend: any CaptureBackend
     /// What the backend's type declared it can do (live view, settings).

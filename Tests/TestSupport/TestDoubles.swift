@@ -33,12 +33,16 @@ public final class ScriptedTrigger: TriggerSource {
         case open(Gate)
         /// Set the session label ("" clears it); its answer lands in ``labelAnswers``.
         case label(String)
+        /// Run the sequence the settings plan under this name; its answer lands in
+        /// ``sequenceAnswers``.
+        case sequence(String)
     }
 
     private let steps: [Step]
     private let received = Mutex<[ShutterAnswer]>([])
     private let settingsReceived = Mutex<[SettingsAnswer]>([])
     private let labelsReceived = Mutex<[LabelAnswer]>([])
+    private let sequencesReceived = Mutex<[SequenceAnswer]>([])
 
     /// Creates a trigger that plays `steps` and then returns.
     public init(_ steps: [Step]) {
@@ -56,6 +60,9 @@ public final class ScriptedTrigger: TriggerSource {
 
     /// The answers to the settings requests sent so far, in the order they came.
     public var settingsAnswers: [SettingsAnswer] { settingsReceived.withLock { $0 } }
+
+    /// The answers to the sequences asked for so far, in the order they came.
+    public var sequenceAnswers: [SequenceAnswer] { sequencesReceived.withLock { $0 } }
 
     /// The answers to the labels sent so far, in the order they came.
     public var labelAnswers: [LabelAnswer] { labelsReceived.withLock { $0 } }
@@ -91,6 +98,8 @@ public final class ScriptedTrigger: TriggerSource {
                 gate.open()
             case .label(let text):
                 events.send(LabelRequest(text, origin: "test")) { [self] answer in self.labelsReceived.withLock { $0.append(answer) } }
+            case .sequence(let name):
+                events.send(SequenceRequest(name, origin: "test")) { [self] answer in self.sequencesReceived.withLock { $0.append(answer) } }
             }
         }
     }

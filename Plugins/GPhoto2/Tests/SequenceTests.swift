@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import TestSupport
+
+/// The sharpness of each photo in `folder`, in name order: the variance of its Laplacian
+/// (Pillow's 3×3 kernel over the grey image), an independent reader of what the lens did.
+func sharpness(_ folder: String) async throws -> [(name: String, sharpness: Double)] {
+    let script = """
+    import glob, json, os, sys
+    from PIL import Image, ImageFilter, ImageStat
+    out = []
+    for path in sorted(glob.glob(os.path.join(sys.argv[1], '*.jpg'))):
+        grey = Image.open(path).convert('L')
+        laplacian = grey.filter(ImageFilter.Kernel((3, 3), [0, 1, 0, 1, -4, 1, 0, 1, 0], scale=1, offset=128))
+        out.append([os.path.basename(path), ImageStat.Stat(laplacian).var[0]])
+    print(json.dumps(out))
+    """
+    let run = try await runProgram(["/usr/bin/python3", "-c", script, folder])
+    let rows = try JSONSerialization.jsonObject(with: run.data) as? [[Any]] ?? []
+    return rows.compactMap { row in (row.first as? String).flatMap { name in (row.last as? Double).map { (name, $0) } } }
+}
+
+/// The values the virtual camera logged for property `code` (`property 0x5009 set to 1800: taken`), in order.
+func propertyLog(_ camera: FakeCamera, _ code: String) -> [Int] {
+    camera.logText.split(separator: "\n").compactMap { line -> Int? in
+        guard let range = line.range(of: "property \(code) set to ") else { return nil }
+        return Int(line[range.upperBound...].prefix { $0.isNumber })
+    }
+}
+
+@Suite("sequences: one tap, a planned series of frames (real libgphoto2)", .timeLimit(.minutes(4)))
+struct SequenceTests {
+    static let repository = repositoryRoot
+
+    @Test("Config/focus-stack.yaml, 'sequence stack' on stdin: 9 frames, the lens stepped near to far from 1000 to 2600 mm and put back at 800 mm; the frame at the sharp distance (1800 mm, the fifth) is the sharpest by a Laplacian, sharpness rising to it and falling after; each frame answered, then the sequence")
+    func focusStack() async throws {
+        let camera = try await FakeCamera(["--lens"])
+        let folder = TemporaryDirectory("sequence-stack")
+        let run = try await shutterpipe(["run", "--config", "\(Self.repository)/Config/focus-stack.yaml"], input: "sequence stack\n", in: folder.path,
+                                        environment: ["HOME": camera.home.path, "FAKECAM_PORT": String(camera.port)])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.lines.filter { $0.hasPrefix("photoSuccess") }.count == 9, "\(run.stdout)")
+        #expect(run.lines.contains("sequenceDone stack: 9 of 9 taken"), "\(run.stdout)")
+        #expect(propertyLog(camera, "0x5009") == [1000, 1200, 1400, 1600, 1800, 2000, 2200, 2400, 2600, 800], "\(camera.logText)")
+        let frames = try await sharpness(folder.file("captures/focus-stack"))
+        #expect(frames.map(\.name) == (1...9).map { String(format: "focus-stack-%04d-frame%02d.jpg", $0, $0) })
+        let values = frames.map(\.sharpness)
+        try #require(values.count == 9)
+        #expect(values.firstIndex(of: values.max()!) == 4, "the fifth frame (1800 mm) is the sharpest: \(values)")
+        #expect(zip(values.prefix(5), values.prefix(5).dropFirst()).allSatisfy { $0 < $1 } && zip(values.suffix(5), values.suffix(5).dropFirst()).allSatisfy { $0 > $1 },
+                "the sweep passes the sharp distance once: \(values)")
+    }
+
+    @Test("Config/bracket.yaml, 'sequence bracket': 0, -1 and +1 EV of shutter speed around 1/125 (1/125, 1/250, and 1/30, the camera's next slower speed), each frame exposed so (the camera's record in the photo), named with its offset, and 1/125 put back")
+    func bracket() async throws {
+        let camera = try await FakeCamera()
+        let folder = TemporaryDirectory("sequence-bracket")
+        let run = try await shutterpipe(["run", "--config", "\(Self.repository)/Config/bracket.yaml"], input: "sequence bracket\n", in: folder.path,
+                                        environment: ["HOME": camera.home.path, "FAKECAM_PORT": String(camera.port)])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.lines.contains("sequenceDone bracket: 3 of 3 taken"), "\(run.stdout)")
+        let exposures = try await CameraSettingsTests.exposures(folder.file("captures/bracket"))
+        #expect(exposures == ["bracket-0001-ev0.jpg": "iso 100 f/5.6 1/125 s", "bracket-0002-ev-1.jpg": "iso 100 f/5.6 1/250 s",
+                              "bracket-0003-ev+2.1.jpg": "iso 100 f/5.6 1/30 s"], "\(exposures)")
+        #expect(propertyLog(camera, "0x500d").last == 80 || propertyLog(camera, "0x500D").last == 80, "1/125 put back: \(camera.logText)")
+    }
+
+    @Test("rule 17: an exit while a focus stack's third frame is held at the camera cancels it there: three frames taken and answered, six cancelled, the lens back where it was found, and the exit answered after")
+    func cancelled() async throws {
+        let folder = TemporaryDirectory("sequence-cancel")
+        let gate = folder.file("gate")
+        try "1\n2\n".write(toFile: gate, atomically: false, encoding: .utf8)
+        let camera = try await FakeCamera(["--lens", "--gate", gate])
+        let session = try RunningProcess(["run", "--config", "\(Self.repository)/Config/focus-stack.yaml", "--verbose"], in: folder.path,
+                                         environment: ["HOME": camera.home.path, "FAKECAM_PORT": String(camera.port)])
+        _ = session.send("sequence stack\n")
+        #expect(await camera.waitForLog("capture 3 waits at the gate"))
+        _ = session.send("exit\n")
+        await session.waitForOutput(on: .stderr, "the exit received") { $0.contains("exit from stdin received") }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: gate))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("3\n".utf8))  // the third line releases capture 3
+        try handle.close()
+        await session.waitForOutput(on: .stdout, "the sequence's answer") { $0.contains("sequenceCancelled") }
+        session.closeInput()
+        let outcome = await session.wait(timeout: .seconds(60))
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let lines = outcome.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("photoSuccess") }.count == 3, "\(outcome.stdout)")
+        #expect(lines.contains("sequenceCancelled stack: 3 of 9 taken, 6 cancelled (exit from stdin)"), "\(outcome.stdout)")
+        #expect(lines.last == "exitedOrUnableToEnter", "\(outcome.stdout)")
+        #expect(propertyLog(camera, "0x5009") == [1000, 1200, 1400, 800], "\(camera.logText)")
+    }
+
+    @Test("a sequence the config does not plan is refused with the names it does; one on a backend without settings is refused with the fix; the session goes on")
+    func refused() async throws {
+        let camera = try await FakeCamera(["--lens"])
+        let folder = TemporaryDirectory("sequence-refused")
+        let run = try await shutterpipe(["run", "--config", "\(Self.repository)/Config/focus-stack.yaml"], input: "sequence nope\ncapture\n", in: folder.path,
+                                        environment: ["HOME": camera.home.path, "FAKECAM_PORT": String(camera.port)])
+        #expect(run.lines.first == "sequenceRefused invalidConfiguration: no sequence 'nope' in the config (the sequences are: stack)", "\(run.stdout)")
+        #expect(run.lines.dropFirst().first?.hasPrefix("photoSuccess") == true, "\(run.stdout)")
+        let stub = try writeConfig("""
+        version: 1
+        backend: {type: file-stub, width: 64, height: 48}
+        triggers: [{type: stdin}]
+        sinks: [{type: files, directory: \(folder.file("stub"))}]
+        sequences:
+          stack: {kind: focus-stack, frames: 3}
+          lapse: {kind: interval, frames: 3, every: 50ms}
+        """, in: folder)
+        let stubRun = try await shutterpipe(["run", "--config", stub], input: "sequence stack\nsequence lapse\n", in: folder.path)
+        #expect(stubRun.lines.first?.hasPrefix("sequenceRefused invalidConfiguration: a focus stack steps 'focusdistance', but the backend") == true, "\(stubRun.stdout)")
+        // An interval steps no setting: any backend runs it.
+        #expect(stubRun.lines.filter { $0.hasPrefix("photoSuccess") }.count == 3 && stubRun.lines.contains("sequenceDone lapse: 3 of 3 taken"), "\(stubRun.stdout)")
+    }
+
+    @Test("a plan with an unknown kind is said at validate, with its place in the file and the kind meant")
+    func configMistakes() async throws {
+        let folder = TemporaryDirectory("sequence-config")
+        let config = try writeConfig("""
+        version: 1
+        backend: {type: file-stub}
+        triggers: [{type: stdin}]
+        sinks: [{type: files, directory: \(folder.file("out"))}]
+        sequences:
+          stack: {kind: focus-stak, frames: 9}
+        """, in: folder)
+        let checked = try await shutterpipe(["validate", config], in: folder.path)
+        #expect(checked.status != 0)
+        #expect(checked.stderr.contains("focus-stak") && checked.stderr.contains("focus-stack") && checked.stderr.contains(":6:"), "\(checked.stderr)")
+    }
+}
