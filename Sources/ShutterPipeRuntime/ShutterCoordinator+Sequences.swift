@@ -89,7 +89,9 @@ extension ShutterCoordinator {
                 if plan.kind == .focusStack && plan.settle > .zero { _ = await pause(until: .now + plan.settle) }
             }
             sequenceFrame = step.frame
-            await capture(TriggerEvent(.capture, origin: "sequence \(plan.name) frame \(index + 1)/\(steps.count)"), from: trigger, started: .now)
+            var event = TriggerEvent(.capture, origin: "sequence \(plan.name) frame \(index + 1)/\(steps.count)")
+            if let eachFrame = request.eachFrame { event.answerHandle().observe(eachFrame) }
+            await capture(event, from: trigger, started: .now)
             sequenceFrame = nil
         }
         await settlePendingStore()

@@ -62,9 +62,9 @@ struct FilesSinkTests {
 
     @Test("templates that leave the folder or use unknown placeholders are refused", arguments: [
         ("/etc/{seq}.jpg", "must be relative"), ("../{seq}.jpg", "would leave the configured directory"),
-        ("a/../../{seq}", "would leave"), ("{sesion}.jpg", "did you mean '{session}'?"), ("{seq:abc}", "only {seq}, {cameraseq} and {shot} take a width"),
+        ("a/../../{seq}", "would leave"), ("{sesion}.jpg", "did you mean '{session}'?"), ("{seq:abc}", "only {seq}, {cameraseq}, {shot}, {frame} and {focusstep} take a width"),
         ("{session", "without '}'"), ("x}", "without '{'"), ("shots/", "must name a file"), ("a//b", "empty path component"),
-        ("~/x.jpg", "must be relative"), ("{name:3}", "only {seq}, {cameraseq} and {shot}"),
+        ("~/x.jpg", "must be relative"), ("{name:3}", "only {seq}, {cameraseq}, {shot}, {frame} and {focusstep}"),
     ])
     func badTemplates(template: String, message: String) {
         do {

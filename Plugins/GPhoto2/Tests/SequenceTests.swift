@@ -118,6 +118,33 @@ struct SequenceTests {
         #expect(stubRun.lines.filter { $0.hasPrefix("photoSuccess") }.count == 3 && stubRun.lines.contains("sequenceDone lapse: 3 of 3 taken"), "\(stubRun.stdout)")
     }
 
+    @Test("{\"sequence\":\"stack\"} on the socket: the client gets a reply per frame (photoSuccess, its file named with the frame) and then the sequence's, with the same id")
+    func overSocket() async throws {
+        let camera = try await FakeCamera(["--lens"])
+        let folder = TemporaryDirectory("sequence-socket")
+        let socket = folder.file("s.sock")
+        let config = try writeConfig("""
+        version: 1
+        backend: {type: gphoto2, port: "\(camera.portSpec)"}
+        triggers: [{type: socket, path: \(socket)}]
+        sinks: [{type: files, directory: \(folder.file("out")), filename: "{sequence}-{frame:02}.{ext}"}]
+        sequences:
+          stack: {kind: focus-stack, frames: 4, from: 1600, step: 2, settle: 0s}
+        """, in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let client = try await SocketLines(path: socket)
+        #expect(await client.send("{\"sequence\":\"stack\",\"id\":7}\n"))
+        let replies = await client.replies(5)
+        try #require(replies.count == 5, "\(client.lines)")
+        #expect(replies.prefix(4).allSatisfy { $0["state"] as? String == "photoSuccess" && $0["id"] as? Int == 7 }, "\(replies)")
+        #expect(replies.prefix(4).compactMap { ($0["files"] as? [String])?.first.map { ($0 as NSString).lastPathComponent } } == ["stack-01.jpg", "stack-02.jpg", "stack-03.jpg", "stack-04.jpg"])
+        #expect(replies.last?["event"] as? String == "sequence" && replies.last?["summary"] as? String == "sequenceDone stack: 4 of 4 taken" && replies.last?["id"] as? Int == 7, "\(replies)")
+        #expect(propertyLog(camera, "0x5009") == [1600, 1700, 1800, 1900, 800], "\(camera.logText)")
+        client.close()
+        session.signal(SIGTERM)
+        #expect(await session.wait(timeout: .seconds(60)).status == 0)
+    }
+
     @Test("a plan with an unknown kind is said at validate, with its place in the file and the kind meant")
     func configMistakes() async throws {
         let folder = TemporaryDirectory("sequence-config")

@@ -98,6 +98,8 @@ public struct SocketRequest: Codable, Sendable, Equatable {
         case mark(Int, camera: String?, [ShotMarkChange], id: JSONValue?)
         /// A session label (empty: clear it).
         case label(String, id: JSONValue?)
+        /// A sequence the config plans, by name.
+        case sequence(String, id: JSONValue?)
         /// Not a request: the error reply to send back.
         case rejected(SocketReply)
     }
@@ -119,6 +121,12 @@ public struct SocketRequest: Codable, Sendable, Equatable {
             }
             return .label(text, id: id)
         }
+        if let sequence = object["sequence"] {
+            guard let name = sequence.string, !name.isEmpty else {
+                return .rejected(SocketReply(error: "\"sequence\" takes the name of a sequence the config plans, such as \"stack\"", id: id))
+            }
+            return .sequence(name, id: id)
+        }
         if let set = object["set"] {
             let (changes, problem) = settingChanges(set)
             if let problem { return .rejected(SocketReply(error: problem, id: id)) }
@@ -137,7 +145,7 @@ public struct SocketRequest: Codable, Sendable, Equatable {
             }
         }
         guard let event = object["event"]?.string else {
-            return .rejected(SocketReply(error: "missing \"event\": send {\"event\":\"capture\"}, enter or exit; {\"set\":{\"iso\":\"400\"}} or {\"get\":[]} for camera settings; {\"label\":\"ORDER-1234\"} for the session label; or {\"mark\":12,\"rating\":4} for a shot", id: id))
+            return .rejected(SocketReply(error: "missing \"event\": send {\"event\":\"capture\"}, enter or exit; {\"set\":{\"iso\":\"400\"}} or {\"get\":[]} for camera settings; {\"label\":\"ORDER-1234\"} for the session label; {\"sequence\":\"stack\"} for a sequence; or {\"mark\":12,\"rating\":4} for a shot", id: id))
         }
         return .event(event, id: id)
     }
@@ -217,6 +225,16 @@ public struct SocketReply: Codable, Sendable, Equatable {
         label = answer.label
     }
 
+    /// The reply to a sequence once it ended: `event` is `sequence`, `state` is absent;
+    /// each frame was replied to before it, as a capture.
+    public init(_ answer: SequenceAnswer, id: JSONValue?) {
+        self.id = id
+        event = "sequence"
+        summary = answer.summary
+        cause = answer.failure?.cause.rawValue
+        message = answer.failure?.description
+    }
+
     /// The reply to a label request: `event` is `label`, `state` is absent.
     public init(_ answer: LabelAnswer, id: JSONValue?) {
         self.id = id
@@ -250,7 +268,7 @@ public struct SocketReply: Codable, Sendable, Equatable {
     /// Whether the state counts as success for the event it answers.
     public var isSuccess: Bool {
         guard error == nil else { return false }
-        if event == "set" || event == "get" || event == "label" { return cause == nil }
+        if event == "set" || event == "get" || event == "label" || event == "sequence" { return cause == nil }
         guard let state else { return false }
         switch event {
         case "capture": return state == ShutterState.photoSuccess.rawValue

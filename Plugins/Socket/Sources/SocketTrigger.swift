@@ -123,12 +123,14 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
 
     /// Queues the reply to one of client `clientID`'s requests, if it is still connected;
     /// never waits for the client to read it.
-    private func answer(client clientID: UInt32, with reply: SocketReply) {
+    /// `settling`: the reply that ends a request (a sequence's frames are replies that
+    /// do not).
+    private func answer(client clientID: UInt32, with reply: SocketReply, settling: Bool = true) {
         // Queued while the answer still counts as owed, so a stopping trigger that sees
         // nothing owed knows every answer is queued.
         let refused = clients.withLock { state -> SocketConnection? in
             guard var client = state.byID[clientID] else { return nil }
-            client.owed -= 1
+            if settling { client.owed -= 1 }
             state.byID[clientID] = client
             return client.connection.send(SocketProtocol.line(reply)) ? nil : client.connection
         }
@@ -190,6 +192,15 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
             case .settings(let action, let camera, let requestID):
                 guard admit(client: id, connection: connection) else { return true }
                 events.send(SettingsRequest(action, camera: camera, origin: "client \(id)")) { [self] answer in
+                    self.answer(client: id, with: SocketReply(answer, id: requestID))
+                }
+            case .sequence(let name, let requestID):
+                guard admit(client: id, connection: connection) else { return true }
+                // Each frame is replied to as a capture, then the whole sequence.
+                let request = SequenceRequest(name, origin: "client \(id)") { [self] frame in
+                    self.answer(client: id, with: SocketReply(frame, id: requestID), settling: false)
+                }
+                events.send(request) { [self] answer in
                     self.answer(client: id, with: SocketReply(answer, id: requestID))
                 }
             case .label(let text, let requestID):

@@ -25,10 +25,11 @@ final class PreviewMaker: Sendable {
     let longEdge: Int
     let log: Logger
     let budget: DecodeBudget
-    private let state = Mutex(State())
-    private let disk = Mutex<PreviewDiskCache?>(nil)
+    /// Its caches and jobs (``PreviewMaker+Early`` shares them).
+    let state = Mutex(State())
+    let disk = Mutex<PreviewDiskCache?>(nil)
 
-    fileprivate struct State {
+    struct State {
         var cache: [(key: String, data: Data)] = []
         var making: [String: ImageJob<Data>] = [:]
         var toPrepare: [String] = []
@@ -97,64 +98,6 @@ final class PreviewMaker: Sendable {
                 _ = try? preview(of: next)
             }
         }
-    }
-
-    /// Starts making the preview of shot `shot`'s JPEG from its bytes (the camera's, as the
-    /// backend handed them over, before the sinks store them), on a thread of its own;
-    /// `made` hears it. One at a time: in a burst a shot whose bytes come while another is
-    /// being made is skipped (its preview is made from its file, as before).
-    func prepareEarly(_ jpeg: Data, shot: Int, made: @escaping @Sendable (Data) -> Void) {
-        let job = ImageJob<Data>()
-        let start = state.withLock { state -> Bool in
-            guard state.earlyJob == nil else { return false }
-            state.earlyJob = (shot, job)
-            return true
-        }
-        guard start else { return }
-        OwnedThread.start("shutterpipe web early preview") { [self] in
-            let started = ContinuousClock.now
-            let result = Result { () throws(ShutterError) -> Data in try Self.makeFromJPEG(jpeg, longEdge: longEdge, budget: budget).0 }
-            let adoptedAs = state.withLock { state -> String? in
-                state.earlyJob = nil
-                guard case .success(let preview) = result else { return nil }
-                if let key = state.earlyKeys.removeValue(forKey: shot) {
-                    // Stored meanwhile: it is that file's preview now.
-                    state.making[key] = nil
-                    state.keep(key, preview)
-                    return key
-                }
-                state.early.append((shot, preview))
-                if state.early.count > 4 { state.early.removeFirst(state.early.count - 4) }
-                return nil
-            }
-            job.finish(result)
-            guard case .success(let preview) = result else { return }
-            if let adoptedAs { disk.withLock { $0 }?.write(preview, key: adoptedAs, longEdge: longEdge) }
-            log.debug("preview of shot \(shot) made from its bytes before they were stored, in \(formatDuration(ContinuousClock.now - started))",
-                      [("earlyPreviewMs", String(format: "%.2f", (ContinuousClock.now - started) / .milliseconds(1)))])
-            made(preview)
-        }
-    }
-
-    /// Shot `shot` is stored at `path` (its JPEG): the preview made from its bytes becomes
-    /// that file's, so it is not decoded again; one still being made is waited for by
-    /// whoever asks for the file's preview. Returns whether there was one.
-    @discardableResult
-    func adoptEarly(shot: Int, as path: String) -> Bool {
-        let key = Self.key(path) + "|upright"
-        let (adopted, made) = state.withLock { state -> (Bool, Data?) in
-            if let index = state.early.firstIndex(where: { $0.shot == shot }) {
-                let data = state.early.remove(at: index).data
-                state.keep(key, data)
-                return (true, data)
-            }
-            guard let (making, job) = state.earlyJob, making == shot, state.making[key] == nil else { return (false, nil) }
-            state.earlyKeys[shot] = key
-            state.making[key] = job
-            return (true, nil)
-        }
-        if let made { disk.withLock { $0 }?.write(made, key: key, longEdge: longEdge) }
-        return adopted
     }
 
     /// The preview of the photo at `path` (cached by path, size and modification time).
@@ -298,75 +241,5 @@ final class PreviewMaker: Sendable {
     static func scaled(_ jpeg: Data, longEdge: Int, quality: Int32 = 85) throws(ShutterError) -> Data {
         try decodeScaled(jpeg, longEdge: longEdge).image.jpeg(quality: quality)
     }
-
-    /// `jpeg` (or its smallest embedded preview that is at least `longEdge` long) decoded
-    /// at the largest n/8 scale whose long edge is at most `longEdge`.
-    ///
-    /// The photo's size is checked against `budget`'s pixels first: a scaled decode still
-    /// works through every block the header declares.
-    static func decodeScaled(_ jpeg: Data, longEdge: Int, budget: DecodeBudget = .defaults) throws(ShutterError) -> (image: RGBImage, embedded: Bool) {
-        guard let decoder = tjInitDecompress() else { throw ShutterError(.unexpected, "libturbojpeg: cannot start a decoder") }
-        defer { tjDestroy(decoder) }
-        guard let primary = header(jpeg, decoder) else { throw ShutterError(.unexpected, "not a JPEG libturbojpeg can read: \(reason(decoder))") }
-        try budget.checkPixels(width: Int(primary.width), height: Int(primary.height), of: "the photo")
-        // The smallest embedded preview that is still large enough, else the photo.
-        let embedded = EmbeddedPreview.largeThumbnails(in: jpeg).compactMap { range -> (Data, (width: Int32, height: Int32))? in
-            let image = jpeg[(jpeg.startIndex + range.lowerBound)..<(jpeg.startIndex + range.upperBound)]
-            // An embedded image's header is a claim too: one over the budget is not a source.
-            guard let size = header(image, decoder), max(size.width, size.height) >= longEdge,
-                  (try? budget.checkPixels(width: Int(size.width), height: Int(size.height), of: "an embedded preview")) != nil else { return nil }
-            return (image, size)
-        }.min { max($0.1.width, $0.1.height) < max($1.1.width, $1.1.height) }
-        let (source, size) = embedded ?? (jpeg, primary)
-        let edge = max(size.width, size.height)
-        var factors: Int32 = 0
-        let available = tjGetScalingFactors(&factors)
-        var best = tjscalingfactor(num: 1, denom: 8)
-        for index in 0..<Int(factors) {
-            guard let factor = available?[index], factor.num <= factor.denom else { continue }  // never enlarge
-            let scaled = (edge * factor.num + factor.denom - 1) / factor.denom
-            let bestScaled = (edge * best.num + best.denom - 1) / best.denom
-            if scaled <= Int32(longEdge) && scaled > bestScaled { best = factor }
-        }
-        let outWidth = (size.width * best.num + best.denom - 1) / best.denom
-        let outHeight = (size.height * best.num + best.denom - 1) / best.denom
-        var pixels = [UInt8](repeating: 0, count: Int(outWidth) * Int(outHeight) * 3)
-        let decoded = source.withUnsafeBytes { raw in
-            tjDecompress2(decoder, raw.bindMemory(to: UInt8.self).baseAddress, UInt(raw.count), &pixels, outWidth, 0, outHeight,
-                          Int32(TJPF_RGB.rawValue), Int32(TJFLAG_FASTDCT | TJFLAG_LIMITSCANS))
-        }
-        // A warning (a damaged tail, say) still gives an image.
-        guard decoded == 0 || tjGetErrorCode(decoder) == Int32(TJERR_WARNING.rawValue) else {
-            throw ShutterError(.unexpected, "libturbojpeg could not decode the photo: \(reason(decoder))")
-        }
-        return (RGBImage(pixels: pixels, width: Int(outWidth), height: Int(outHeight)), embedded != nil)
-    }
-
-    /// A JPEG's width and height, from its header; `nil` for what libturbojpeg cannot read.
-    static func dimensions(_ jpeg: Data) -> (width: Int, height: Int)? {
-        guard let decoder = tjInitDecompress() else { return nil }
-        defer { tjDestroy(decoder) }
-        return header(jpeg, decoder).map { (Int($0.width), Int($0.height)) }
-    }
-
-    private static func header(_ jpeg: Data, _ decoder: tjhandle) -> (width: Int32, height: Int32)? {
-        var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
-        let read = jpeg.withUnsafeBytes { raw in
-            tjDecompressHeader3(decoder, raw.bindMemory(to: UInt8.self).baseAddress, UInt(raw.count), &width, &height, &subsampling, &colorspace)
-        }
-        return read == 0 && width > 0 && height > 0 ? (width, height) : nil
-    }
-
-    private static func reason(_ handle: tjhandle) -> String {
-        tjGetErrorStr2(handle).map { String(cString: $0) } ?? "unknown error"
-    }
 }
 
-extension PreviewMaker.State {
-    /// Keeps a preview in memory under `key`, the oldest going first.
-    mutating func keep(_ key: String, _ data: Data) {
-        guard !cache.contains(where: { $0.key == key }) else { return }
-        cache.append((key, data))
-        if cache.count > PreviewMaker.cacheSize { cache.removeFirst(cache.count - PreviewMaker.cacheSize) }
-    }
-}

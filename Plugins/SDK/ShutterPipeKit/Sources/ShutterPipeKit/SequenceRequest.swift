@@ -10,10 +10,19 @@ public struct SequenceRequest: Sendable, Equatable {
     public var name: String
     /// Where it came from, for the log ("stdin", "socket client 3").
     public var origin: String?
+    /// Hears each frame's answer, besides the trigger's ``TriggerSource/sync(_:)``: for a
+    /// trigger that answers its clients through handles (the socket's), not `sync`.
+    public var eachFrame: (@Sendable (ShutterAnswer) -> Void)?
 
-    public init(_ name: String, origin: String? = nil) {
+    public init(_ name: String, origin: String? = nil, eachFrame: (@Sendable (ShutterAnswer) -> Void)? = nil) {
         self.name = name
         self.origin = origin
+        self.eachFrame = eachFrame
+    }
+
+    /// Equal when they ask for the same; the frames' listener is not compared.
+    public static func == (a: SequenceRequest, b: SequenceRequest) -> Bool {
+        a.name == b.name && a.origin == b.origin
     }
 }
 

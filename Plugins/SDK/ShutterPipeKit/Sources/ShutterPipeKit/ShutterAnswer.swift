@@ -27,6 +27,16 @@ public struct TriggerEvent: Sendable, Equatable {
         self.fireAt = fireAt
     }
 
+    /// Gives the event a handle its answer arrives on (one it has already is kept), and
+    /// returns it: for events a host makes itself, such as a sequence's frames. (Added in
+    /// contract 9.4.)
+    public mutating func answerHandle() -> PendingAnswer {
+        if let pendingAnswer { return pendingAnswer }
+        let handle = PendingAnswer(request: self)
+        pendingAnswer = handle
+        return handle
+    }
+
     /// Equal when they say the same; the handle an answer arrives on is not compared.
     public static func == (a: TriggerEvent, b: TriggerEvent) -> Bool {
         a.event == b.event && a.origin == b.origin && a.token == b.token && a.fireAt == b.fireAt

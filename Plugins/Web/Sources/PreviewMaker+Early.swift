@@ -1,0 +1,75 @@
+import Foundation
+import ShutterPipeKit
+import ShutterPipeSupport
+
+/// Previews made from a shot's bytes before its file lands (issue 43): decoded as soon as
+/// the backend hands the photo over, shown in the shot's place while the sinks store it,
+/// and adopted as the stored file's preview so that it is decoded once.
+extension PreviewMaker {
+    /// Starts making the preview of shot `shot`'s JPEG from its bytes (the camera's, as the
+    /// backend handed them over, before the sinks store them), on a thread of its own;
+    /// `made` hears it. One at a time: in a burst a shot whose bytes come while another is
+    /// being made is skipped (its preview is made from its file, as before).
+    func prepareEarly(_ jpeg: Data, shot: Int, made: @escaping @Sendable (Data) -> Void) {
+        let job = ImageJob<Data>()
+        let start = state.withLock { state -> Bool in
+            guard state.earlyJob == nil else { return false }
+            state.earlyJob = (shot, job)
+            return true
+        }
+        guard start else { return }
+        OwnedThread.start("shutterpipe web early preview") { [self] in
+            let started = ContinuousClock.now
+            let result = Result { () throws(ShutterError) -> Data in try Self.makeFromJPEG(jpeg, longEdge: longEdge, budget: budget).0 }
+            let adoptedAs = state.withLock { state -> String? in
+                state.earlyJob = nil
+                guard case .success(let preview) = result else { return nil }
+                if let key = state.earlyKeys.removeValue(forKey: shot) {
+                    // Stored meanwhile: it is that file's preview now.
+                    state.making[key] = nil
+                    state.keep(key, preview)
+                    return key
+                }
+                state.early.append((shot, preview))
+                if state.early.count > 4 { state.early.removeFirst(state.early.count - 4) }
+                return nil
+            }
+            job.finish(result)
+            guard case .success(let preview) = result else { return }
+            if let adoptedAs { disk.withLock { $0 }?.write(preview, key: adoptedAs, longEdge: longEdge) }
+            log.debug("preview of shot \(shot) made from its bytes before they were stored, in \(formatDuration(ContinuousClock.now - started))",
+                      [("earlyPreviewMs", String(format: "%.2f", (ContinuousClock.now - started) / .milliseconds(1)))])
+            made(preview)
+        }
+    }
+
+    /// Shot `shot` is stored at `path` (its JPEG): the preview made from its bytes becomes
+    /// that file's, so it is not decoded again; one still being made is waited for by
+    /// whoever asks for the file's preview. Returns whether there was one.
+    @discardableResult
+    func adoptEarly(shot: Int, as path: String) -> Bool {
+        let key = Self.key(path) + "|upright"
+        let (adopted, made) = state.withLock { state -> (Bool, Data?) in
+            if let index = state.early.firstIndex(where: { $0.shot == shot }) {
+                let data = state.early.remove(at: index).data
+                state.keep(key, data)
+                return (true, data)
+            }
+            guard let (making, job) = state.earlyJob, making == shot, state.making[key] == nil else { return (false, nil) }
+            state.earlyKeys[shot] = key
+            state.making[key] = job
+            return (true, nil)
+        }
+        if let made { disk.withLock { $0 }?.write(made, key: key, longEdge: longEdge) }
+        return adopted
+    }
+}
+
+extension PreviewMaker.State {
+    /// Keeps a preview in memory under `key`, the oldest going first.
+    mutating func keep(_ key: String, _ data: Data) {
+        guard !cache.contains(where: { $0.key == key }) else { return }
+        cache.append((key, data))
+        if cache.count > PreviewMaker.cacheSize { cache.removeFirst(cache.count - PreviewMaker.cacheSize) }
+    }
+}
