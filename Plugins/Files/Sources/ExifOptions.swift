@@ -90,6 +90,7 @@ public struct ExifOptions: Sendable, Equatable {
         metadata.keywords = keywords.map { $0.renderText(values) }.filter { !$0.isEmpty }
         metadata.gps = gps
         metadata.jobIdentifier = context.label
+        metadata.sequence = context.sequence
         switch captureTime {
         case .ifMissing: metadata.captureTime = context.captureTime
         case .always: metadata.captureTime = context.captureTime; metadata.replaceCameraTime = true

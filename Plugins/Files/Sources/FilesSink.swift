@@ -190,6 +190,13 @@ public final class FilesSink: PhotoSink, SessionObserver {
             // Tag in memory, before the first write: tagging costs no extra write.
             var chunks = [file.data]
             var sidecar: Data?
+            if options.exif == nil, let frame = context.sequence, FileKind.of(file.name) == .jpeg {
+                // A sequence's frame knows its place even without an `exif:` block: XMP.
+                var metadata = PhotoMetadata()
+                metadata.sequence = frame
+                let tagged = MetadataTagger.tag(file.data, named: file.name, with: metadata)
+                if !tagged.needsSidecar { chunks = tagged.chunks }
+            }
             if let exif = options.exif {
                 let (metadata, problems) = exif.metadata(values, context: context)
                 let tagged = MetadataTagger.tag(file.data, named: file.name, with: metadata)

@@ -107,7 +107,7 @@ enum MetadataTagger {
         }
         // XMP carries what EXIF cannot: Unicode text for every reader, and tags this
         // camera's ExifVersion predates. A camera's own XMP is never touched.
-        let wantsXMP = metadata.needsUnicode || !leftOut.isEmpty || metadata.jobIdentifier != nil
+        let wantsXMP = metadata.needsUnicode || !leftOut.isEmpty || metadata.jobIdentifier != nil || metadata.sequence != nil
         let xmp = wantsXMP && !layout.hasXMP ? XMPPacket.make(metadata, wrapped: true) : nil
         if !leftOut.isEmpty {
             notes.append("ExifVersion \(editor.exifVersion.map(String.init) ?? "?") predates \(leftOut.joined(separator: ", ")); "

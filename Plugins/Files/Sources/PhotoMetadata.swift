@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeKit
 
 /// The metadata shutterpipe writes into one photo, after templates are rendered.
 struct PhotoMetadata: Equatable {
@@ -18,6 +19,8 @@ struct PhotoMetadata: Equatable {
     /// Whether the capture time replaces one the camera wrote.
     var replaceCameraTime = false
     var gps: GPSLocation?
+    /// The frame's place in a sequence (XMP `shutterpipe:` properties).
+    var sequence: SequenceFrame?
 
     /// Whether any text needs more than ASCII.
     var needsUnicode: Bool {
@@ -27,7 +30,7 @@ struct PhotoMetadata: Equatable {
 
     var isEmpty: Bool {
         artist == nil && copyright == nil && imageDescription == nil && software == nil && userComment == nil
-            && imageUniqueID == nil && keywords.isEmpty && captureTime == nil && gps == nil && jobIdentifier == nil
+            && imageUniqueID == nil && keywords.isEmpty && captureTime == nil && gps == nil && jobIdentifier == nil && sequence == nil
     }
 }
 

@@ -16,6 +16,14 @@ enum XMPPacket {
         if let software = metadata.software { attributes.append("xmp:CreatorTool=\"\(escape(software))\"") }
         if let id = metadata.imageUniqueID { attributes.append("exif:ImageUniqueID=\"\(escape(id))\"") }
         if let job = metadata.jobIdentifier { attributes.append("photoshop:TransmissionReference=\"\(escape(job))\"") }
+        if let frame = metadata.sequence {
+            // The frame's place in its sequence: what a stacking or HDR tool groups by.
+            attributes += ["shutterpipe:Sequence=\"\(escape(frame.name))\"", "shutterpipe:SequenceKind=\"\(escape(frame.kind))\"",
+                           "shutterpipe:Frame=\"\(frame.index)\"", "shutterpipe:Frames=\"\(frame.count)\""]
+            if let setting = frame.setting { attributes.append("shutterpipe:SequenceSetting=\"\(escape(setting))\"") }
+            if let value = frame.value { attributes.append("shutterpipe:SequenceValue=\"\(escape(value))\"") }
+            if let ev = frame.ev { attributes.append("shutterpipe:ExposureOffset=\"\(ev)\"") }
+        }
         if let gps = metadata.gps {
             attributes.append("exif:GPSVersionID=\"2.3.0.0\"")
             attributes.append("exif:GPSLatitude=\"\(coordinate(gps.latitude, positive: "N", negative: "S"))\"")
@@ -42,6 +50,7 @@ enum XMPPacket {
             xmlns:xmp="http://ns.adobe.com/xap/1.0/"
             xmlns:photoshop="http://ns.adobe.com/photoshop/1.0/"
             xmlns:exif="http://ns.adobe.com/exif/1.0/"
+            xmlns:shutterpipe="\(sequenceNamespace)"
         """
         for attribute in attributes { text += "\n    " + attribute }
         text += ">\n"
@@ -50,6 +59,9 @@ enum XMPPacket {
         if wrapped { text += "<?xpacket end=\"w\"?>" }
         return Data(text.utf8)
     }
+
+    /// The namespace of a sequence frame's place (`shutterpipe:Sequence`, `Frame`, …).
+    static let sequenceNamespace = "https://shutterpipe.org/ns/sequence/1.0/"
 
     private static func alternative(_ name: String, _ value: String) -> String {
         "<\(name)><rdf:Alt><rdf:li xml:lang=\"x-default\">\(escape(value))</rdf:li></rdf:Alt></\(name)>"

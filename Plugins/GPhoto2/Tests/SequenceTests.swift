@@ -35,7 +35,7 @@ func propertyLog(_ camera: FakeCamera, _ code: String) -> [Int] {
 struct SequenceTests {
     static let repository = repositoryRoot
 
-    @Test("Config/focus-stack.yaml, 'sequence stack' on stdin: 9 frames, the lens stepped near to far from 1000 to 2600 mm and put back at 800 mm; the frame at the sharp distance (1800 mm, the fifth) is the sharpest by a Laplacian, sharpness rising to it and falling after; each frame answered, then the sequence")
+    @Test("Config/focus-stack.yaml, 'sequence stack' on stdin: 9 frames, the lens stepped near to far from 1000 to 2600 mm and put back at 800 mm; each frame's place in its XMP; the frame at the sharp distance (1800 mm, the fifth) is the sharpest by a Laplacian, sharpness rising to it and falling after; each frame answered, then the sequence")
     func focusStack() async throws {
         let camera = try await FakeCamera(["--lens"])
         let folder = TemporaryDirectory("sequence-stack")
@@ -45,7 +45,14 @@ struct SequenceTests {
         #expect(run.lines.filter { $0.hasPrefix("photoSuccess") }.count == 9, "\(run.stdout)")
         #expect(run.lines.contains("sequenceDone stack: 9 of 9 taken"), "\(run.stdout)")
         #expect(propertyLog(camera, "0x5009") == [1000, 1200, 1400, 1600, 1800, 2000, 2200, 2400, 2600, 800], "\(camera.logText)")
-        let frames = try await sharpness(folder.file("captures/focus-stack"))
+        // Each frame knows its place: XMP, as exiftool reads it.
+        let stored = folder.file("captures/focus-stack")
+        let names = (1...9).map { String(format: "%@/focus-stack-%04d-frame%02d.jpg", stored, $0, $0) }
+        let tags = try await ExifTool.tags(names)
+        #expect(names.map { tags[$0]?["XMP-shutterpipe:Frame"] } == (1...9).map { String($0) }, "\(tags[names[0]] ?? [:])")
+        #expect(names.map { tags[$0]?["XMP-shutterpipe:SequenceValue"] } == stride(from: 1000, through: 2600, by: 200).map { "\($0) mm" })
+        #expect(Set(names.map { tags[$0]?["XMP-shutterpipe:SequenceKind"] }) == ["focus stack"] && Set(names.map { tags[$0]?["XMP-shutterpipe:Frames"] }) == ["9"])
+        let frames = try await sharpness(stored)
         #expect(frames.map(\.name) == (1...9).map { String(format: "focus-stack-%04d-frame%02d.jpg", $0, $0) })
         let values = frames.map(\.sharpness)
         try #require(values.count == 9)
