@@ -9,6 +9,9 @@
  *   capture-loop PORT SHOTS OUTDIR --each    the same, printing each shot's capture and
  *                                            download (gp_camera_capture to the end of
  *                                            gp_camera_file_get) in milliseconds, a line each
+ *   capture-loop PORT SHOTS OUTDIR --set KEY V1,V2,…   a sequence: KEY set to the Nth value
+ *                                            (gp_camera_set_single_config) before the Nth
+ *                                            shot, as a focus stack or a bracket steps it
  *   capture-loop PORT SECONDS - --preview     live view instead: gp_camera_capture_preview
  *                                            one frame after the other for SECONDS, and
  *                                            prints the frames per second
@@ -33,8 +36,16 @@ static double now_ms(void) {
 #define CHECK(call) do { int r = (call); if (r < GP_OK) { fprintf(stderr, "%s: %s\n", #call, gp_result_as_string(r)); return 1; } } while (0)
 
 int main(int argc, char **argv) {
+    const char *set_key = NULL;
+    char *set_values[1000];
+    int set_count = 0;
+    if (argc == 7 && strcmp(argv[4], "--set") == 0) {
+        set_key = argv[5];  /* timed from the first shot, as a sequence is */
+        for (char *value = strtok(argv[6], ","); value && set_count < 1000; value = strtok(NULL, ",")) set_values[set_count++] = value;
+        argc = 4;
+    }
     if (argc != 4 && !(argc == 5 && (strcmp(argv[4], "--burst") == 0 || strcmp(argv[4], "--each") == 0 || strcmp(argv[4], "--preview") == 0))) {
-        fprintf(stderr, "usage: capture-loop PORT SHOTS OUTDIR [--burst | --each] | capture-loop PORT SECONDS - --preview\n");
+        fprintf(stderr, "usage: capture-loop PORT SHOTS OUTDIR [--burst | --each | --set KEY V1,V2,...] | capture-loop PORT SECONDS - --preview\n");
         return 2;
     }
     int burst = argc == 5 && strcmp(argv[4], "--burst") == 0, each = argc == 5 && strcmp(argv[4], "--each") == 0;
@@ -58,7 +69,7 @@ int main(int argc, char **argv) {
     CHECK(gp_camera_set_port_info(camera, info));
     double start = now_ms();
     CHECK(gp_camera_init(camera, context));
-    if (burst) start = now_ms();
+    if (burst || set_key) start = now_ms();
     if (preview) {
         int frames = 0;
         CameraFile *file;
@@ -80,6 +91,13 @@ int main(int argc, char **argv) {
         const char *data;
         unsigned long size;
         char temporary[4096], final[4096];
+        if (set_key && shot < set_count) {
+            CameraWidget *widget;
+            CHECK(gp_camera_get_single_config(camera, set_key, &widget, context));
+            CHECK(gp_widget_set_value(widget, set_values[shot]));
+            CHECK(gp_camera_set_single_config(camera, set_key, widget, context));
+            gp_widget_free(widget);
+        }
         double fired = now_ms();
         CHECK(gp_camera_capture(camera, GP_CAPTURE_IMAGE, &path, context));
         CHECK(gp_file_new(&file));
