@@ -15,6 +15,7 @@ public struct SequencePlan: Sendable, Equatable {
         case bracket
         case focusStack = "focus-stack"
         case interval
+        case spin
 
         /// In words, for answers and the log.
         public var words: String {
@@ -22,6 +23,7 @@ public struct SequencePlan: Sendable, Equatable {
             case .bracket: "bracket"
             case .focusStack: "focus stack"
             case .interval: "interval"
+            case .spin: "spin"
             }
         }
     }
@@ -49,6 +51,11 @@ public struct SequencePlan: Sendable, Equatable {
     public var every: Duration = .seconds(1)
     /// The camera the settings go to, for a backend that drives several (`nil`: all).
     public var camera: String?
+    /// A spin's step between frames: a program (argv) that turns the table, moves a
+    /// light, pulses a GPIO line; it gets the next frame's place in its environment.
+    public var command: [String] = []
+    /// How long a spin's step may run before it is killed and the spin fails.
+    public var stepTimeout: Duration = .seconds(30)
 
     public init(name: String, kind: Kind, frames: Int) {
         self.name = name
@@ -61,7 +68,7 @@ public struct SequencePlan: Sendable, Equatable {
         switch kind {
         case .bracket: "shutterspeed"
         case .focusStack: "focusdistance"
-        case .interval: nil
+        case .interval, .spin: nil
         }
     }
 
@@ -86,7 +93,7 @@ public struct SequencePlan: Sendable, Equatable {
                 let suggestion = closestMatch(to: kindName, in: kinds).map { "; did you mean '\($0)'?" } ?? ""
                 throw block.error("unknown kind '\(LogText.escaped(kindName))'\(suggestion) The kinds: \(kinds.joined(separator: ", "))", key: "kind")
             }
-            var plan = SequencePlan(name: name, kind: kind, frames: try block.int("frames", default: kind == .bracket ? 3 : 9, in: 1...10_000))
+            var plan = SequencePlan(name: name, kind: kind, frames: try block.int("frames", default: kind == .bracket ? 3 : kind == .spin ? 36 : 9, in: 1...10_000))
             plan.setting = try block.string("setting")
             plan.camera = try block.string("camera")
             switch kind {
@@ -100,6 +107,13 @@ public struct SequencePlan: Sendable, Equatable {
             case .interval:
                 plan.every = try block.duration("every", default: plan.every)
                 guard plan.every > .zero else { throw block.error("'every' must be longer than 0", key: "every") }
+            case .spin:
+                plan.command = try block.stringList("command")
+                guard !plan.command.isEmpty else {
+                    throw block.error("'command' is required: the program run between frames, as a list (command: [turntable, step, \"10\"])")
+                }
+                plan.settle = try block.duration("settle", default: .zero)
+                plan.stepTimeout = try block.duration("timeout", default: plan.stepTimeout)
             }
             block.recordUnknownKeys()
             plans[name] = plan
@@ -123,6 +137,15 @@ extension SequencePlan {
             SequenceFrame(name: name, kind: kind.words, index: index + 1, count: frames, setting: current?.key, value: value, ev: ev)
         }
         guard kind != .interval else { return ((0..<frames).map { SequenceStep(changes: [], frame: frame($0)) }, []) }
+        if kind == .spin {
+            // The angle each frame is taken at, the table turned a step between frames.
+            let steps = (0..<frames).map { index in
+                var place = frame(index, value: Self.angle(index, of: frames))
+                place.setting = "angle"
+                return SequenceStep(changes: [], frame: place)
+            }
+            return (steps, [])
+        }
         guard let current else { throw ShutterError(.invalidConfiguration, "sequence '\(name)': the camera has no setting to step") }
         let restore = [SettingChange(key: current.key, value: current.value)]
         switch (kind, current.kind) {
@@ -196,6 +219,11 @@ extension SequencePlan {
         if lowered.contains("iso") { return log2(number) }
         if lowered.contains("f-number") || lowered.contains("aperture") || lowered.contains("fnumber") { return -2 * log2(number) }
         return nil
+    }
+
+    /// Frame `index`'s angle on a turn of `frames`, in degrees ("0", "10", "22.5").
+    static func angle(_ index: Int, of frames: Int) -> String {
+        number((Double(index) * 360 / Double(max(1, frames)) * 10).rounded() / 10)
     }
 
     static func number(_ value: Double) -> String {

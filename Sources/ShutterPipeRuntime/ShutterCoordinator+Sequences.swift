@@ -93,6 +93,16 @@ extension ShutterCoordinator {
             if let eachFrame = request.eachFrame { event.answerHandle().observe(eachFrame) }
             await capture(event, from: trigger, started: .now)
             sequenceFrame = nil
+            if plan.kind == .spin && index + 1 < steps.count {
+                // The step between frames (a turntable's turn), then its settle.
+                if let failure = await spinStep(plan, next: steps[index + 1].frame) {
+                    answer.failure = failure
+                    answer.cancelled = steps.count - index - 1
+                    log.error("sequence '\(plan.name)': \(failure)")
+                    break
+                }
+                if plan.settle > .zero { _ = await pause(until: .now + plan.settle) }
+            }
         }
         await settlePendingStore()
         if changed, let control, !restore.isEmpty {
@@ -108,6 +118,30 @@ extension ShutterCoordinator {
         answer.failed = status.photosFailed - before.1
         log.info("\(answer.summary) in \(formatDuration(ContinuousClock.now - began))", [("event", "sequenceEnded"), ("sequence", plan.name)])
         reply(answer)
+    }
+
+    /// Runs a spin's step before the frame `next`, with its place in the environment;
+    /// the failure when it does not exit 0 within its timeout.
+    private func spinStep(_ plan: SequencePlan, next: SequenceFrame) async -> ShutterError? {
+        var environment = ProcessInfo.processInfo.environment
+        environment["SHUTTERPIPE_SEQUENCE"] = plan.name
+        environment["SHUTTERPIPE_FRAME"] = String(next.index)
+        environment["SHUTTERPIPE_FRAMES"] = String(next.count)
+        environment["SHUTTERPIPE_ANGLE"] = next.value ?? "0"
+        let what = "the step before frame \(next.index) (\(plan.command.joined(separator: " ").prefix(80)))"
+        do {
+            let run = try await ChildProcess.run(plan.command, environment: environment, captureErrors: true, timeout: plan.stepTimeout, processGroup: true)
+            if run.timedOut {
+                return ShutterError(.timeout, "\(what) ran past \(formatDuration(plan.stepTimeout)) and was killed", fix: "check the turntable, or raise the sequence's 'timeout'")
+            }
+            guard run.status.succeeded else {
+                let said = String(decoding: run.errorOutput.suffix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                return ShutterError(.unexpected, "\(what) failed: \(run.status)\(said.isEmpty ? "" : ": \(LogText.escaped(said))")")
+            }
+            return nil
+        } catch {
+            return ShutterError(.invalidConfiguration, "\(what) could not start: \(error)", fix: "check the sequence's 'command' (a list: the program, then its arguments)")
+        }
     }
 
     /// What cancels the sequence now: an `exit` that arrived, or the session stopping.

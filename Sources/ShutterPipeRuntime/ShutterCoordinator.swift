@@ -180,6 +180,7 @@ public actor ShutterCoordinator {
             }
         })
         view.observeShotsInFlight = { observer in tracker.observe(observer) }
+        view.sequences = settings.sequences.keys.sorted()
         for sessionObserver in sessionObservers { await sessionObserver.begin(view) }
         if settings.enterAtStart {
             if let failure = await enterPhotoMode() {

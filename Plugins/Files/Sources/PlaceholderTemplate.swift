@@ -16,7 +16,7 @@ import ShutterPipeKit
 public struct PlaceholderTemplate: Sendable, Equatable {
     /// The placeholders a template may use.
     public static let placeholders = ["session", "seq", "cameraseq", "shot", "date", "time", "capturetime", "camera", "name", "ext", "trigger", "uuid",
-                                      "label", "serial", "sequence", "frame", "ev", "focusstep"]
+                                      "label", "serial", "sequence", "frame", "ev", "focusstep", "angle"]
 
     enum Part: Sendable, Equatable {
         case literal(String)
@@ -221,7 +221,7 @@ public struct TemplateValues: Sendable {
     /// The frame's place when a sequence took it (``ShotContext/sequence``): `{sequence}`
     /// its name (`single` otherwise), `{frame}` its index from 1 (0 otherwise), `{ev}` a
     /// bracket's offset (`+1`, `-0.7`, `0`), `{focusstep}` a focus stack's step from its
-    /// first frame (its index from 0).
+    /// first frame (its index from 0), `{angle}` a spin's frame's angle in degrees.
     public var sequenceFrame: SequenceFrame?
     /// 32 hex digits, new for every photo.
     public var uuid: String = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
@@ -245,6 +245,7 @@ public struct TemplateValues: Sendable {
         case "sequence": return sequenceFrame?.name ?? "single"
         case "frame": return String(sequenceFrame?.index ?? 0)
         case "focusstep": return String(max(0, (sequenceFrame?.index ?? 1) - 1))
+        case "angle": return sequenceFrame?.setting == "angle" ? sequenceFrame?.value ?? "0" : "0"
         case "ev":
             guard let ev = sequenceFrame?.ev, ev != 0 else { return "0" }
             let text = ev == ev.rounded() ? String(Int(ev)) : String(format: "%.1f", ev)

@@ -152,6 +152,35 @@ struct SequenceTests {
         #expect(await session.wait(timeout: .seconds(60)).status == 0)
     }
 
+    @Test("a spin of 4: a frame, then the step (a program told the next angle), 4 times; the frames named by angle; a step that fails stops the spin there, said with its own words, and the frames before it stay")
+    func spin() async throws {
+        let folder = TemporaryDirectory("sequence-spin")
+        let turns = folder.file("turns")
+        let config = try writeConfig("""
+        version: 1
+        backend: {type: file-stub, width: 64, height: 48}
+        triggers: [{type: stdin}]
+        sinks: [{type: files, directory: \(folder.file("out")), filename: "{sequence}-{angle}.{ext}"}]
+        sequences:
+          spin:
+            kind: spin
+            frames: 4
+            command: [/bin/sh, -c, 'echo "$SHUTTERPIPE_FRAME/$SHUTTERPIPE_FRAMES at $SHUTTERPIPE_ANGLE" >> \(turns)']
+          jammed:
+            kind: spin
+            frames: 4
+            command: [/bin/sh, -c, 'echo "table jammed" >&2; exit 3']
+        """, in: folder)
+        let run = try await shutterpipe(["run", "--config", config], input: "sequence spin\nsequence jammed\n", in: folder.path)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.lines.contains("sequenceDone spin: 4 of 4 taken"), "\(run.stdout)")
+        #expect(try String(contentsOfFile: turns, encoding: .utf8) == "2/4 at 90\n3/4 at 180\n4/4 at 270\n")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.file("out")).filter { $0.hasSuffix(".jpg") }.sorted()
+        #expect(names.filter { $0.hasPrefix("spin-") } == ["spin-0.jpg", "spin-180.jpg", "spin-270.jpg", "spin-90.jpg"])
+        let jammed = run.lines.first { $0.hasPrefix("sequenceFailed jammed") } ?? ""
+        #expect(jammed.hasPrefix("sequenceFailed jammed: 1 of 4 taken, 3 cancelled (the step before frame 2 ") && jammed.hasSuffix("failed: exited with 3: table jammed)"), "\(run.stdout)")
+    }
+
     @Test("a plan with an unknown kind is said at validate, with its place in the file and the kind meant")
     func configMistakes() async throws {
         let folder = TemporaryDirectory("sequence-config")

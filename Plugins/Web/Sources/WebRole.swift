@@ -75,8 +75,8 @@ enum WebRole: String, Sendable {
         guard self == .viewer else { return nil }
         let path = request.path
         switch (request.method, path) {
-        case ("POST", "/api/capture"), ("POST", "/api/enter"), ("POST", "/api/exit"):
-            return .error(403, "the viewer's token cannot shoot, enter or exit", fix: "the operator's token (the 'token' option) can")
+        case ("POST", "/api/capture"), ("POST", "/api/enter"), ("POST", "/api/exit"), ("POST", "/api/sequence"):
+            return .error(403, "the viewer's token cannot shoot, enter, exit or run a sequence", fix: "the operator's token (the 'token' option) can")
         case ("POST", "/api/marks") where !options.viewersMayMark:
             return .error(403, "the viewer's token may not rate, label or pick in this session", fix: "set 'viewersMayMark: true' on the web trigger to let viewers mark shots")
         case ("GET", _) where path == "/live.mjpg" || path.hasPrefix("/live/"):

@@ -83,6 +83,17 @@ struct WebRoutes: Sendable {
                 return .error(503, "no answer: the session is stopping or did not answer in time")
             }
             return .json(WebJSON.answer(answer, trigger: trigger.name, photo: photo))
+        case ("POST", "/api/sequence"):
+            // A sequence the config plans: accepted at once, answered as a `sequence` event.
+            guard let body = try? JSONSerialization.jsonObject(with: request.body) as? [String: Any], let name = body["name"] as? String, !name.isEmpty else {
+                return .error(400, "the body must be JSON: {\"name\": \"stack\"}, a sequence of the config's 'sequences:'")
+            }
+            let planned = trigger.sequences.withLock { $0 }
+            guard planned.contains(name) else {
+                return .error(404, "no sequence '\(LogText.escaped(name))' in the config", fix: planned.isEmpty ? "plan one under 'sequences:' (docs/config.md)" : "the sequences are: \(planned.joined(separator: ", "))")
+            }
+            guard trigger.startSequence(name, from: request.client) else { return .error(503, "the session is not running") }
+            return .json(["sequence": name, "state": "queued"], status: 202)
         case ("GET", "/api/photos"):
             // The running session's recent shots: a viewer of another scope sees none.
             guard access.admitsLive(session: trigger.session) else { return .json(["photos": [Any]()]) }
@@ -107,7 +118,7 @@ struct WebRoutes: Sendable {
         case ("GET", _) where path.hasPrefix("/api/photos/") && path.hasSuffix("/preview.jpg"):
             guard access.admitsLive(session: trigger.session) else { return .error(404, "no photo \(path)") }
             return preview(String(path.dropFirst("/api/photos/".count).dropLast("/preview.jpg".count)), frame: request.query["frame"])
-        case (_, "/"), (_, "/api/status"), (_, "/api/capture"), (_, "/api/enter"), (_, "/api/exit"), (_, "/api/photos"), (_, "/events"), (_, "/api/share.svg"), (_, "/api/share"), (_, "/api/session"):
+        case (_, "/"), (_, "/api/status"), (_, "/api/capture"), (_, "/api/enter"), (_, "/api/exit"), (_, "/api/photos"), (_, "/events"), (_, "/api/share.svg"), (_, "/api/share"), (_, "/api/session"), (_, "/api/sequence"):
             return .error(405, "\(request.method) is not allowed on \(path)")
         default:
             return .error(404, "no such route: \(path)", fix: "see GET /, /api/status, /api/photos, /api/shots, /api/share, /api/settings, /events, /live.mjpg, /live/{camera}.mjpg; POST /api/capture, /api/enter, /api/exit, /api/marks, /api/settings, /api/lens")
@@ -156,6 +167,7 @@ struct WebRoutes: Sendable {
                                          ["name": hub.camera, "liveView": hub.unavailable == nil, "unavailable": hub.unavailable ?? NSNull(),
                                           "frames": hub.frames, "viewers": hub.viewerCount]
                                      },
+                                     "sequences": trigger.sequences.withLock { $0 },
                                      "cameras": trigger.cameraStatus().map { camera -> [String: Any] in
                                          ["name": camera.name ?? NSNull(), "battery": camera.battery ?? NSNull(),
                                           "freeCardBytes": camera.freeCardBytes ?? NSNull(), "connected": camera.connected]

@@ -40,6 +40,8 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     let hub = EventHub()
     let liveViews = LiveViews()
     private let cameras = Mutex<(@Sendable () async -> [CameraStatus])?>(nil)
+    /// The sequences the session's config plans, by name.
+    let sequences = Mutex<[String]>([])
     private let sessionCatalogue = Mutex<(any ShotCatalogue)?>(nil)
     let previews: PreviewMaker
     let fullImages: FullImageCache
@@ -116,6 +118,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     public func begin(_ session: SessionView) async {
         liveViews.attach(session.liveView, cameraName: "camera")
         cameras.withLock { $0 = session.cameras }
+        sequences.withLock { $0 = session.sequences }
         sessionCatalogue.withLock { $0 = session.catalogue }
         progress.start(session, hub: hub, name: self.session)
         // Every page hears of each shot once it has its catalogue id, and of every change of
@@ -205,6 +208,22 @@ extension WebTrigger {
     /// waits for the answer, on the calling thread (a connection's own), at most `timeout`.
     func settings(_ request: SettingsRequest, timeout: Duration = .seconds(60)) -> SettingsAnswer? {
         waitForAnswer(timeout) { events, answer in events.send(request, answer: answer) }
+    }
+
+    /// Starts the sequence `name` (it takes its turn among the events) and returns at
+    /// once: a sequence may run for hours. Its frames reach the pages as every answer
+    /// does; its own answer goes out as a `sequence` event. False when no session takes it.
+    func startSequence(_ name: String, from client: String) -> Bool {
+        guard let events = channel.withLock({ $0 }) else { return false }
+        let session = self.session
+        log.info("web: sequence '\(LogText.escaped(name))' asked by \(client)")
+        events.send(SequenceRequest(name, origin: "web \(client)")) { [hub] answer in
+            hub.publish("sequence") { access in
+                access.admitsLive(session: session) ? ["name": answer.request.name, "summary": answer.summary,
+                                                       "cause": answer.failure?.cause.rawValue ?? NSNull()] : nil
+            }
+        }
+        return true
     }
 
     /// Asks through the session's channel and waits for the one answer.

@@ -30,6 +30,34 @@ function showProgress(shots) {
   if (shots.length) window.progressSeen = (window.progressSeen || []).concat(shots.map((shot) => shot.phase));
 }
 
+// Sequences the config plans: the operator picks one and runs it; Exit stops it between
+// frames. Its frames come as shots; its end as a `sequence` event.
+function showSequences(names) {
+  if (!$("sequences")) return;
+  $("sequences").hidden = !names.length;
+  $("sequence-name").replaceChildren(...names.map((name) => Object.assign(document.createElement("option"), { value: name, textContent: name })));
+}
+
+async function runSequence() {
+  const name = $("sequence-name").value;
+  $("run-sequence").disabled = true;
+  try {
+    const response = await fetch("/api/sequence", { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify({ name }) });
+    const answer = await response.json();
+    if (!response.ok) { $("run-sequence").disabled = false; return showError(Object.assign(new Error(answer.error), { fix: answer.fix })); }
+    $("state").className = ""; $("state").textContent = "sequence " + name + " running";
+  } catch (error) {
+    $("run-sequence").disabled = false; showError(new Error("no answer: " + error.message));
+  }
+}
+
+function sequenceEnded(sequence) {
+  if ($("run-sequence")) $("run-sequence").disabled = false;
+  $("state").className = sequence.cause ? "photoFailed" : "photoSuccess";
+  $("state").textContent = sequence.summary;
+  document.body.dataset.sequence = sequence.summary;
+}
+
 function setMode(mode) { $("mode").textContent = mode; $("mode").className = mode; }
 
 // The share panel: the viewer link (the session that runs, by default), or a link of its
@@ -66,6 +94,7 @@ async function start() {
   app.stored = status.stored; app.failed = status.failed;
   $("stored").textContent = app.stored; $("failed").textContent = app.failed;
   liveView.setCameras(status.liveViewCameras || []);
+  showSequences(status.sequences || []);
   if ($("show-live")) $("show-live").hidden = $("ghost").hidden = !status.liveView;
   app.started = true;
   if (app.view === "live") setView("live");
@@ -79,6 +108,7 @@ async function start() {
   events.addEventListener("marked", (m) => onMarked(JSON.parse(m.data)));
   events.addEventListener("copied", (m) => onCopied(JSON.parse(m.data)));
   events.addEventListener("progress", (m) => showProgress(JSON.parse(m.data).shots));
+  events.addEventListener("sequence", (m) => sequenceEnded(JSON.parse(m.data)));
   // A new connection may be a new run of the session, whose shot numbers start again.
   events.onopen = () => { answered.clear(); document.body.dataset.ready = "yes"; };
 }
@@ -97,6 +127,7 @@ if ($("share")) $("share").onclick = () => share().catch(showError);
 if ($("share-chosen")) $("share-chosen").onclick = () => share({ shots: [...new Set(app.chosen.filter((p) => p.shot.id).map((p) => p.shot.id))] }).catch(showError);
 $("new-shot").onclick = () => { app.current = 0; $("new-shot").hidden = true; $("grid").scrollTop = 0; render(); };
 $("pin").onclick = pin;
+if ($("run-sequence")) $("run-sequence").onclick = () => runSequence();
 $("raw").onclick = () => loupe.toggleRAW();
 $("zoom-fit").onclick = () => loupe.setZoom("fit");
 $("zoom-100").onclick = () => loupe.setZoom(1);

@@ -82,6 +82,9 @@ public struct SessionView: Sendable {
     /// preview; not each downloaded byte. A display reads ``shotsInFlight`` then, instead
     /// of asking on a timer. (Added in contract 9.4.)
     public var observeShotsInFlight: @Sendable (@escaping @Sendable () -> Void) -> Void = { _ in }
+    /// The names of the sequences the config plans (``SequenceRequest``), sorted: what a
+    /// display may offer to run. (Added in contract 9.4.)
+    public var sequences: [String] = []
 
     /// Creates a view. The coordinator makes these; tests can make their own.
     public init(liveView: (any LiveViewSource)?, cameras: @escaping @Sendable () async -> [CameraStatus],

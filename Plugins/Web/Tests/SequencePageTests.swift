@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import TestSupport
+import Testing
+
+extension ReviewSuites {
+    /// Issue 45: a sequence from the page.
+    @Suite("web: the operator runs a sequence from the page", .serialized, .timeLimit(.minutes(3)))
+    struct SequencePageTests {
+        @Test("the page offers the config's sequences; Run shoots a focus stack of 4 on the virtual camera through libgphoto2, each frame on the page as a shot and the end said ('sequenceDone stack: 4 of 4 taken'); a viewer cannot run one, an unknown one is 404 with the names")
+        func runFromPage() async throws {
+            let folder = TemporaryDirectory("sequence-page")
+            let home = TemporaryDirectory("sequence-page-home")
+            let camera = try await FakeCamera(["--lens"], home: home)
+            let config = try writeConfig("""
+            version: 1
+            session: stack
+            backend: {type: gphoto2, port: "\(camera.portSpec)"}
+            triggers:
+              - type: stdin
+              - {type: web, listen: "127.0.0.1:0", token: "operator-secret-1234567890", viewerToken: "viewer-secret-1234567890"}
+            sinks: [{type: files, directory: \(folder.file("out")), filename: "{sequence}-{frame:02}.{ext}"}]
+            sequences:
+              stack: {kind: focus-stack, frames: 4, from: 1600, step: 2, settle: 0s}
+              bracket: {kind: bracket, frames: 3, setting: shutterspeed}
+            """, in: folder)
+            let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
+            let port = try #require(await webPort(session), "\(session.stderrSoFar)")
+            let run = try await browse(port, "/#view=grid&token=operator-secret-1234567890", [
+                "wait:document.body.dataset.ready == 'yes' && !document.getElementById('sequences').hidden",
+                "eval:JSON.stringify([...document.querySelectorAll('#sequence-name option')].map((o) => o.value))",
+                "eval:(() => { document.getElementById('sequence-name').value = 'stack'; return true; })()",
+                "click:run-sequence",
+                "wait:(document.body.dataset.sequence || '').startsWith('sequence') && app.total == 4",
+                "eval:document.body.dataset.sequence",
+                "eval:JSON.stringify(app.shots.map((s) => s.state))",
+            ], session: session)
+            #expect(run.json("JSON.stringify([...document.querySelectorAll('#sequence-name option')].map((o) => o.value))") as? [String] == ["bracket", "stack"])
+            #expect(run.value("document.body.dataset.sequence") as? String == "sequenceDone stack: 4 of 4 taken", "\(run.output)")
+            #expect(run.json("JSON.stringify(app.shots.map((s) => s.state))") as? [String] == Array(repeating: "photoSuccess", count: 4))
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder.file("out")).filter { $0.hasSuffix(".jpg") }.sorted()
+            #expect(names == ["stack-01.jpg", "stack-02.jpg", "stack-03.jpg", "stack-04.jpg"])
+            let viewer = try await http("POST", "/api/sequence", port: port, headers: ["Authorization": "Bearer viewer-secret-1234567890", "Content-Type": "application/json"],
+                                        body: Data("{\"name\":\"stack\"}".utf8))
+            #expect(viewer.status == 403)
+            let unknown = try await http("POST", "/api/sequence", port: port, headers: ["Authorization": "Bearer operator-secret-1234567890", "Content-Type": "application/json"],
+                                         body: Data("{\"name\":\"stak\"}".utf8))
+            #expect(unknown.status == 404 && (unknown.json?["fix"] as? String) == "the sequences are: bracket, stack", "\(unknown.json ?? [:])")
+            session.signal(SIGTERM)
+            #expect(await session.wait(timeout: .seconds(60)).status == 0)
+        }
+    }
+}
