@@ -103,7 +103,9 @@ let package = Package(
         // The worker's confinement (no_new_privs, capabilities, user, Landlock, a seccomp
         // filter), applied before libgphoto2 loads.
         .target(name: "CWorkerConfinement", path: "Plugins/GPhoto2/Confinement", linkerSettings: [.linkedLibrary("seccomp")]),
-        .target(name: "GPhoto2Camera", dependencies: [kit, support, "CGPhoto2", "CWorkerConfinement", "GPhoto2Backend"], path: "Plugins/GPhoto2/Camera",
+        // A JPEG decoded while its bytes arrive, in the camera worker (libjpeg-turbo's libjpeg).
+        .target(name: "CStreamDecoder", path: "Plugins/GPhoto2/StreamDecoder", linkerSettings: [.linkedLibrary("jpeg")]),
+        .target(name: "GPhoto2Camera", dependencies: [kit, support, "CGPhoto2", "CWorkerConfinement", "CStreamDecoder", "GPhoto2Backend"], path: "Plugins/GPhoto2/Camera",
                 swiftSettings: strict),
         .executableTarget(name: "shutterpipe-camera-worker", dependencies: ["GPhoto2Camera"], path: "Plugins/GPhoto2/Worker", swiftSettings: strict),
         // libmicrohttpd's variadic calls, wrapped in C for the web plugin.

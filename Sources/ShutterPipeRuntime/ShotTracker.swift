@@ -74,12 +74,17 @@ public final class ShotTracker: Sendable {
         for observer in observers.withLock({ $0 }) { observer() }
     }
 
-    /// An early preview from the backend: it belongs to the shot being captured, as its
-    /// download reports do; one larger than ``EarlyPreview/largest`` is dropped.
+    /// An early preview from the backend: it belongs to the shot whose download reported
+    /// its file (a preview decoded during the download may come once the shot is being
+    /// stored), else to the shot being captured; one larger than ``EarlyPreview/largest``
+    /// is dropped.
     func show(_ preview: EarlyPreview) {
         guard preview.jpeg.count <= EarlyPreview.largest else { return }
+        let key = "\(preview.camera ?? "")/\(preview.file)"
         let taken = state.withLock { shots -> Bool in
-            guard let number = shots.values.filter({ $0.phase != .storing }).min(by: { $0.number < $1.number })?.number else { return false }
+            let owner = shots.values.filter { $0.downloads[key] != nil }.max { $0.number < $1.number }
+                ?? shots.values.filter({ $0.phase != .storing }).min(by: { $0.number < $1.number })
+            guard let number = owner?.number else { return false }
             shots[number]?.preview = preview
             return true
         }

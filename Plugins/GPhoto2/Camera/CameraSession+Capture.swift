@@ -202,7 +202,8 @@ extension CameraSession {
             // paints it while the rest is still coming. Only for the first try: a second
             // brings the same picture.
             let thumbnail: ((Data) -> Void)? = sizes.isEmpty ? { [send] jpeg in Self.sendThumbnail(jpeg, of: path, send) } : nil
-            do { size = try camera.download(path, into: descriptor, progress: progress.report, thumbnail: thumbnail) } catch {
+            let preview: (@Sendable (Data) -> Void)? = sizes.isEmpty ? { @Sendable [send] jpeg in CameraSession.sendThumbnail(jpeg, of: path, source: "preview", send) } : nil
+            do { size = try camera.download(path, into: descriptor, progress: progress.report, thumbnail: thumbnail, preview: preview) } catch {
                 Glibc.close(descriptor)
                 throw error
             }
@@ -216,13 +217,14 @@ extension CameraSession {
                             detail: "the camera sent \(sizes.map(String.init).joined(separator: " and then ")) bytes of the \(announced ?? 0) it announced; the shot stays on the card")
     }
 
-    /// Sends a file's thumbnail in an in-memory file of its own (a JPEG of up to 512 KiB
-    /// does not fit a message); one that cannot be made is simply not shown.
-    static func sendThumbnail(_ jpeg: Data, of path: CardPath, _ send: @Sendable (WorkerMessage, [Int32]) -> Void) {
-        guard let descriptor = try? SharedBytes.create(named: "\(path.name) thumbnail") else { return }
+    /// Sends a file's thumbnail, or its preview decoded as it downloaded, in an in-memory
+    /// file of its own (a JPEG of up to 512 KiB does not fit a message); one that cannot be
+    /// made is simply not shown.
+    static func sendThumbnail(_ jpeg: Data, of path: CardPath, source: String = "camera thumbnail", _ send: @Sendable (WorkerMessage, [Int32]) -> Void) {
+        guard let descriptor = try? SharedBytes.create(named: "\(path.name) \(source)") else { return }
         defer { Glibc.close(descriptor) }
         guard (try? DescriptorIO.writeAll(jpeg, to: descriptor)) != nil else { return }
-        send(.event(.thumbnail(file: path.name)), [descriptor])
+        send(.event(source == "camera thumbnail" ? .thumbnail(file: path.name) : .preview(file: path.name)), [descriptor])
     }
 
     /// Each event on its own: a shot goes out as soon as it is downloaded, and an event

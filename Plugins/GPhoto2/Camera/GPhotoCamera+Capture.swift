@@ -161,9 +161,15 @@ extension GPhotoCamera {
     ///
     /// `thumbnail` hears, once, the small JPEG at the front of the file (``ExifThumbnail``)
     /// as soon as its bytes are in: a display paints it long before the file is whole.
+    ///
+    /// `preview` hears, once, the file's sharp preview decoded while its bytes arrived
+    /// (``StreamPreview``: a JPEG only), on a thread of its own, shortly after the download.
     func download(_ path: CameraPath, into descriptor: Int32, progress: @escaping (Int64) -> Void = { _ in },
-                  thumbnail: ((Data) -> Void)? = nil) throws(GPhotoFailure) -> Int {
-        let target = DownloadTarget(descriptor: descriptor, progress: progress, thumbnail: thumbnail)
+                  thumbnail: ((Data) -> Void)? = nil, preview: (@Sendable (Data) -> Void)? = nil) throws(GPhotoFailure) -> Int {
+        let isJPEG = ["jpg", "jpeg"].contains(PathName.fileExtension(path.name).lowercased())
+        let stream = isJPEG ? preview.flatMap { StreamPreview(made: $0) } : nil
+        defer { stream?.finish() }
+        let target = DownloadTarget(descriptor: descriptor, progress: progress, thumbnail: thumbnail, stream: stream)
         var file: OpaquePointer?
         try check(gp_file_new_from_handler(&file, DownloadTarget.handler, Unmanaged.passUnretained(target).toOpaque()), "preparing a download")
         defer { gp_file_unref(file) }
@@ -231,10 +237,14 @@ final class DownloadTarget {
     /// How many of them decide the next look.
     private var needed = 4
 
-    init(descriptor: Int32, progress: @escaping (Int64) -> Void, thumbnail: ((Data) -> Void)? = nil) {
+    /// The preview decoded as the bytes arrive, if one is wanted.
+    private let stream: StreamPreview?
+
+    init(descriptor: Int32, progress: @escaping (Int64) -> Void, thumbnail: ((Data) -> Void)? = nil, stream: StreamPreview? = nil) {
         self.descriptor = descriptor
         self.progress = progress
         self.thumbnail = thumbnail
+        self.stream = stream
     }
 
     /// Keeps the front of the file until the thumbnail is found (or known to be absent),
@@ -287,6 +297,7 @@ final class DownloadTarget {
         }
         written += Int64(count)
         lookForThumbnail(data, count: count)
+        stream?.feed(UnsafeRawBufferPointer(start: data, count: count))
         progress(written)
         return GP_OK
     }

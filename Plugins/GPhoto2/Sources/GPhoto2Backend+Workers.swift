@@ -89,12 +89,14 @@ extension GPhoto2Backend {
             log.log(LogLevel(rawValue: level) ?? .info, message, [("camera", camera), ("source", "worker")])
         case .progress(let file, let bytes, let total):
             state.withLock { $0.context }?.report(DownloadProgress(file: file, camera: isRig ? camera : nil, bytes: bytes, total: total))
-        case .thumbnail(let file):
+        case .thumbnail(let file), .preview(let file):
             // A worker's file like a photo's: sealed before it is mapped, and no larger
             // than a display takes.
             guard let descriptor = descriptors.first, let context = state.withLock({ $0.context }),
                   let jpeg = try? SharedBytes.map(descriptor), jpeg.count <= EarlyPreview.largest else { return }
-            context.show(EarlyPreview(file: file, camera: isRig ? camera : nil, jpeg: Data(jpeg), source: "camera thumbnail"))
+            let source = if case .preview = event { "preview" } else { "camera thumbnail" }
+            log.debug("\(file): \(source) from the camera worker, \(jpeg.count) bytes, before the photo is stored", [("camera", camera)])
+            context.show(EarlyPreview(file: file, camera: isRig ? camera : nil, jpeg: Data(jpeg), source: source))
         }
     }
 }

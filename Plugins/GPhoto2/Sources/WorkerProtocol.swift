@@ -267,6 +267,9 @@ public enum WorkerEvent: Codable, Sendable, Equatable {
     /// The thumbnail at the front of a file being downloaded (``ExifThumbnail``), in the
     /// in-memory file attached: a JPEG for display only, sent before the file is whole.
     case thumbnail(file: String)
+    /// The file's sharp preview, decoded while it downloaded (a JPEG of about 1600 px,
+    /// upright), in the in-memory file attached; sent shortly after the download.
+    case preview(file: String)
 }
 
 /// One message from a worker.

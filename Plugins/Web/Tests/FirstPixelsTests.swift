@@ -105,6 +105,8 @@ extension ReviewSuites {
             #expect(outcome.status == 0)
             // Made once, from the bytes: the stored file's preview is that one.
             #expect(outcome.stderr.contains("preview of shot 1 made from its bytes before they were stored"), "\(outcome.stderr)")
+            // The camera worker decoded it too, while the bytes came: upright, about 1600 px.
+            #expect(outcome.stderr.contains("IMG_0001.JPG: preview from the camera worker"), "\(outcome.stderr)")
             #expect(!outcome.stderr.contains("IMG_0001.jpg' made in") && !outcome.stderr.contains(".jpg' made in"), "decoded again from the file: \(outcome.stderr)")
         }
     }

@@ -41,6 +41,33 @@ public enum ExifThumbnail {
         return data.subdata(in: data.startIndex + range.lowerBound..<data.startIndex + range.upperBound)
     }
 
+    /// The EXIF orientation (1-8) in the first bytes of a JPEG, 1 when it says none.
+    public static func orientation(in bytes: UnsafeRawBufferPointer) -> Int {
+        let reader = Reader(bytes: bytes)
+        guard reader.count >= 4, reader.byte(0) == 0xFF, reader.byte(1) == 0xD8 else { return 1 }
+        var index = 2
+        while index + 10 <= reader.count, reader.byte(index) == 0xFF {
+            let marker = reader.byte(index + 1)
+            if marker == 0xDA || marker == 0xD9 { return 1 }
+            let length = Int(reader.byte(index + 2)) << 8 | Int(reader.byte(index + 3))
+            guard length >= 2 else { return 1 }
+            if marker == 0xE1, reader.matches(index + 4, [0x45, 0x78, 0x69, 0x66, 0, 0]) {
+                let tiff = index + 10
+                let segment = Reader(bytes: reader.bytes, limit: min(reader.count, index + 2 + length))
+                let little = segment.byte(tiff) == 0x49
+                let ifd = tiff + segment.number(tiff + 4, 4, little)
+                let entries = segment.number(ifd, 2, little)
+                for entry in 0..<min(entries, 1000) where segment.number(ifd + 2 + entry * 12, 2, little) == 0x0112 {
+                    let value = segment.number(ifd + 2 + entry * 12 + 8, 2, little)
+                    return (1...8).contains(value) ? value : 1
+                }
+                return 1
+            }
+            index += 2 + length
+        }
+        return 1
+    }
+
     private static func inJPEG(_ reader: Reader) -> Finding {
         var index = 2
         while true {

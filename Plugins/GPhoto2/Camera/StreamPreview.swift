@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import CStreamDecoder
+import Foundation
+import ShutterPipeSupport
+
+/// A camera JPEG's preview decoded while its bytes come off the wire (libjpeg with a
+/// suspending source, scaled in the DCT: CStreamDecoder), so that a display has the sharp
+/// picture a few milliseconds after the last byte instead of a whole decode after the file
+/// is stored.
+///
+/// The download's thread only copies each piece in (``feed(_:)``); a thread of its own at
+/// SCHED_IDLE decodes, so a download is never slowed and a busy machine only gets the
+/// preview later. Once the download has ended (``finish()``) and the picture is whole, it
+/// is turned upright (the EXIF orientation in the file's front), encoded, and handed to
+/// `made` on that thread. A damaged JPEG, or one over the pixel budget, gives none.
+final class StreamPreview: @unchecked Sendable {  // its mutable state is only touched under `condition`
+    /// The long edge of the preview: the page's.
+    static let longEdge: Int32 = 1600
+    /// The largest picture decoded (the page's default budget).
+    static let maxPixels: Int64 = 200_000_000
+
+    private let condition = NSCondition()
+    private var pieces: [Data] = []
+    private var ended = false
+    private var front = Data()
+    private var finished = false
+    private let made: @Sendable (Data) -> Void
+
+    /// Whether the decoding thread is done with everything it was fed (for tests).
+    var drained: Bool { condition.withLock { finished } }
+
+    init?(made: @escaping @Sendable (Data) -> Void) {
+        guard let stream = sp_stream_new(Self.longEdge, Self.maxPixels) else { return nil }
+        self.made = made
+        let box = StreamBox(stream)
+        OwnedThread.start("shutterpipe worker preview") { [self] in
+            var parameters = sched_param(sched_priority: 0)
+            let schedIdle: Int32 = 5  // SCHED_IDLE, which Glibc shows only under _GNU_SOURCE
+            _ = sched_setscheduler(0, schedIdle, &parameters)
+            decode(box.stream)
+            sp_stream_free(box.stream)
+            condition.withLock { finished = true }
+        }
+    }
+
+    /// The next piece of the file; returns at once.
+    func feed(_ bytes: UnsafeRawBufferPointer) {
+        let piece = Data(bytes)
+        condition.lock()
+        if front.count < 256 << 10 { front.append(piece.prefix((256 << 10) - front.count)) }
+        pieces.append(piece)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// The download has ended: the preview follows when the picture is whole.
+    func finish() {
+        condition.lock()
+        ended = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func decode(_ stream: OpaquePointer) {
+        var result: Int32 = 1
+        while true {
+            condition.lock()
+            while pieces.isEmpty && !ended { condition.wait() }
+            let batch = pieces
+            pieces.removeAll()
+            let done = ended && batch.isEmpty
+            condition.unlock()
+            if done { break }
+            for piece in batch where result == 1 {
+                result = piece.withUnsafeBytes { sp_stream_feed(stream, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
+            }
+            // Whole (the tail is not needed) or failed: the rest is only drained.
+        }
+        guard result == 2 else { return }
+        let orientation = condition.withLock { front }.withUnsafeBytes { ExifThumbnail.orientation(in: $0) }
+        var out: UnsafeMutablePointer<UInt8>?
+        var size: UInt = 0
+        guard sp_stream_jpeg(stream, Int32(orientation), 85, &out, &size) == 0, let out else { return }
+        let jpeg = Data(bytes: out, count: Int(size))
+        free(out)
+        made(jpeg)
+    }
+}
+
+/// The decoder's handle, handed to its thread.
+private struct StreamBox: @unchecked Sendable {  // used by one thread at a time: the decoding one
+    let stream: OpaquePointer
+    init(_ stream: OpaquePointer) { self.stream = stream }
+}

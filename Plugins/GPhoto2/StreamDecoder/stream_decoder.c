@@ -1,0 +1,196 @@
+#include "stream_decoder.h"
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jpeglib.h>
+
+struct sp_error {
+    struct jpeg_error_mgr manager;
+    jmp_buf jump;
+};
+
+struct sp_stream {
+    struct jpeg_decompress_struct info;
+    struct sp_error error;
+    struct jpeg_source_mgr source;
+    unsigned char *data;       /* every byte fed so far (libjpeg may step back within what it was given) */
+    size_t size, capacity;
+    size_t offset;             /* where libjpeg goes on from, in data */
+    size_t skip_to;            /* a skip past what had arrived: where to go on once it has (0: none) */
+    int state;                 /* 0 header, 1 starting, 2 scanlines, 3 whole, -1 failed */
+    int long_edge;
+    long long max_pixels;
+    unsigned char *pixels;
+    int width, height;
+};
+
+static void on_error(j_common_ptr info) {
+    struct sp_error *error = (struct sp_error *)info->err;
+    longjmp(error->jump, 1);
+}
+
+static void on_message(j_common_ptr info) { (void)info; }  /* warnings: a damaged tail still gives a picture */
+
+static void init_source(j_decompress_ptr info) { (void)info; }
+static boolean fill_input_buffer(j_decompress_ptr info) { (void)info; return FALSE; }  /* suspend: more bytes come */
+static void term_source(j_decompress_ptr info) { (void)info; }
+
+static void skip_input_data(j_decompress_ptr info, long count) {
+    struct jpeg_source_mgr *source = info->src;
+    if (count <= 0) return;
+    if ((size_t)count <= source->bytes_in_buffer) {
+        source->next_input_byte += count;
+        source->bytes_in_buffer -= (size_t)count;
+    } else {
+        /* Past what arrived: skipped once it comes. */
+        sp_stream *stream = (sp_stream *)info->client_data;
+        stream->skip_to = (size_t)(source->next_input_byte - stream->data) + (size_t)count;
+        source->next_input_byte += source->bytes_in_buffer;
+        source->bytes_in_buffer = 0;
+    }
+}
+
+sp_stream *sp_stream_new(int long_edge, long long max_pixels) {
+    sp_stream *stream = calloc(1, sizeof *stream);
+    if (!stream) return NULL;
+    stream->long_edge = long_edge;
+    stream->max_pixels = max_pixels;
+    stream->info.err = jpeg_std_error(&stream->error.manager);
+    stream->error.manager.error_exit = on_error;
+    stream->error.manager.output_message = on_message;
+    if (setjmp(stream->error.jump)) { free(stream); return NULL; }
+    jpeg_create_decompress(&stream->info);
+    stream->info.client_data = stream;
+    stream->source.init_source = init_source;
+    stream->source.fill_input_buffer = fill_input_buffer;
+    stream->source.skip_input_data = skip_input_data;
+    stream->source.resync_to_restart = jpeg_resync_to_restart;
+    stream->source.term_source = term_source;
+    stream->info.src = &stream->source;
+    return stream;
+}
+
+/* Runs the decoder as far as the bytes go. */
+static int advance(sp_stream *stream) {
+    struct jpeg_decompress_struct *info = &stream->info;
+    if (setjmp(stream->error.jump)) { stream->state = -1; return -1; }
+    if (stream->state == 0) {
+        if (jpeg_read_header(info, TRUE) == JPEG_SUSPENDED) return 1;
+        if ((long long)info->image_width * info->image_height > stream->max_pixels || info->image_width == 0 || info->image_height == 0) {
+            stream->state = -1;
+            return -1;
+        }
+        unsigned int edge = info->image_width > info->image_height ? info->image_width : info->image_height;
+        unsigned int denom = 1;
+        while (denom < 8 && (edge + denom - 1) / denom > (unsigned int)stream->long_edge) denom *= 2;
+        info->scale_num = 1;
+        info->scale_denom = denom;
+        info->out_color_space = JCS_RGB;
+        info->dct_method = JDCT_IFAST;
+        info->do_fancy_upsampling = FALSE;
+        stream->state = 1;
+    }
+    if (stream->state == 1) {
+        if (!jpeg_start_decompress(info)) return 1;
+        stream->width = (int)info->output_width;
+        stream->height = (int)info->output_height;
+        if (info->output_components != 3) { stream->state = -1; return -1; }
+        stream->pixels = malloc((size_t)stream->width * stream->height * 3);
+        if (!stream->pixels) { stream->state = -1; return -1; }
+        stream->state = 2;
+    }
+    while (stream->state == 2 && info->output_scanline < info->output_height) {
+        JSAMPROW row = stream->pixels + (size_t)info->output_scanline * stream->width * 3;
+        if (jpeg_read_scanlines(info, &row, 1) == 0) return 1;
+    }
+    if (stream->state == 2) stream->state = 3;  /* whole: the rest of the file (its tail) is not needed */
+    return 2;
+}
+
+int sp_stream_feed(sp_stream *stream, const unsigned char *bytes, size_t count) {
+    if (stream->state < 0) return -1;
+    if (stream->state == 3) return 2;
+    if (stream->size + count > stream->capacity) {
+        size_t capacity = stream->capacity ? stream->capacity : 1 << 20;
+        while (capacity < stream->size + count) capacity *= 2;
+        unsigned char *grown = realloc(stream->data, capacity);
+        if (!grown) { stream->state = -1; return -1; }
+        stream->data = grown;
+        stream->capacity = capacity;
+    }
+    memcpy(stream->data + stream->size, bytes, count);
+    stream->size += count;
+    size_t start = stream->offset;
+    if (stream->skip_to) {
+        if (stream->skip_to > stream->size) return 1;  /* still skipping what a marker said to skip */
+        start = stream->skip_to;
+        stream->skip_to = 0;
+    }
+    /* Positions, not pointers, across calls: the buffer moves as it grows. */
+    stream->source.next_input_byte = stream->data + start;
+    stream->source.bytes_in_buffer = stream->size - start;
+    int result = advance(stream);
+    stream->offset = (size_t)(stream->source.next_input_byte - stream->data);
+    return result;
+}
+
+int sp_stream_jpeg(sp_stream *stream, int orientation, int quality, unsigned char **out, unsigned long *size) {
+    if (stream->state != 3) return -1;
+    int w = stream->width, h = stream->height;
+    int turned = orientation >= 5 && orientation <= 8;
+    int ow = turned ? h : w, oh = turned ? w : h;
+    unsigned char *upright = malloc((size_t)ow * oh * 3);
+    if (!upright) return -1;
+    for (int y = 0; y < h; y++) {
+        for (int x = 0; x < w; x++) {
+            int tx, ty;
+            switch (orientation) {
+            case 2: tx = w - 1 - x; ty = y; break;
+            case 3: tx = w - 1 - x; ty = h - 1 - y; break;
+            case 4: tx = x; ty = h - 1 - y; break;
+            case 5: tx = y; ty = x; break;
+            case 6: tx = h - 1 - y; ty = x; break;
+            case 7: tx = h - 1 - y; ty = w - 1 - x; break;
+            case 8: tx = y; ty = w - 1 - x; break;
+            default: tx = x; ty = y; break;
+            }
+            memcpy(upright + ((size_t)ty * ow + tx) * 3, stream->pixels + ((size_t)y * w + x) * 3, 3);
+        }
+    }
+    struct jpeg_compress_struct info;
+    struct sp_error error;
+    info.err = jpeg_std_error(&error.manager);
+    error.manager.error_exit = on_error;
+    error.manager.output_message = on_message;
+    *out = NULL;
+    *size = 0;
+    if (setjmp(error.jump)) { jpeg_destroy_compress(&info); free(upright); free(*out); *out = NULL; return -1; }
+    jpeg_create_compress(&info);
+    jpeg_mem_dest(&info, out, size);
+    info.image_width = (JDIMENSION)ow;
+    info.image_height = (JDIMENSION)oh;
+    info.input_components = 3;
+    info.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&info);
+    jpeg_set_quality(&info, quality, TRUE);
+    info.dct_method = JDCT_IFAST;
+    jpeg_start_compress(&info, TRUE);
+    while (info.next_scanline < info.image_height) {
+        JSAMPROW row = upright + (size_t)info.next_scanline * ow * 3;
+        jpeg_write_scanlines(&info, &row, 1);
+    }
+    jpeg_finish_compress(&info);
+    jpeg_destroy_compress(&info);
+    free(upright);
+    return 0;
+}
+
+void sp_stream_free(sp_stream *stream) {
+    if (!stream) return;
+    jpeg_destroy_decompress(&stream->info);
+    free(stream->data);
+    free(stream->pixels);
+    free(stream);
+}

@@ -1,0 +1,69 @@
+import Dispatch
+import Foundation
+@testable import GPhoto2Camera
+import Synchronization
+import Testing
+import TestSupport
+
+@Suite("camera worker: a JPEG's preview decoded while it downloads", .timeLimit(.minutes(2)))
+struct StreamPreviewTests {
+    /// Feeds `file` in pieces of `piece` bytes, as a download would, and waits (off the pool)
+    /// for the preview.
+    static func preview(of file: Data, piece: Int) async throws -> Data? {
+        let made = Mutex<Data?>(nil)
+        let arrived = DispatchSemaphore(value: 0)
+        let stream = try #require(StreamPreview { jpeg in made.withLock { $0 = jpeg }; arrived.signal() })
+        var offset = 0
+        while offset < file.count {
+            let end = min(file.count, offset + piece)
+            file[offset..<end].withUnsafeBytes { stream.feed($0) }
+            offset = end
+        }
+        stream.finish()
+        _ = try await offThePool { arrived.wait(timeout: .now() + 60) }
+        return made.withLock { $0 }
+    }
+
+    @Test("a portrait camera JPEG (EXIF orientation 6) fed in 7 KiB pieces: the preview is upright, the size the page shows (the long edge at most 1600 px), and Pillow finds it the photo turned by its orientation")
+    func upright() async throws {
+        let folder = TemporaryDirectory("stream-preview")
+        let photo = folder.file("photo.jpg")
+        _ = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/Browser/pixels.py", "tagged", photo, "2400", "1600", "6"])
+        let jpeg = try #require(try await Self.preview(of: Data(contentsOf: URL(fileURLWithPath: photo)), piece: 7 * 1024))
+        let made = folder.file("preview.jpg")
+        try jpeg.write(to: URL(fileURLWithPath: made))
+        // 2400×1600 at 1/2 is 1200×800; turned upright by orientation 6: 800×1200.
+        let shape = try await runProgram(["/usr/bin/python3", "-c", "import sys; from PIL import Image; print(Image.open(sys.argv[1]).size)", made])
+        #expect(shape.text.trimmingCharacters(in: .whitespacesAndNewlines) == "(800, 1200)", "\(shape.text)")
+        // The photo upright, halved by Pillow, against the preview: the same picture.
+        let halved = folder.file("halved.png")
+        _ = try await runProgram(["/usr/bin/python3", "-c", "import sys; from PIL import Image, ImageOps; ImageOps.exif_transpose(Image.open(sys.argv[1])).convert('RGB').resize((800, 1200)).save(sys.argv[2])", photo, halved])
+        let compared = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/Browser/pixels.py", "compare", made, "0", "0", halved, "0", "0", "800", "1200"])
+        let mean = (try JSONSerialization.jsonObject(with: compared.data) as? [String: Any])?["mean"] as? Double ?? 255
+        #expect(mean < 6, "mean difference per value \(mean)")
+    }
+
+    @Test("a damaged JPEG, one that ends early, and bytes that are no JPEG give no preview and no crash")
+    func damaged() async throws {
+        let folder = TemporaryDirectory("stream-preview-damaged")
+        let photo = folder.file("photo.jpg")
+        _ = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/Browser/pixels.py", "tagged", photo, "640", "480", "1"])
+        let file = try Data(contentsOf: URL(fileURLWithPath: photo))
+        #expect(try await Self.previewOrNone(of: file.prefix(file.count / 2)) == nil)
+        #expect(try await Self.previewOrNone(of: Data("not a jpeg at all".utf8)) == nil)
+        var garbled = file
+        for index in stride(from: 600, to: garbled.count - 2, by: 97) { garbled[index] = 0xFF }
+        _ = try await Self.previewOrNone(of: garbled)  // may or may not make one: it must not crash
+    }
+
+    /// The preview, or nil once the decoder has had everything and made none.
+    static func previewOrNone(of file: Data) async throws -> Data? {
+        let made = Mutex<Data?>(nil)
+        guard let stream = StreamPreview(made: { jpeg in made.withLock { $0 = jpeg } }) else { return nil }
+        file.withUnsafeBytes { stream.feed($0) }
+        stream.finish()
+        // The decoder's thread ends once it has drained what it was fed; it made one or not.
+        #expect(await eventually { stream.drained })
+        return made.withLock { $0 }
+    }
+}
