@@ -141,9 +141,10 @@ int sp_stream_jpeg(sp_stream *stream, int orientation, int quality, unsigned cha
     int w = stream->width, h = stream->height;
     int turned = orientation >= 5 && orientation <= 8;
     int ow = turned ? h : w, oh = turned ? w : h;
-    unsigned char *upright = malloc((size_t)ow * oh * 3);
+    int upright_already = orientation < 2 || orientation > 8;
+    unsigned char *upright = upright_already ? stream->pixels : malloc((size_t)ow * oh * 3);
     if (!upright) return -1;
-    for (int y = 0; y < h; y++) {
+    for (int y = 0; y < h && !upright_already; y++) {
         for (int x = 0; x < w; x++) {
             int tx, ty;
             switch (orientation) {
@@ -166,7 +167,7 @@ int sp_stream_jpeg(sp_stream *stream, int orientation, int quality, unsigned cha
     error.manager.output_message = on_message;
     *out = NULL;
     *size = 0;
-    if (setjmp(error.jump)) { jpeg_destroy_compress(&info); free(upright); free(*out); *out = NULL; return -1; }
+    if (setjmp(error.jump)) { jpeg_destroy_compress(&info); if (!upright_already) free(upright); free(*out); *out = NULL; return -1; }
     jpeg_create_compress(&info);
     jpeg_mem_dest(&info, out, size);
     info.image_width = (JDIMENSION)ow;
@@ -183,7 +184,7 @@ int sp_stream_jpeg(sp_stream *stream, int orientation, int quality, unsigned cha
     }
     jpeg_finish_compress(&info);
     jpeg_destroy_compress(&info);
-    free(upright);
+    if (!upright_already) free(upright);
     return 0;
 }
 

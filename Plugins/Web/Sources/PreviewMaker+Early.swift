@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 import Foundation
 import ShutterPipeKit
 import ShutterPipeSupport
@@ -19,6 +22,10 @@ extension PreviewMaker {
         }
         guard start else { return }
         OwnedThread.start("shutterpipe web early preview") { [self] in
+            // Below the sinks' storing (nice 10): the photo's own store, and the answer that
+            // says it is durable, never wait for a preview (the camera worker's, decoded
+            // as the bytes came, is on the page meanwhile).
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
             let started = ContinuousClock.now
             let result = Result { () throws(ShutterError) -> Data in try Self.makeFromJPEG(jpeg, longEdge: longEdge, budget: budget).0 }
             let adoptedAs = state.withLock { state -> String? in

@@ -45,7 +45,9 @@ final class ProgressFeed: Sendable {
                 }
             }
             self.previews.withLock { kept in
-                kept = Dictionary(uniqueKeysWithValues: now.compactMap { shot in shot.preview.map { (shot.number, $0) } })
+                // A stored shot's page may still show its early preview: the last few stay.
+                for shot in now { if let preview = shot.preview { kept[shot.number] = preview } }
+                if kept.count > Self.kept { for number in kept.keys.sorted().prefix(kept.count - Self.kept) { kept[number] = nil } }
             }
             guard hub.count > 0 else { return }
             let told = now.map(Self.json)
@@ -73,7 +75,10 @@ final class ProgressFeed: Sendable {
         tellNow.withLock { $0 }?()
     }
 
-    /// The early preview of shot `number`, while it is in flight.
+    /// How many shots' early previews are kept (the latest ones).
+    static let kept = 8
+
+    /// The early preview of shot `number`, while it is in flight and a little after.
     func preview(of number: Int) -> EarlyPreview? {
         previews.withLock { $0[number] }
     }
