@@ -168,10 +168,7 @@ function onPhoto(photo) {
   const early = app.shots.findIndex((s) => s && s.inFlight && s.inFlight === number);
   if (early >= 0) {
     const before = app.shots[early], shot = fromPhoto(photo);
-    // A sharp early preview on screen stays: the photo's own is the same picture, later.
-    if (before.frames[0].previewSource === "preview" && shot.frames.length === 1) {
-      shot.preview = shot.thumbnail = shot.frames[0].preview = shot.frames[0].thumbnail = before.frames[0].preview;
-    }
+    // The loupe keeps the early picture on screen until the photo's own is decoded (viewer.js).
     clearTimeout(before.leaving); carryOver(before, shot); app.shots[early] = shot; render(); return;
   }
   if (filtered() && app.catalogue) return;  // the catalogue's "shot" event tells whether it belongs

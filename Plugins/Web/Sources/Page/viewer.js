@@ -31,6 +31,19 @@ class Viewer {
       if (this.view.zoom !== "fit") this.loadFull();
       return;
     }
+    // The photo of the shot in flight on screen: the same picture, stored now. The early one
+    // stays until the photo's own preview is decoded, then gives way: nothing blank between.
+    const landed = this.shot && this.shot.inFlight && this.frame && this.frame.previewSource === "preview" && shot && !shot.inFlight
+      && frame && frame.preview && !this.preview.hidden && shot.shotID && Number(String(shot.shotID).split("#").pop()) === this.shot.inFlight;
+    if (landed) {
+      this.shot = shot; this.frame = frame; this.picture = picture; this.full = null;
+      const key = pictureKey(picture), next = new Image();
+      next.onload = () => { if (pictureKey(this.picture) === key) this.preview.src = this.shownPreview = frame.preview; };
+      next.src = frame.preview;
+      if (this.main) $("raw").hidden = !frame.hasRAW;
+      this.draw();
+      return;
+    }
     this.shot = shot; this.frame = frame; this.picture = picture; this.full = null; this.clip = null; this.fromRAW = false;
     if (this.main) { $("raw").hidden = !frame || !frame.hasRAW; $("raw").setAttribute("aria-pressed", "false"); }
     this.tiles.replaceChildren(); this.tileImages.clear();
