@@ -167,8 +167,13 @@ final class VirtualCamera: Sendable {
             // The exposure's settings as they were at the shot, as a camera records them in
             // its EXIF: tests see which values a capture was taken with.
             let comment = "shutterpipe-fakecam shot \(number) \(Self.exposure(state)) \(Date().timeIntervalSince1970)"
-            let jpeg = chart.map { $0.jpeg(width: options.width, height: options.height, distance: lens.millimetres.load(ordering: .relaxed), comment: comment) }
+            let synthesised = chart.map { $0.jpeg(width: options.width, height: options.height, distance: lens.millimetres.load(ordering: .relaxed), comment: comment) }
                 ?? SyntheticJPEG.make(width: options.width, height: options.height, shot: number, detail: options.detail, comment: comment)
+            // The camera's EXIF right after SOI: what the exposure was taken with.
+            let exif = CameraExif.segment(exposureTime: Double(state.properties[0x500D]?.current ?? 0) / 10_000,
+                                          fNumber: Double(state.properties[0x5007]?.current ?? 0) / 100, iso: state.properties[0x500F]?.current ?? 0,
+                                          focusMillimetres: chart == nil ? nil : lens.millimetres.load(ordering: .relaxed))
+            let jpeg = synthesised.prefix(2) + exif + synthesised.dropFirst(2)
             if rawPlusJPEG {
                 var raw = Data("SPRAW1\0".utf8)
                 raw.append(Data("virtual raw of shot \(number)\n".utf8))

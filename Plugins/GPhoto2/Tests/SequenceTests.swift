@@ -61,7 +61,7 @@ struct SequenceTests {
                 "the sweep passes the sharp distance once: \(values)")
     }
 
-    @Test("Config/bracket.yaml, 'sequence bracket': 0, -1 and +1 EV of shutter speed around 1/125 (1/125, 1/250, and 1/30, the camera's next slower speed), each frame exposed so (the camera's record in the photo), named with its offset, and 1/125 put back")
+    @Test("Config/bracket.yaml, 'sequence bracket': 0, -1 and +1 EV of shutter speed around 1/125 (1/125, 1/250, and 1/30, the camera's next slower speed), each frame exposed so (the camera's EXIF and record in the photo), named with its offset and carrying it in XMP, and 1/125 put back")
     func bracket() async throws {
         let camera = try await FakeCamera()
         let folder = TemporaryDirectory("sequence-bracket")
@@ -73,6 +73,12 @@ struct SequenceTests {
         #expect(exposures == ["bracket-0001-ev0.jpg": "iso 100 f/5.6 1/125 s", "bracket-0002-ev-1.jpg": "iso 100 f/5.6 1/250 s",
                               "bracket-0003-ev+2.1.jpg": "iso 100 f/5.6 1/30 s"], "\(exposures)")
         #expect(propertyLog(camera, "0x500d").last == 80 || propertyLog(camera, "0x500D").last == 80, "1/125 put back: \(camera.logText)")
+        // The stepped exposure in each frame's EXIF, as the camera wrote it and exiftool reads it.
+        let stored = folder.file("captures/bracket")
+        let names = ["bracket-0001-ev0.jpg", "bracket-0002-ev-1.jpg", "bracket-0003-ev+2.1.jpg"].map { "\(stored)/\($0)" }
+        let tags = try await ExifTool.tags(names, extra: ["-n"])
+        #expect(names.map { tags[$0]?["ExifIFD:ExposureTime"].map { String($0.prefix(6)) } } == ["0.008", "0.004", "0.0333"], "\(names.map { tags[$0] ?? [:] })")
+        #expect(names.map { tags[$0]?["XMP-shutterpipe:ExposureOffset"] } == ["0.0", "-1.0", "2.06"], "\(names.map { tags[$0] ?? [:] })")
     }
 
     @Test("rule 17: an exit while a focus stack's third frame is held at the camera cancels it there: three frames taken and answered, six cancelled, the lens back where it was found, and the exit answered after")

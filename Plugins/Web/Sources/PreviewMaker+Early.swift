@@ -22,10 +22,10 @@ extension PreviewMaker {
         }
         guard start else { return }
         OwnedThread.start("shutterpipe web early preview") { [self] in
-            // Below the sinks' storing (nice 10): the photo's own store, and the answer that
-            // says it is durable, never wait for a preview (the camera worker's, decoded
-            // as the bytes came, is on the page meanwhile).
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
+            // At the sinks' own level (nice 10): the photo's store and the answer that says
+            // it is durable take their share beside it; lower, a busy machine starved it
+            // for a minute while the page's request for the stored photo's preview waited.
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
             let started = ContinuousClock.now
             let result = Result { () throws(ShutterError) -> Data in try Self.makeFromJPEG(jpeg, longEdge: longEdge, budget: budget).0 }
             let adoptedAs = state.withLock { state -> String? in

@@ -92,7 +92,7 @@ extension ReviewSuites {
                 "wait:(document.body.dataset.shown || '').startsWith('preview') && loupe.shot.inFlight && window.paints.length > 0",
                 "eval:\(state)",
                 "screenshot:\(folder.file("sharp.png"))",
-                "wait:(document.body.dataset.shown || '').startsWith('preview') && app.total == 1 && !app.shots[0].inFlight && app.shots[0].state == 'photoSuccess'",
+                "wait:(document.body.dataset.shown || '').startsWith('preview') && app.total == 1 && !app.shots[0].inFlight && ['photoSuccess', 'stored'].includes(app.shots[0].state)",
                 "eval:\(state)",
             ], session: session)
             #expect(await eventually(timeout: .seconds(150)) { FileManager.default.fileExists(atPath: folder.file("sharp.png")) || !session.isRunning })
@@ -108,8 +108,9 @@ extension ReviewSuites {
             #expect(outcome.status == 0)
             // Made once, from the bytes: the stored file's preview is that one.
             #expect(outcome.stderr.contains("preview of shot 1 made from its bytes before they were stored"), "\(outcome.stderr)")
-            // The camera worker decoded it too, while the bytes came: upright, about 1600 px.
-            #expect(outcome.stderr.contains("IMG_0001.JPG: preview from the camera worker"), "\(outcome.stderr)")
+            // (The camera worker decodes it too, as the bytes come, on idle CPU only: on a busy
+            // machine it may come late or not at all, so it is not asserted here; its own
+            // tests are StreamPreviewTests.)
             #expect(!outcome.stderr.contains("IMG_0001.jpg' made in") && !outcome.stderr.contains(".jpg' made in"), "decoded again from the file: \(outcome.stderr)")
         }
     }

@@ -121,7 +121,9 @@ function ensureLoaded(from, to) {
     const generation = app.generation;
     get("/api/shots?limit=100&offset=" + start + (filtered() ? "&" + filterQuery() : "")).then((page) => {
       if (generation !== app.generation) return;
-      app.total = page.total + app.provisional;
+      // Never below what is already here: a page asked for before a shot was recorded
+      // counts it neither in its total nor, by then, among the provisional ones.
+      app.total = Math.max(page.total + app.provisional, app.shots.filter(Boolean).length);
       page.shots.forEach((shot, i) => {
         normalize(shot);
         const top = app.shots.findIndex((s, j) => j < app.provisional && s && s.shotID && s.shotID === shot.shotID);
@@ -177,7 +179,7 @@ function onPhoto(photo) {
 
 // First pixels: a shot in flight whose camera sent its thumbnail (before the file is
 // whole) goes on top at once with that picture, as a placeholder the photo replaces.
-// One that ends without a photo (it failed before any) goes after a few seconds.
+// One that ends without a photo (it failed before any) goes after half a minute.
 // The shot numbers whose photo came: a progress event told late never brings them back.
 const answered = new Set();
 function showEarly(shots) {
@@ -202,12 +204,14 @@ function showEarly(shots) {
   for (const shot of app.shots) {
     if (!shot || !shot.inFlight || flying.has(shot.inFlight) || shot.leaving) continue;
     shot.leaving = setTimeout(() => {
+      // Its photo came (and took its place), or comes yet: only a shot that ended without
+      // one goes.
       const index = app.shots.indexOf(shot);
-      if (index < 0) return;
-      app.shots.splice(index, 1); app.total -= 1; app.provisional -= 1;
+      if (index < 0 || answered.has(shot.inFlight)) return;
+      app.shots.splice(index, 1); app.total -= 1; app.provisional = Math.max(0, app.provisional - 1);
       if (app.current > index) app.current -= 1;
       render();
-    }, 5000);
+    }, 30000);
   }
 }
 
@@ -227,7 +231,7 @@ function onRecorded(shot) {
   if (index >= 0) {
     const before = app.shots[index];
     if (before.provisional) {
-      app.provisional -= 1; shot.preview = before.preview || shot.preview;
+      app.provisional = Math.max(0, app.provisional - 1); shot.preview = before.preview || shot.preview;
       shot.frames.forEach((frame) => { const was = before.frames.find((f) => f.camera === frame.camera); if (was && !frame.preview) frame.preview = was.preview; });
     }
     carryOver(before, shot);
