@@ -4,6 +4,7 @@
 import CStreamDecoder
 import Foundation
 import ShutterPipeSupport
+import Synchronization
 
 /// A camera JPEG's preview decoded while its bytes come off the wire (libjpeg with a
 /// suspending source, scaled in the DCT: CStreamDecoder), so that a display has the sharp
@@ -31,8 +32,21 @@ final class StreamPreview: @unchecked Sendable {  // its mutable state is only t
     /// Whether the decoding thread is done with everything it was fed (for tests).
     var drained: Bool { condition.withLock { finished } }
 
+    /// Decoders still at work: one at a time. In a burst the decoding thread (idle CPU
+    /// only) may lag; a download that comes meanwhile gets no streamed preview rather than
+    /// another copy of its bytes waiting in memory (the page decodes it from the photo).
+    private static let active = Mutex(0)
+
     init?(made: @escaping @Sendable (Data) -> Void) {
-        guard let stream = sp_stream_new(Self.longEdge, Self.maxPixels) else { return nil }
+        guard Self.active.withLock({ count -> Bool in
+            guard count == 0 else { return false }
+            count += 1
+            return true
+        }) else { return nil }
+        guard let stream = sp_stream_new(Self.longEdge, Self.maxPixels) else {
+            Self.active.withLock { $0 -= 1 }
+            return nil
+        }
         self.made = made
         let box = StreamBox(stream)
         OwnedThread.start("shutterpipe worker preview") { [self] in
@@ -41,6 +55,7 @@ final class StreamPreview: @unchecked Sendable {  // its mutable state is only t
             _ = sched_setscheduler(0, schedIdle, &parameters)
             decode(box.stream)
             sp_stream_free(box.stream)
+            Self.active.withLock { $0 -= 1 }
             condition.withLock { finished = true }
         }
     }

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-@Suite("camera worker: a JPEG's preview decoded while it downloads", .timeLimit(.minutes(2)))
+@Suite("camera worker: a JPEG's preview decoded while it downloads", .serialized, .timeLimit(.minutes(2)))
 struct StreamPreviewTests {
     /// Feeds `file` in pieces of `piece` bytes, as a download would, and waits (off the pool)
     /// for the preview.
@@ -43,6 +43,19 @@ struct StreamPreviewTests {
         #expect(mean < 6, "mean difference per value \(mean)")
     }
 
+    @Test("one decoder at a time: a download that comes while one is at work gets none (its bytes never wait twice in memory), and the next after it does")
+    func oneAtATime() async throws {
+        let ignore: @Sendable (Data) -> Void = { _ in }
+        let first = try #require(StreamPreview(made: ignore))
+        let second = StreamPreview(made: ignore)
+        #expect(second == nil)
+        first.finish()
+        #expect(await eventually { first.drained })
+        let next = try #require(StreamPreview(made: ignore))
+        next.finish()
+        #expect(await eventually { next.drained })
+    }
+
     @Test("a damaged JPEG, one that ends early, and bytes that are no JPEG give no preview and no crash")
     func damaged() async throws {
         let folder = TemporaryDirectory("stream-preview-damaged")
@@ -59,7 +72,8 @@ struct StreamPreviewTests {
     /// The preview, or nil once the decoder has had everything and made none.
     static func previewOrNone(of file: Data) async throws -> Data? {
         let made = Mutex<Data?>(nil)
-        guard let stream = StreamPreview(made: { jpeg in made.withLock { $0 = jpeg } }) else { return nil }
+        let handler: @Sendable (Data) -> Void = { jpeg in made.withLock { $0 = jpeg } }
+        let stream = try #require(StreamPreview(made: handler), "one decoder at a time: the last one is done")
         file.withUnsafeBytes { stream.feed($0) }
         stream.finish()
         // The decoder's thread ends once it has drained what it was fed; it made one or not.
