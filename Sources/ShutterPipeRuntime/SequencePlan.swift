@@ -157,11 +157,11 @@ extension SequencePlan {
             }
             return (steps, frames > 1 ? [SettingChange(key: current.key, value: Self.number(-step * Double(frames - 1)))] : [])
         case (.focusStack, .menu):
-            let positions = current.choices.compactMap { choice in SettingValues.number(choice).map { (choice, $0) } }.sorted { $0.1 < $1.1 }
+            let positions = current.choices.compactMap { choice in SettingText.number(in: choice).map { (choice, $0) } }.sorted { $0.1 < $1.1 }
             guard positions.count > 1 else {
                 throw ShutterError(.invalidConfiguration, "sequence '\(name)': '\(current.key)' has no positions to step through (\(current.choices.joined(separator: ", ")))")
             }
-            let start = from ?? SettingValues.number(current.value) ?? positions[0].1
+            let start = from ?? SettingText.number(in: current.value) ?? positions[0].1
             var index = positions.indices.min { abs(positions[$0].1 - start) < abs(positions[$1].1 - start) }!
             let direction = farToNear ? -1 : 1
             let last = index + direction * step * (frames - 1)
@@ -208,14 +208,8 @@ extension SequencePlan {
     /// an ISO's log2, an f-number's −2·log2.
     static func exposure(_ value: String, of key: String) -> Double? {
         let lowered = key.lowercased()
-        if lowered.contains("shutter") || lowered.contains("exposuretime") {
-            var text = value.trimmingCharacters(in: .whitespaces).lowercased()
-            if text.hasSuffix("s") { text.removeLast() }
-            let parts = text.split(separator: "/")
-            let seconds: Double? = parts.count == 2 ? Double(parts[0]).flatMap { a in Double(parts[1]).map { a / $0 } } : Double(text)
-            return seconds.flatMap { $0 > 0 ? log2($0) : nil }
-        }
-        guard let number = SettingValues.number(value), number > 0 else { return nil }
+        guard let number = SettingText.number(in: value), number > 0 else { return nil }
+        if lowered.contains("shutter") || lowered.contains("exposuretime") { return log2(number) }
         if lowered.contains("iso") { return log2(number) }
         if lowered.contains("f-number") || lowered.contains("aperture") || lowered.contains("fnumber") { return -2 * log2(number) }
         return nil
@@ -228,18 +222,5 @@ extension SequencePlan {
 
     static func number(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)
-    }
-}
-
-/// Numbers in settings' values as cameras word them ("1000 mm", "f/5.6", "400").
-enum SettingValues {
-    static func number(_ text: String) -> Double? {
-        var digits = ""
-        var started = false
-        for character in text {
-            if character.isNumber || character == "." || (character == "-" && !started) { digits.append(character); started = true }
-            else if started { break }
-        }
-        return Double(digits)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 
 /// The names a setting goes by. Config keys and `shutterpipe set` take friendly names
 /// with the usual libgphoto2 widget names behind them (`aperture` is `aperture` on Canon
@@ -86,18 +87,9 @@ public enum SettingValues {
         }
     }
 
-    /// The number a setting text stands for: `1/125` → 0.008, `0.0080s` → 0.008, `f/5.6` →
-    /// 5.6, `ISO 200` → 200.
+    /// The number a setting text stands for (Support's ``SettingText``).
     public static func number(in text: String) -> Double? {
-        var cleaned = text.lowercased()
-        for noise in ["iso", "f/", "sec", "s"] { cleaned = cleaned.replacingOccurrences(of: noise, with: "") }
-        cleaned = cleaned.trimmingCharacters(in: .whitespaces)
-        if let slash = cleaned.firstIndex(of: "/") {
-            guard let numerator = Double(cleaned[..<slash]), let denominator = Double(cleaned[cleaned.index(after: slash)...]),
-                  denominator != 0 else { return nil }
-            return numerator / denominator
-        }
-        return Double(cleaned)
+        SettingText.number(in: text)
     }
 
     /// Checks a batch of changes against the settings they name (`nil`: the camera has no
