@@ -1,6 +1,7 @@
 import Foundation
 import ShutterPipeKit
 import ShutterPipeSupport
+import Synchronization
 
 /// Sequences: rule 17. A sequence takes its turn among the events and runs to its end as
 /// one turn: each frame is a capture answered to the trigger that asked, its setting
@@ -55,7 +56,9 @@ extension ShutterCoordinator {
         log.info("sequence '\(plan.name)' from \(by): a \(plan.kind.words) of \(steps.count) frame(s)\(key.map { ", stepping \($0)" } ?? "")",
                  [("event", "sequenceStarted"), ("sequence", plan.name)])
         ingress?.sequenceStarted()
-        let before = (status.photosStored, status.photosFailed)
+        // The frames' own answers, counted as they are handed over (a shot from the camera's
+        // button meanwhile is not one of them).
+        let tally = Mutex((taken: 0, failed: 0))
         var answer = SequenceAnswer(request: request, kind: plan.kind.words, planned: steps.count)
         let began = ContinuousClock.now
         var changed = false
@@ -90,7 +93,11 @@ extension ShutterCoordinator {
             }
             sequenceFrame = step.frame
             var event = TriggerEvent(.capture, origin: "sequence \(plan.name) frame \(index + 1)/\(steps.count)")
-            if let eachFrame = request.eachFrame { event.answerHandle().observe(eachFrame) }
+            let eachFrame = request.eachFrame
+            event.answerHandle().observe { frame in
+                tally.withLock { frame.state == .photoSuccess ? ($0.taken += 1) : ($0.failed += 1) }
+                eachFrame?(frame)
+            }
             await capture(event, from: trigger, started: .now)
             sequenceFrame = nil
             if plan.kind == .spin && index + 1 < steps.count {
@@ -114,8 +121,7 @@ extension ShutterCoordinator {
             }
         }
         ingress?.sequenceEnded()
-        answer.taken = status.photosStored - before.0
-        answer.failed = status.photosFailed - before.1
+        (answer.taken, answer.failed) = tally.withLock { ($0.taken, $0.failed) }
         log.info("\(answer.summary) in \(formatDuration(ContinuousClock.now - began))", [("event", "sequenceEnded"), ("sequence", plan.name)])
         reply(answer)
     }
