@@ -44,31 +44,25 @@ public enum ExifThumbnail {
     /// The EXIF orientation (1-8) in the first bytes of a JPEG, 1 when it says none.
     public static func orientation(in bytes: UnsafeRawBufferPointer) -> Int {
         let reader = Reader(bytes: bytes)
-        guard reader.count >= 4, reader.byte(0) == 0xFF, reader.byte(1) == 0xD8 else { return 1 }
-        var index = 2
-        while index + 10 <= reader.count, reader.byte(index) == 0xFF {
-            let marker = reader.byte(index + 1)
-            if marker == 0xDA || marker == 0xD9 { return 1 }
-            let length = Int(reader.byte(index + 2)) << 8 | Int(reader.byte(index + 3))
-            guard length >= 2 else { return 1 }
-            if marker == 0xE1, reader.matches(index + 4, [0x45, 0x78, 0x69, 0x66, 0, 0]) {
-                let tiff = index + 10
-                let segment = Reader(bytes: reader.bytes, limit: min(reader.count, index + 2 + length))
-                let little = segment.byte(tiff) == 0x49
-                let ifd = tiff + segment.number(tiff + 4, 4, little)
-                let entries = segment.number(ifd, 2, little)
-                for entry in 0..<min(entries, 1000) where segment.number(ifd + 2 + entry * 12, 2, little) == 0x0112 {
-                    let value = segment.number(ifd + 2 + entry * 12 + 8, 2, little)
-                    return (1...8).contains(value) ? value : 1
-                }
-                return 1
-            }
-            index += 2 + length
+        guard reader.count >= 4, reader.byte(0) == 0xFF, reader.byte(1) == 0xD8,
+              case .at(let tiff, let end) = exifSegment(reader) else { return 1 }
+        let segment = Reader(bytes: reader.bytes, limit: min(reader.count, end))
+        guard segment.byte(tiff) == segment.byte(tiff + 1), segment.byte(tiff) == 0x49 || segment.byte(tiff) == 0x4D else { return 1 }
+        let little = segment.byte(tiff) == 0x49
+        let ifd = tiff + segment.number(tiff + 4, 4, little)
+        let entries = segment.number(ifd, 2, little)
+        for entry in 0..<min(entries, 1000) where segment.number(ifd + 2 + entry * 12, 2, little) == 0x0112 {
+            let value = segment.number(ifd + 2 + entry * 12 + 8, 2, little)
+            return (1...8).contains(value) ? value : 1
         }
         return 1
     }
 
-    private static func inJPEG(_ reader: Reader) -> Finding {
+    /// Where a JPEG's APP1 "Exif" segment is: its TIFF header and the segment's end.
+    private enum ExifPlace { case at(tiff: Int, end: Int), needs(Int), none }
+
+    /// Walks a JPEG's segments (after SOI) to its APP1 "Exif", stopping at the scan.
+    private static func exifSegment(_ reader: Reader) -> ExifPlace {
         var index = 2
         while true {
             guard index + 4 <= reader.count else { return .needs(index + 4) }
@@ -80,14 +74,20 @@ public enum ExifThumbnail {
             if marker == 0xE1 {
                 // "Exif\0\0", then a TIFF header: offsets count from that header.
                 guard index + 10 <= reader.count else { return .needs(index + 10) }
-                if reader.matches(index + 4, [0x45, 0x78, 0x69, 0x66, 0, 0]) {
-                    let segmentEnd = index + 2 + length
-                    guard segmentEnd <= reader.count else { return .needs(segmentEnd) }
-                    return inTIFF(Reader(bytes: reader.bytes, limit: segmentEnd), at: index + 10)
-                }
+                if reader.matches(index + 4, [0x45, 0x78, 0x69, 0x66, 0, 0]) { return .at(tiff: index + 10, end: index + 2 + length) }
             }
             index += 2 + length
             guard index < scanned else { return .none }
+        }
+    }
+
+    private static func inJPEG(_ reader: Reader) -> Finding {
+        switch exifSegment(reader) {
+        case .at(let tiff, let end):
+            guard end <= reader.count else { return .needs(end) }
+            return inTIFF(Reader(bytes: reader.bytes, limit: end), at: tiff)
+        case .needs(let more): return .needs(more)
+        case .none: return .none
         }
     }
 
