@@ -195,7 +195,12 @@ public final class FilesSink: PhotoSink, SessionObserver {
                 var metadata = PhotoMetadata()
                 metadata.sequence = frame
                 let tagged = MetadataTagger.tag(file.data, named: file.name, with: metadata)
-                if !tagged.needsSidecar { chunks = tagged.chunks }
+                if tagged.needsSidecar {
+                    log.debug("\(file.name): its place in sequence '\(frame.name)' not written (\(tagged.method)); the photo is stored as the camera made it")
+                } else {
+                    chunks = tagged.chunks
+                }
+                for note in tagged.notes { log.debug("\(file.name): \(note)") }
             }
             if let exif = options.exif {
                 let (metadata, problems) = exif.metadata(values, context: context)
