@@ -72,7 +72,7 @@ struct CameraBehaviourTests {
         #expect(await shoot(session, answers: 3).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar.suffix(2000))")
         #expect(await shoot(session, "exit", answers: 4).last == "exitedOrUnableToEnter")
         #expect(await shoot(session, "enter", answers: 5).last == "enteredPhotoMode", "\(session.stderrSoFar.suffix(2000))")
-        #expect(await shoot(session, answers: 6).last?.hasPrefix("photoSuccess") == true)
+        #expect(await shoot(session, answers: 6).last?.hasPrefix("photoSuccess") == true, "\(answerLines(session))\n\(session.stderrSoFar.suffix(4000))")
         session.send("exit\n")
         session.closeInput()
         let outcome = await session.wait(timeout: .seconds(30))
