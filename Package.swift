@@ -58,7 +58,7 @@ let builtInPlugins: [BuiltInPlugin] = [
     BuiltInPlugin(folder: "Upload", module: "UploadSink", testLinks: ["shutterpipe"]),
     // libmicrohttpd, libturbojpeg, and LibRaw and libheif for the previews of RAW and HEIF.
     // Its page is real files (Sources/Page), embedded in the binary at build time.
-    BuiltInPlugin(folder: "Web", module: "WebTrigger", links: ["CWebServer", "CTurboJPEG", "CLibRaw", "CHeif", "CTIFF", "CZlib"],
+    BuiltInPlugin(folder: "Web", module: "WebTrigger", links: ["CWebServer", "CRegionDecoder", "CTurboJPEG", "CLibRaw", "CHeif", "CTIFF", "CZlib"],
                   testLinks: [fixtures, "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"],
                   resources: ["index.html", "page.css", "script.js", "grid.js", "viewer.js", "loupe.js", "live.js", "camera-controls.js", "start.js"]
                       .map { .embedInCode("Page/\($0)") }),
@@ -110,6 +110,8 @@ let package = Package(
         .executableTarget(name: "shutterpipe-camera-worker", dependencies: ["GPhoto2Camera"], path: "Plugins/GPhoto2/Worker", swiftSettings: strict),
         // libmicrohttpd's variadic calls, wrapped in C for the web plugin.
         .target(name: "CWebServer", path: "Plugins/Web/CWebServer", linkerSettings: [.linkedLibrary("microhttpd")]),
+        // A rectangle of a JPEG decoded alone (libjpeg's crop and skip), for the web plugin's 100 % tiles.
+        .target(name: "CRegionDecoder", path: "Plugins/Web/CRegionDecoder", linkerSettings: [.linkedLibrary("jpeg")]),
 
         // Host
         // The runtime: the coordinator, pipeline assembly, ingress and the answer log. The

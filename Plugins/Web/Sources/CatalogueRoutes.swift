@@ -77,13 +77,16 @@ struct CatalogueRoutes: Sendable {
         do {
             switch what {
             case "/preview.jpg":
-                return .image(try trigger.previews.preview(of: source), type: "image/jpeg")
+                let preview = try trigger.previews.preview(of: source)
+                // The shot is on screen: its 100 % view is decoded ahead (a JPEG's).
+                trigger.fullImages.decodeAhead(source)
+                return .image(preview, type: "image/jpeg")
             case "/thumbnail.jpg":
                 return .image(try trigger.previews.thumbnail(of: source), type: "image/jpeg")
             case "/full.jpg":
                 return .image(try trigger.previews.fullSize(of: source), type: "image/jpeg")
             case "/image.json":
-                let image = try trigger.fullImages.image(of: source)
+                let image = try trigger.fullImages.dimensions(of: source)
                 return .json(["width": image.width, "height": image.height, "tileSize": FullImageCache.tileSize, "from": fromRAW ? "raw" : "photo"])
             case "/histogram.json":
                 return .json(try Histogram(jpeg: trigger.previews.preview(of: source)).json)

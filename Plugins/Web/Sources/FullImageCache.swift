@@ -1,6 +1,10 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 import CTurboJPEG
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 import Synchronization
 
 /// The page's 100 % view: a shot's full-size image decoded once, upright, kept in memory
@@ -16,13 +20,25 @@ import Synchronization
 ///   sensor's full size, else LibRaw's full demosaic (``FullSizeImage/rawSource(_:)``).
 /// - RGBImage images are kept up to `limit` bytes (a 24 MP one takes 72 MB), the one used
 ///   longest ago going first; two requests for the same image decode it once.
+/// - A JPEG is decoded ahead, on a thread of its own, as soon as its preview is asked for
+///   (the shot is on screen): one at a time, the latest shot's next, the others skipped.
+///   Until its whole decode is done, the tiles asked for are decoded alone
+///   (``TileRegions``), and its size comes from its header.
 final class FullImageCache: Sendable {
     static let tileSize = 512
+
+    private struct State {
+        var images: [(key: String, image: RGBImage)] = []
+        var making: [String: ImageJob<RGBImage>] = [:]
+        /// The decode ahead under way, and the photo whose decode comes after it.
+        var ahead: (running: Bool, next: String?) = (false, nil)
+    }
 
     private let limit: Int
     private let log: Logger
     let budget: DecodeBudget
-    private let state = Mutex<(images: [(key: String, image: RGBImage)], making: [String: ImageJob<RGBImage>])>(([], [:]))
+    private let regions: TileRegions
+    private let state = Mutex(State())
 
     /// A cache of `limit` bytes, which also makes room for every whole-image decode of
     /// `budget` before it starts (the decode and the images kept stay under `limit`).
@@ -30,6 +46,7 @@ final class FullImageCache: Sendable {
         self.limit = limit
         self.log = log
         self.budget = budget ?? DecodeBudget(maxPixels: DecodeBudget.defaults.maxPixels, memoryLimit: limit)
+        regions = TileRegions(budget: self.budget, log: log)
         self.budget.makeRoom { [weak self] bytes in
             self?.state.withLock { state in
                 var total = state.images.reduce(0) { $0 + $1.image.pixels.count }
@@ -82,14 +99,97 @@ final class FullImageCache: Sendable {
     /// The most tiles a side can have: a side of the largest picture the budget takes.
     static let maximumTileIndex = 1 << 20
 
+    /// The upright size of the photo at `path`: a JPEG's from its header (its whole decode
+    /// then starts ahead), any other's by decoding it.
+    func dimensions(of path: String) throws(ShutterError) -> (width: Int, height: Int) {
+        guard let jpeg = try headerOfJPEG(path) else {
+            let image = try image(of: path)
+            return (image.width, image.height)
+        }
+        decodeAhead(path)
+        return (jpeg.width, jpeg.height)
+    }
+
     /// Tile `column`, `row` of the photo at `path` as a PNG; `nil` outside the image. The
     /// coordinates come from a request: they are checked before any arithmetic, and before
-    /// the photo is decoded.
+    /// the photo is decoded. A JPEG not yet decoded whole gives the tile from a decode of
+    /// the tiles' region alone.
     func tile(of path: String, column: Int, row: Int) throws(ShutterError) -> Data? {
         guard (0..<Self.maximumTileIndex).contains(column), (0..<Self.maximumTileIndex).contains(row) else { return nil }
-        let decoded = try image(of: path)
-        guard column < (decoded.width + Self.tileSize - 1) / Self.tileSize, row < (decoded.height + Self.tileSize - 1) / Self.tileSize else { return nil }
-        return try PNGEncoder.encode(decoded, x: column * Self.tileSize, y: row * Self.tileSize, width: Self.tileSize, height: Self.tileSize)
+        let region: TileRegions.Region
+        if let decoded = cached(path) {
+            region = TileRegions.Region(image: decoded, x: 0, y: 0)
+        } else if let jpeg = try headerOfJPEG(path) {
+            guard column < (jpeg.width + Self.tileSize - 1) / Self.tileSize, row < (jpeg.height + Self.tileSize - 1) / Self.tileSize else { return nil }
+            decodeAhead(path)
+            let x = column * Self.tileSize, y = row * Self.tileSize
+            let rect = TileRegions.Rect(x: x, y: y, width: min(Self.tileSize, jpeg.width - x), height: min(Self.tileSize, jpeg.height - y))
+            let pixels = try regions.pixels(of: PreviewMaker.key(path), jpeg: jpeg.data, orientation: jpeg.orientation, width: jpeg.width, height: jpeg.height, rect: rect)
+            var image = pixels.image
+            image.iccProfile = jpeg.iccProfile
+            region = TileRegions.Region(image: image, x: pixels.x, y: pixels.y)
+        } else {
+            region = TileRegions.Region(image: try image(of: path), x: 0, y: 0)
+        }
+        let x = column * Self.tileSize - region.x, y = row * Self.tileSize - region.y
+        guard column * Self.tileSize < region.x + region.image.width, row * Self.tileSize < region.y + region.image.height, x >= 0, y >= 0 else { return nil }
+        return try PNGEncoder.encode(region.image, x: x, y: y, width: Self.tileSize, height: Self.tileSize)
+    }
+
+    /// The full-size image of `path` when it is decoded already.
+    private func cached(_ path: String) -> RGBImage? {
+        let key = PreviewMaker.key(path)
+        return state.withLock { state in
+            guard let index = state.images.firstIndex(where: { $0.key == key }) else { return nil }
+            let hit = state.images.remove(at: index)
+            state.images.append(hit)  // used last
+            return hit.image
+        }
+    }
+
+    /// A JPEG's bytes, upright size, orientation and profile, read from its header
+    /// (checked against the pixel budget); `nil` for a photo of another format.
+    private func headerOfJPEG(_ path: String) throws(ShutterError) -> (data: Data, width: Int, height: Int, orientation: Int, iccProfile: Data?)? {
+        guard PhotoFormat(path) == .jpeg else { return nil }
+        let jpeg = try PhotoFile.map(path)
+        guard let size = PreviewMaker.dimensions(jpeg) else { throw ShutterError(.unexpected, "'\(path)' is not a JPEG libturbojpeg can read") }
+        try budget.checkPixels(width: size.width, height: size.height, of: "the photo")
+        let metadata = JPEGMetadata(jpeg)
+        let swaps = metadata.orientation >= 5 && metadata.orientation <= 8
+        return (jpeg, swaps ? size.height : size.width, swaps ? size.width : size.height, metadata.orientation, metadata.iccProfile)
+    }
+
+    /// Decodes the JPEG at `path` whole on a thread of its own, at the sinks' priority
+    /// (nice 10: a store and its answer go first), unless it is decoded or being decoded.
+    /// One at a time: a photo asked for while one is decoded comes next, in the place of
+    /// any asked for before it (a burst passing by costs one decode, not one per shot).
+    func decodeAhead(_ path: String) {
+        guard PhotoFormat(path) == .jpeg else { return }
+        let key = PreviewMaker.key(path)
+        let start = state.withLock { state -> Bool in
+            guard !state.images.contains(where: { $0.key == key }), state.making[key] == nil else { return false }
+            guard !state.ahead.running else {
+                state.ahead.next = path
+                return false
+            }
+            state.ahead = (true, nil)
+            return true
+        }
+        guard start else { return }
+        OwnedThread.start("shutterpipe web full-size decode") { [self] in
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            var path = path
+            while true {
+                do throws(ShutterError) { _ = try image(of: path) } catch { log.debug("the full-size image of '\(path)' was not decoded ahead: \(error.message)") }
+                let next = state.withLock { state -> String? in
+                    let next = state.ahead.next
+                    state.ahead = (next != nil, nil)
+                    return next
+                }
+                guard let next else { return }
+                path = next
+            }
+        }
     }
 
     static func decode(_ path: String, budget: DecodeBudget) throws(ShutterError) -> RGBImage {
