@@ -21,6 +21,30 @@ struct InstallTests {
         for library in ["libgphoto2-6", "libexif12", "libyaml-0-2", "libdbus-1-3", "libmicrohttpd12", "libturbojpeg0", "libmosquitto1", "libseccomp2"] {
             #expect(depends.contains(library), "\(depends)")
         }
+        // Every system library the programs link themselves (the Swift runtime aside, which
+        // the package carries) comes from a package it depends on: libjpeg was once linked
+        // undeclared. (readelf is binutils', which the Swift toolchain links with.)
+        let declared = Set(depends.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").first.map(String.init) ?? "" })
+        for program in [try shutterpipeBinary(), "\(build)/shutterpipe-camera-worker"] {
+            let needed = try await runProgram(["readelf", "-d", program]).text.matches(of: /\(NEEDED\)\s+Shared library: \[([^\]]+)\]/).map { String($0.output.1) }
+            #expect(needed.contains { $0.hasPrefix("libjpeg.so") }, "\(program): \(needed)")
+            let resolved = try await runProgram(["ldd", program]).text
+            // The Swift runtime and the contract's library are the package's own copies.
+            let carried = ["libswift", "libFoundation", "libdispatch", "libBlocksRuntime", "lib_FoundationICU", "libShutterPipeKit", "ld-linux"]
+            for name in needed where !carried.contains(where: name.hasPrefix) {
+                guard let path = resolved.split(separator: "\n").first(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix(name + " => /") })?
+                    .split(separator: " ").first(where: { $0.hasPrefix("/") }) else {
+                    Issue.record("\(program) needs \(name), which ldd does not find")
+                    continue
+                }
+                // By the file's own name and folder (with /usr merged, dpkg may know it under /lib).
+                let file = URL(fileURLWithPath: String(path)).resolvingSymlinksInPath()
+                let owner = try await runProgram(["dpkg", "-S", "*/\(file.deletingLastPathComponent().lastPathComponent)/\(file.lastPathComponent)"]).text
+                    .split(separator: ":").first.map(String.init) ?? ""
+                #expect(declared.contains(owner) || owner.hasPrefix("libgcc") || owner.hasPrefix("libstdc++"),
+                        "\(program) links \(name) of '\(owner)', which Depends does not name: \(depends)")
+            }
+        }
         // The camera workers' user is made at install (shutterpipe makes it too, when missing).
         let postinst = try await runProgram(["dpkg-deb", "-I", deb, "postinst"]).text
         #expect(postinst.contains("useradd --system") && postinst.contains("shutterpipe-camera"), "\(postinst)")
