@@ -15,30 +15,32 @@ import ShutterPipeRuntime
 /// ```
 ///
 /// Without the key the catalogue is on, in `.shutterpipe/catalogue.sqlite` inside the
-/// first `files` sink's folder (the part of `directory` before any placeholder), and it
-/// indexes the photos of every `files` sink.
+/// first archive sink's folder (the part of its folder before any placeholder), and it
+/// indexes the photos of every archive sink. An archive sink is one that says where it
+/// keeps photos (``PhotoArchive``: the `files` sink, or a third-party one); the session's
+/// socket for marks is that of its first trigger that lets programs reach it
+/// (``SessionEntrance``). The host asks the plugins, never reads their options.
 struct CatalogueSetting {
     /// The catalogue file; `nil` when off.
     var path: String?
     /// The folders of the photos it indexes.
     var folders: [String]
-    /// The files sinks' sidecar naming.
-    var naming: XMPSidecar.Naming
+    /// The archive sinks' sidecar naming (the first one's).
+    var naming: SidecarNaming
     /// Why it is off, when the config did not say so itself.
     var note: String?
     /// Ratings and labels also go into JPEGs themselves (for Lightroom).
     var marksInJPEG = true
-    /// The socket through which marks reach the running session (its first socket
-    /// trigger's), for its claim on the catalogue.
+    /// The address through which marks reach the running session (its first session
+    /// entrance's), for its claim on the catalogue.
     var sessionSocket: String?
 
-    init(_ config: PipelineConfig) throws {
-        sessionSocket = try Self.sessionSocket(of: config)
-        let filesSinks = config.sinks.filter { $0.type == "files" }
-        folders = try filesSinks.compactMap { spec in
-            Self.fixedFolder(PluginOptions.expandingTilde(try spec.options.string("directory") ?? "./captures"))
-        }
-        naming = try filesSinks.first.flatMap { try $0.options.string("sidecarName") }.flatMap(XMPSidecar.Naming.init(rawValue:)) ?? .append
+    /// The setting of `config`, whose plugins `pipeline` made.
+    init(_ config: PipelineConfig, pipeline: Pipeline) throws {
+        sessionSocket = Self.entrance(of: pipeline)?.sessionAddress
+        let archives = pipeline.sinks.filter { $0.abilities.contains(.photoArchive) }.compactMap { ($0.sink as? any PhotoArchive)?.archive }
+        folders = archives.compactMap(\.folder)
+        naming = archives.first?.sidecarNaming ?? .append
         note = nil
         let top = config.topLevel
         if let node = try top.node("catalogue") {
@@ -50,7 +52,7 @@ struct CatalogueSetting {
                 path = try block.path("path") ?? folders.first.map(CatalogueRecorder.defaultPath(photosIn:))
                 marksInJPEG = try block.bool("marksInJPEG", default: true)
                 try block.rejectUnknownKeys()
-                if path == nil { throw block.error("no files sink with a fixed folder to keep the catalogue beside; set 'path'") }
+                if path == nil { throw block.error("no sink that keeps photos in a fixed folder to keep the catalogue beside; set 'path'") }
             default:
                 throw ConfigError("config: 'catalogue' must be 'off' or a map with a 'path'", at: node.location)
             }
@@ -60,26 +62,15 @@ struct CatalogueSetting {
             path = CatalogueRecorder.defaultPath(photosIn: first)
         } else {
             path = nil
-            if !filesSinks.isEmpty {
-                note = "catalogue: off: the files sink's folder has no fixed part before its placeholders; set catalogue.path to keep one"
+            if !archives.isEmpty {
+                note = "catalogue: off: the photos' folder has no fixed part before its placeholders; set catalogue.path to keep one"
             }
         }
     }
 
-    /// The part of a `directory` template before its first placeholder, as a folder;
-    /// `nil` when that is nothing or `/` (no folder to index).
-    static func fixedFolder(_ directory: String) -> String? {
-        guard let brace = directory.firstIndex(of: "{") else { return directory }
-        let prefix = String(directory[..<brace])
-        let folder = prefix.hasSuffix("/") ? String(prefix.dropLast()) : PathName.parent(prefix)
-        return folder.isEmpty || folder == "/" ? nil : folder
-    }
-
-    /// The socket of a pipeline's first `socket` trigger (its default when it names none);
-    /// nil when it has none.
-    static func sessionSocket(of config: PipelineConfig) throws -> String? {
-        guard let trigger = config.triggers.first(where: { $0.type == "socket" }) else { return nil }
-        return try trigger.options.path("path") ?? SessionSocket.defaultPath
+    /// The pipeline's first trigger that lets programs reach the running session.
+    static func entrance(of pipeline: Pipeline) -> (any SessionEntrance)? {
+        pipeline.triggers.lazy.filter { $0.abilities.contains(.sessionEntrance) }.compactMap { $0.source as? any SessionEntrance }.first
     }
 
     /// The catalogue sink for a pipeline, or `nil` when off.

@@ -47,8 +47,8 @@ public enum PipelineLoader {
             if case .config(let location) = refusal.given?.source { throw ConfigError("\(refusal)", at: location) }
             throw PluginPathError(refusal: refusal)
         }
-        let catalogue = try CatalogueSetting(config)
         var pipeline = try Pipeline(config: config, registry: registry, log: log, console: console)
+        let catalogue = try CatalogueSetting(config, pipeline: pipeline)
         if let note = catalogue.note { notes(note) }
         if let sink = catalogue.sink(session: config.session, log: log) { pipeline.sinks.append(sink) }
         return pipeline

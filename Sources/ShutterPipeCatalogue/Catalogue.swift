@@ -133,8 +133,8 @@ public final class Catalogue: @unchecked Sendable {
     }
 
     /// How this catalogue's sidecars are named (the files sink's `sidecarName`).
-    public func sidecarNaming() -> XMPSidecar.Naming {
-        ((try? setting("sidecarName")) ?? nil).flatMap(XMPSidecar.Naming.init(rawValue:)) ?? .append
+    public func sidecarNaming() -> SidecarNaming {
+        ((try? setting("sidecarName")) ?? nil).flatMap(SidecarNaming.init(rawValue:)) ?? .append
     }
 
     // MARK: Sessions and shots

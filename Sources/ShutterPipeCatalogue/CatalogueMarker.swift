@@ -90,8 +90,8 @@ public enum CatalogueMarker {
     /// naming's, and for a RAW both namings, kept in step: `IMG_1.CR2.xmp` (darktable,
     /// digiKam) and `IMG_1.xmp` (Lightroom, Capture One, Bridge). A JPEG's marks also go
     /// inside it (`marksInJPEG`, on by default), where Lightroom reads them.
-    static func sidecars(of file: CatalogueFile, naming: XMPSidecar.Naming) -> [String] {
+    static func sidecars(of file: CatalogueFile, naming: SidecarNaming) -> [String] {
         guard file.kind == .raw else { return [naming.sidecar(of: file.path)] }
-        return [XMPSidecar.Naming.append.sidecar(of: file.path), XMPSidecar.Naming.replace.sidecar(of: file.path)]
+        return [SidecarNaming.append.sidecar(of: file.path), SidecarNaming.replace.sidecar(of: file.path)]
     }
 }

@@ -30,7 +30,7 @@ extension Catalogue {
     ///
     /// At a session's start this is what makes the catalogue agree with the disk after a
     /// crash: photos stored between the last record and the kill come in here.
-    public func reconcile(folders: [String], naming: XMPSidecar.Naming) throws(CatalogueError) -> ReconcileReport {
+    public func reconcile(folders: [String], naming: SidecarNaming) throws(CatalogueError) -> ReconcileReport {
         var report = ReconcileReport()
         let known = try knownFiles()
         let onDisk = Self.photos(in: folders)
@@ -66,12 +66,12 @@ extension Catalogue {
     }
 
     /// A shot for photos found on disk.
-    static func importedShot(_ files: [CatalogueFile], modified: Date?, naming: XMPSidecar.Naming, refused: inout [String]) -> ShotRecord {
+    static func importedShot(_ files: [CatalogueFile], modified: Date?, naming: SidecarNaming, refused: inout [String]) -> ShotRecord {
         // The EXIF summary from the file libexif reads (a JPEG), else the first.
         let reference = files.first { $0.kind == .jpeg } ?? files.first
         let exif = reference.map { ExifReader.summary(of: $0.path) } ?? ExifSummary()
         var shot = ShotRecord(fired: exif.captureTime.flatMap(exifDate), stored: modified, state: .imported, files: files, exif: exif)
-        let other = XMPSidecar.Naming.allCases.first { $0 != naming }!
+        let other = SidecarNaming.allCases.first { $0 != naming }!
         // Each sidecar is opened once (``XMPSidecar/document(at:)``); one refused is said, by name.
         var marked = false
         for file in files {

@@ -23,7 +23,7 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         /// The folders whose photos it indexes (the files sinks' folders).
         public var folders: [String]
         /// How sidecars are named (the files sink's `sidecarName`).
-        public var naming: XMPSidecar.Naming
+        public var naming: SidecarNaming
 
         /// Ratings and labels also go into JPEGs themselves (`shots rate` reads it from the
         /// catalogue).
@@ -32,7 +32,7 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         /// claim on the catalogue (``SessionClaim``); nil when it has none.
         public var sessionSocket: String?
 
-        public init(path: String, folders: [String], naming: XMPSidecar.Naming = .append, marksInJPEG: Bool = false, sessionSocket: String? = nil) {
+        public init(path: String, folders: [String], naming: SidecarNaming = .append, marksInJPEG: Bool = false, sessionSocket: String? = nil) {
             self.path = path
             self.folders = folders
             self.naming = naming

@@ -20,7 +20,7 @@ final class CatalogueWriter: Sendable {
     struct Settings: Sendable {
         var path: String
         var folders: [String]
-        var naming: XMPSidecar.Naming
+        var naming: SidecarNaming
         var marksInJPEG: Bool
         var session: String
     }

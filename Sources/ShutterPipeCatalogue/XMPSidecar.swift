@@ -18,23 +18,6 @@ import ShutterPipeSupport
 /// renamed over the old one, and the folder is fsynced: a crash leaves the old sidecar
 /// or the new one, whole. Writers of one folder take turns (an `flock` on the folder).
 public enum XMPSidecar {
-    /// What a sidecar says about a shot.
-    /// How sidecars are named, as the files sink's `sidecarName` says.
-    public enum Naming: String, Sendable, CaseIterable {
-        /// `IMG_1.CR2.xmp`: darktable, digiKam (the files sink's default).
-        case append
-        /// `IMG_1.xmp`: Lightroom, Bridge, Capture One.
-        case replace
-
-        /// The sidecar of the photo at `path`.
-        public func sidecar(of path: String) -> String {
-            switch self {
-            case .append: return path + ".xmp"
-            case .replace: return PathName.deletingExtension(path) + ".xmp"
-            }
-        }
-    }
-
     static let xmpNamespace = "http://ns.adobe.com/xap/1.0/"
     static let ourNamespace = "http://ns.shutterpipe.org/1.0/"
     static let dcNamespace = "http://purl.org/dc/elements/1.1/"

@@ -13,7 +13,8 @@ extension FilesSink {
         public var exif: ExifOptions?
         /// When an XMP sidecar is written (with `exif` only).
         public var sidecars: SidecarPolicy = .auto
-        /// How sidecars are named.
+        /// How sidecars are named (the contract's ``SidecarNaming``, which the catalogue
+        /// reads through ``PhotoArchive``).
         public var sidecarName: SidecarNaming = .append
         /// Free space below which the session warns at start, in bytes.
         public var minFreeSpace: Int64 = 2_000_000_000
@@ -30,14 +31,6 @@ extension FilesSink {
             case always
             /// Never.
             case never
-        }
-
-        /// How a sidecar is named.
-        public enum SidecarNaming: String, Sendable, CaseIterable {
-            /// `IMG_1.CR2.xmp`, as darktable and digiKam do.
-            case append
-            /// `IMG_1.xmp`, as Lightroom and Capture One do.
-            case replace
         }
 
         /// The defaults: `./captures` and `{session}-{seq:04}.{ext}`.

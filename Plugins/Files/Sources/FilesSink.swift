@@ -5,13 +5,13 @@ import Synchronization
 
 /// A sink that writes every file of a photo into a folder, durably, under a name from a
 /// template, never overwriting anything.
-public final class FilesSink: PhotoSink, SessionObserver {
+public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
     /// The type name in configs.
     public static let typeName = "files"
 
     /// Registers the `files` type.
     public static func register(in registry: PluginRegistry) throws {
-        try registry.registerSink(typeName, summary: "writes photos into a folder durably (temp file, fsync, rename), never overwriting", abilities: [.sessionObserver]) { options, environment in
+        try registry.registerSink(typeName, summary: "writes photos into a folder durably (temp file, fsync, rename), never overwriting", abilities: [.sessionObserver, .photoArchive]) { options, environment in
             FilesSink(options: try Options(options), log: environment.log)
         }
     }
@@ -24,7 +24,7 @@ public final class FilesSink: PhotoSink, SessionObserver {
         var suffixes = CollisionSuffixes()
     }
 
-    private let options: Options
+    let options: Options
     private let log: Logger
     private let state = Mutex(State())
     /// The session's catalogue, which records each file's SHA-256: the sink hashes the
@@ -114,16 +114,6 @@ public final class FilesSink: PhotoSink, SessionObserver {
     public func availableCapacity() async -> Int64? {
         let directory = state.withLock { $0.lastDirectory } ?? staticDirectoryPrefix
         return await io.run { DurableWriter.availableBytes(at: directory) }
-    }
-
-    /// The folder of `directory` before its first placeholder (`./captures` for
-    /// `./captures/{session}`): what mirrors mirror, in the same layout.
-    static func staticPrefix(of directory: PlaceholderTemplate) -> String {
-        let text = directory.text
-        guard let brace = text.firstIndex(of: "{") else { return PluginOptions.expandingTilde(text) }
-        let before = String(text[..<brace])
-        let folder = before.hasSuffix("/") ? String(before.dropLast()) : PathName.parent(before)
-        return folder.isEmpty ? "." : PluginOptions.expandingTilde(folder)
     }
 
     /// Queues the copies of `files` to every mirror; durable before the shot is answered.

@@ -39,7 +39,7 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
 
     /// Registers the `socket` type.
     public static func register(in registry: PluginRegistry) throws {
-        try registry.registerTrigger(typeName, summary: "JSON lines on a Unix socket (0600); each request gets the answering state back", abilities: [.sessionObserver]) { options, environment in
+        try registry.registerTrigger(typeName, summary: "JSON lines on a Unix socket (0600); each request gets the answering state back", abilities: [.sessionObserver, .sessionEntrance]) { options, environment in
             SocketTrigger(options: try Options(options), log: environment.log)
         }
         try registry.registerCommand(TriggerCommand.self)
@@ -55,7 +55,7 @@ public final class SocketTrigger: TriggerSource, SessionObserver {
         var owed = 0
     }
 
-    private let options: Options
+    let options: Options
     private let log: Logger
     private let catalogue = Mutex<(any ShotCatalogue)?>(nil)
     private let clients = Mutex<(byID: [UInt32: Client], nextID: UInt32, stopping: Bool)>(([:], 1, false))

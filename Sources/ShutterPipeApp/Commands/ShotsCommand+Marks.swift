@@ -9,84 +9,62 @@ import ShutterPipeSupport
 extension ShotsCommand {
     /// Applies `changes` to shot `id`, and says where they went.
     func mark(_ id: Int, _ changes: [ShotMarkChange], _ context: CommandContext) async throws -> Int32 {
+        // With --catalogue the config is only asked for its way into the session (a broken
+        // one is passed over); without, it names the catalogue too.
+        let configured = catalogue == nil ? try pipeline(context) : try? pipeline(context)
         // A session that holds the catalogue takes the mark, whichever option named it: its
         // pages hear of it, and nothing writes behind its back.
-        if let file = try? catalogueFile(context), let holder = SessionClaim.holder(of: Catalogue.absolute(file)) {
-            guard let path = holder.socket else {
+        if let file = try? catalogueFile(context, pipeline: configured), let holder = SessionClaim.holder(of: Catalogue.absolute(file)) {
+            guard let address = holder.socket else {
                 throw CommandFailure("the session that runs (process \(holder.pid)) holds the catalogue '\(file)', and has no socket trigger to take marks: mark on its page, or add a socket trigger to its config")
             }
-            let line = Self.requestLine(id, camera: camera, changes)
-            let outcome = await BlockingQueue(label: "shots-socket").run { () -> Result<Data, SessionSocket.Failure> in
-                Result { () throws(SessionSocket.Failure) in try SessionSocket.request(line, to: path, timeout: .seconds(30)) }
-            }
-            switch outcome {
-            case .success(let reply): return try Self.report(reply, context)
-            case .failure(let failure): throw CommandFailure("the session that runs (process \(holder.pid)) holds the catalogue '\(file)': \(failure.description)")
+            switch await send(changes, of: id, to: address, through: try entrance(configured, context)) {
+            case .success(let line):
+                context.output.printLine(line)
+                return CommandContext.success
+            case .failure(let failure):
+                throw CommandFailure("the session that runs (process \(holder.pid)) holds the catalogue '\(file)': \(failure)")
             }
         }
-        if catalogue == nil, let path = try sessionSocket() {
-            let queue = BlockingQueue(label: "shots-socket")
-            let line = Self.requestLine(id, camera: camera, changes)
-            let outcome = await queue.run { () -> Result<Data, SessionSocket.Failure> in
-                Result { () throws(SessionSocket.Failure) in try SessionSocket.request(line, to: path, timeout: .seconds(30)) }
-            }
-            switch outcome {
-            case .success(let reply):
-                return try Self.report(reply, context)
+        if catalogue == nil, let address = socket.map(PluginOptions.expandingTilde) ?? configured.flatMap({ CatalogueSetting.entrance(of: $0)?.sessionAddress }) {
+            switch await send(changes, of: id, to: address, through: try entrance(configured, context)) {
+            case .success(let line):
+                context.output.printLine(line)
+                return CommandContext.success
             case .failure(.noSession) where socket == nil:
                 break  // no session runs: the catalogue directly
             case .failure(let failure):
                 throw CommandFailure(failure.description)
             }
         }
-        let catalogue = try Catalogue.open(at: try catalogueFile(context), create: false)
+        let catalogue = try Catalogue.open(at: try catalogueFile(context, pipeline: configured), create: false)
         let outcome = try CatalogueMarker.mark(id, frames: camera.map { .camera($0) } ?? .all, changes, in: catalogue)
         context.output.printLine(Self.summary(outcome.shot, camera: camera, changes)
             + (outcome.written.isEmpty ? " (no file on disk: catalogue only)" : "; written to \(outcome.written.joined(separator: ", "))"))
         return CommandContext.success
     }
 
-    /// The session's socket: `--socket`, else the config's first `socket` trigger's `path`
-    /// (its default when it names none); `nil` when the config has no socket trigger.
-    func sessionSocket() throws -> String? {
-        if let socket { return PluginOptions.expandingTilde(socket) }
-        let path = config ?? RunCommand.defaultConfig
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        return try CatalogueSetting.sessionSocket(of: PipelineConfig(root: YAMLLoader.load(file: path), hostKeys: PipelineLoader.hostKeys))
+    /// Hands the marks to the session at `address` through `entrance`, on a thread of its own.
+    private func send(_ changes: [ShotMarkChange], of id: Int, to address: String, through entrance: any SessionEntrance) async -> Result<String, SessionEntranceFailure> {
+        let camera = camera
+        return await BlockingQueue(label: "shots-session").run {
+            Result { () throws(SessionEntranceFailure) in try entrance.sendMarks(changes, of: id, camera: camera, to: address, timeout: .seconds(30)) }
+        }
     }
 
-    /// `{"mark":12,"rating":4}`: the socket trigger's mark request (`"camera":"B"` for
-    /// one camera's frame).
-    static func requestLine(_ id: Int, camera: String? = nil, _ changes: [ShotMarkChange]) -> Data {
-        var object: [String: Any] = ["mark": id]
-        if let camera { object["camera"] = camera }
-        for change in changes {
-            switch change {
-            case .rating(let value): object["rating"] = value
-            case .label(let label): object["label"] = label ?? "none"
-            case .pick(let pick): object["pick"] = pick.word ?? "none"
-            case .addKeywords(let words): object["keywords"] = words
-            case .removeKeywords(let words): object["removeKeywords"] = words
-            }
+    /// What speaks to a running session: the config's first trigger that is a way in
+    /// (``SessionEntrance``), else one made with its defaults from the first such type
+    /// registered. The host asks by ability, and knows no trigger's name or wire format.
+    func entrance(_ configured: Pipeline?, _ context: CommandContext) throws -> any SessionEntrance {
+        if let configured, let entrance = CatalogueSetting.entrance(of: configured) { return entrance }
+        for descriptor in context.registry.descriptors where descriptor.kind == .trigger && descriptor.abilities.contains(.sessionEntrance) {
+            let location = SourceLocation(file: "(defaults)", line: 1, column: 1)
+            let spec = PluginSpec(kind: .trigger, type: descriptor.type, typeLocation: location, name: descriptor.type,
+                                  options: try PluginOptions(ConfigNode(.mapping([]), at: location), owner: "\(descriptor.type) trigger"))
+            let made = try context.registry.makeTrigger(spec, environment: PluginEnvironment(session: "shots", instanceName: descriptor.type, log: .discarding, console: context.errors))
+            if let entrance = made as? any SessionEntrance { return entrance }
         }
-        var line = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        line.append(UInt8(ascii: "\n"))
-        return line
-    }
-
-    /// Prints the session's reply to a mark request; a refusal is a failure.
-    static func report(_ reply: Data, _ context: CommandContext) throws -> Int32 {
-        guard let object = try? JSONSerialization.jsonObject(with: reply) as? [String: Any] else {
-            throw CommandFailure("unreadable answer from the session: \(String(decoding: reply, as: UTF8.self).prefix(200))")
-        }
-        if let error = object["error"] as? String { throw CommandFailure("the session refused the mark: \(error)") }
-        guard let marked = object["marked"] as? [String: Any] else {
-            throw CommandFailure("the session did not mark the shot: \(object["message"] as? String ?? "no reason given")")
-        }
-        let keywords = marked["keywords"] as? [String] ?? []
-        context.output.printLine("\(object["summary"] as? String ?? "marked")"
-            + (keywords.isEmpty ? "" : ", keywords \(keywords.joined(separator: ", "))") + " (through the running session)")
-        return CommandContext.success
+        throw CommandFailure("no trigger type that reaches a running session is known (the socket trigger is one): marks cannot be handed to the session; mark on its page")
     }
 
     /// "shot 12: rating 4, label Red, picked" ("shot 12 frame B: …" for one camera's

@@ -116,18 +116,27 @@ struct ShotsCommand: ParsableCommand {
 
     // MARK: Finding the catalogue
 
-    func catalogueFile(_ context: CommandContext) throws -> String {
+    /// The catalogue named by `--catalogue`, else by the config (`pipeline`, made from it).
+    func catalogueFile(_ context: CommandContext, pipeline configured: Pipeline? = nil) throws -> String {
         if let catalogue { return PluginOptions.expandingTilde(catalogue) }
         let path = config ?? RunCommand.defaultConfig
-        guard FileManager.default.fileExists(atPath: path) else {
+        guard let pipeline = try configured ?? self.pipeline(context) else {
             throw CommandFailure("no --config or --catalogue given and \(path) is not in this folder; pass --config FILE or --catalogue PATH")
         }
-        let pipeline = try PipelineConfig(root: YAMLLoader.load(file: path), hostKeys: PipelineLoader.hostKeys)
-        let setting = try CatalogueSetting(pipeline)
+        let setting = try CatalogueSetting(pipeline.config, pipeline: pipeline)
         guard let file = setting.path else {
             throw CommandFailure(setting.note ?? "\(path) turns the catalogue off ('catalogue: off'); pass --catalogue PATH")
         }
         return file
+    }
+
+    /// The pipeline of `--config` (or the default config, when it is there): every plugin
+    /// made from its options (factories open nothing), so that the catalogue's folders and
+    /// the session's way in are asked of the plugins themselves; `nil` without a config.
+    func pipeline(_ context: CommandContext) throws -> Pipeline? {
+        let path = config ?? RunCommand.defaultConfig
+        guard config != nil || FileManager.default.fileExists(atPath: path) else { return nil }
+        return try PipelineLoader.load(path, registry: context.registry, log: .discarding, console: context.errors)
     }
 
     // MARK: Listing

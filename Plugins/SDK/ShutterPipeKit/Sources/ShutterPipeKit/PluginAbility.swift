@@ -24,11 +24,16 @@ public struct PluginAbility: RawRepresentable, Hashable, Sendable, Comparable, C
     public static let sessionObserver = PluginAbility("sessionObserver")
     /// A sink keeps the session's shots and answers queries: ``ShotCatalogue``.
     public static let shotCatalogue = PluginAbility("shotCatalogue")
+    /// A sink keeps photos in folders of its own, which the catalogue indexes: ``PhotoArchive`` (9.5).
+    public static let photoArchive = PluginAbility("photoArchive")
+    /// A trigger lets other programs reach the running session: ``SessionEntrance`` (9.5).
+    public static let sessionEntrance = PluginAbility("sessionEntrance")
 
     /// Every ability this shutterpipe knows, with the protocol it stands for.
     public static let known: [PluginAbility: String] = [
         .liveView: "LiveViewSource", .cameraSettings: "CameraSettingsControl",
         .sessionObserver: "SessionObserver", .shotCatalogue: "ShotCatalogue",
+        .photoArchive: "PhotoArchive", .sessionEntrance: "SessionEntrance",
     ]
 
     /// The known abilities `plugin` implements: what the host assumes of a plugin it made
@@ -45,6 +50,8 @@ public struct PluginAbility: RawRepresentable, Hashable, Sendable, Comparable, C
         case .cameraSettings: return plugin is any CameraSettingsControl
         case .sessionObserver: return plugin is any SessionObserver
         case .shotCatalogue: return plugin is any ShotCatalogue
+        case .photoArchive: return plugin is any PhotoArchive
+        case .sessionEntrance: return plugin is any SessionEntrance
         default: return nil
         }
     }

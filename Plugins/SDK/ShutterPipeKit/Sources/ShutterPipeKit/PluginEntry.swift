@@ -51,9 +51,12 @@ public enum PluginEntry {
     /// 4, first pixels: a backend shows a picture of a shot before its file is whole
     /// (``BackendContext/show(_:)``, ``EarlyPreview``, ``ShotInFlight/preview``), and
     /// displays hear when the shots in flight change (``SessionView/observeShotsInFlight``)
-    /// and see a photo's bytes before the sinks store them (``SessionObserver/captured(_:shot:)``).
+    /// and see a photo's bytes before the sinks store them (``SessionObserver/captured(_:shot:)``);
+    /// 5, plugins answer for themselves: a sink says where it keeps photos and how it names
+    /// sidecars (``PhotoArchive``, ``ArchiveLayout``, ``SidecarNaming``), a trigger how to
+    /// reach the running session and how to hand it marks (``SessionEntrance``).
     @_alwaysEmitIntoClient
-    public static var contractMinor: Int32 { 4 }
+    public static var contractMinor: Int32 { 5 }
 
     /// The Swift compiler the plugin was built with, `major * 100 + minor`.
     @_alwaysEmitIntoClient
