@@ -77,7 +77,12 @@ extension ShutterCoordinator {
                     log.warning("sequence '\(plan.name)': frame \(index + 1) skipped: \(formatDuration(ContinuousClock.now - due)) late (the last frame took longer than 'every')")
                     continue
                 }
-                if await !pause(until: due) { continue }  // cancelled: said at the next look
+                if await !pause(until: due) {
+                    // Cancelled while waiting for its moment: this frame is one of the cancelled.
+                    answer.cancelled = steps.count - index
+                    answer.cancelledBy = cancellation() ?? "cancelled"
+                    break
+                }
             }
             if let control, !step.changes.isEmpty {
                 await settlePendingStore()  // rule 15: never while a photo is being stored
@@ -89,7 +94,12 @@ extension ShutterCoordinator {
                     break
                 }
                 changed = true
-                if plan.kind == .focusStack && plan.settle > .zero { _ = await pause(until: .now + plan.settle) }
+                if plan.kind == .focusStack && plan.settle > .zero, await !pause(until: .now + plan.settle) {
+                    // Cancelled while the lens settles: this frame is not taken unsettled.
+                    answer.cancelled = steps.count - index
+                    answer.cancelledBy = cancellation() ?? "cancelled"
+                    break
+                }
             }
             sequenceFrame = step.frame
             var event = TriggerEvent(.capture, origin: "sequence \(plan.name) frame \(index + 1)/\(steps.count)")

@@ -108,6 +108,45 @@ struct SequenceTests {
         #expect(propertyLog(camera, "0x5009") == [1000, 1200, 1400, 800], "\(camera.logText)")
     }
 
+    @Test("an interval outlives a camera drop: while the camera is away its frames fail at once, said, and the interval keeps its beat; once the camera is back the next frames are taken; an exit then cancels the rest between frames; every frame is answered, counted once, and each taken one is on disk")
+    func intervalThroughDrop() async throws {
+        let home = TemporaryDirectory("lapse-home")
+        let first = try await FakeCamera(home: home)
+        let folder = TemporaryDirectory("lapse-drop")
+        let out = folder.file("out")
+        let config = try writeConfig(tetherConfig(first, output: out) + "\nsequences:\n  lapse: {kind: interval, frames: 200, every: 1s}\n", in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
+        @Sendable func count(_ prefix: String) -> Int { session.stdoutSoFar.split(separator: "\n").filter { $0.hasPrefix(prefix) }.count }
+        session.send("sequence lapse\n")
+        #expect(await eventually(timeout: .seconds(90)) { count("photoSuccess") >= 2 }, "\(session.stdoutSoFar)\n\(session.stderrSoFar.suffix(2000))")
+        // Unplugged mid-interval: the frames while it is away fail, and the interval goes on.
+        first.stop()
+        await session.waitForOutput("camera connection lost")
+        #expect(await eventually(timeout: .seconds(90)) { count("photoFailed") >= 1 }, "\(session.stdoutSoFar)")
+        let second = try await FakeCamera(port: first.port, home: home)
+        await session.waitForOutput("back at \(second.portSpec)")
+        let takenBefore = count("photoSuccess")
+        #expect(await eventually(timeout: .seconds(90)) { count("photoSuccess") > takenBefore }, "no frame after the camera came back: \(session.stdoutSoFar)\n\(session.stderrSoFar.suffix(2000))")
+        session.send("exit\n")
+        await session.waitForOutput(on: .stdout, "the sequence's answer") { $0.contains("sequenceCancelled lapse") }
+        session.closeInput()
+        let outcome = await session.wait(timeout: .seconds(60))
+        #expect(outcome.status == 4, "the frames while the camera was away failed (exit status 4, events failed): \(outcome.stderr.suffix(2000))")
+        let lines = outcome.stdout.split(separator: "\n").map(String.init)
+        let taken = lines.filter { $0.hasPrefix("photoSuccess") }.count, failed = lines.filter { $0.hasPrefix("photoFailed") }
+        #expect(failed.allSatisfy { $0.hasPrefix("photoFailed cameraFailure") }, "\(failed)")
+        let summary = try #require(lines.first { $0.hasPrefix("sequenceCancelled lapse: ") }, "\(outcome.stdout)")
+        func number(_ word: String) -> Int { summary.firstMatch(of: try! Regex<(Substring, Substring)>("(\\d+) \(word)")).flatMap { Int($0.1) } ?? 0 }
+        #expect(summary.hasPrefix("sequenceCancelled lapse: \(taken) of 200 taken, \(failed.count) failed"), "\(summary)")
+        let takenSaid = Int(summary.dropFirst("sequenceCancelled lapse: ".count).prefix { $0.isNumber }) ?? -1
+        #expect(takenSaid + number("failed") + number("skipped") + number("cancelled") == 200, "\(summary)")
+        #expect(summary.hasSuffix("(exit from stdin)"), "\(summary)")
+        #expect(taken >= 3 && failed.count >= 1, "\(outcome.stdout)")
+        let stored = try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.lowercased().hasSuffix(".jpg") }
+        #expect(stored.count == taken, "\(stored.sorted()) for \(taken) frames taken")
+        #expect(lines.last == "exitedOrUnableToEnter", "\(outcome.stdout)")
+    }
+
     @Test("a sequence the config does not plan is refused with the names it does; one on a backend without settings is refused with the fix; the session goes on")
     func refused() async throws {
         let camera = try await FakeCamera(["--lens"])
