@@ -122,9 +122,10 @@ public final class RigNode: Sendable {
     public let folder: TemporaryDirectory
     public let session: RunningProcess
 
-    /// `extra`: more options of its mqtt trigger; `triggers`: more triggers, as YAML flow maps.
+    /// `extra`: more options of its mqtt trigger; `triggers`: more triggers, as YAML flow maps;
+    /// `sequences`: the config's `sequences:`, as a YAML flow map.
     public init(_ name: String, broker: Broker, rig: String = "test", extra: String = "", backend: String = "{type: file-stub, width: 320, height: 240}",
-                triggers: [String] = [], verbose: Bool = false, environment: [String: String] = [:]) throws {
+                triggers: [String] = [], verbose: Bool = false, environment: [String: String] = [:], sequences: String = "") throws {
         self.name = name
         folder = TemporaryDirectory("rig-node-\(name)")
         let ca = broker.tls ? ", ca: \(broker.caFile)" : ""
@@ -137,6 +138,7 @@ public final class RigNode: Sendable {
           - {type: mqtt, broker: "\(broker.url)", rig: \(rig), node: \(name), keepalive: 5s\(ca)\(user)\(extra)}
         \(triggers.map { "  - \($0)" }.joined(separator: "\n"))
         sinks: [{type: files, directory: \(folder.file("out"))}]
+        \(sequences.isEmpty ? "" : "sequences: \(sequences)")
         """, in: folder)
         session = try RunningProcess(["run", "--config", config, "--no-status"] + (verbose ? ["--verbose"] : []), in: folder.path, environment: environment)
     }

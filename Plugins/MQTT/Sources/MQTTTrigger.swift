@@ -194,6 +194,13 @@ public final class MQTTTrigger: TriggerSource {
         if command.event == RigProtocol.labelEvent {
             return setLabel(command, proof: secret)
         }
+        if command.event == RigProtocol.sequenceEvent {
+            if let expires = command.expires, RigProtocol.unixMilliseconds() > expires {
+                refuse(command.id, "the sequence command came after it expired; no sequence was started", proof: secret)
+                return
+            }
+            return runSequence(command, proof: secret)
+        }
         guard let event = options.map.event(for: command.event) else {
             let known = options.map.events.keys.sorted().joined(separator: ", ")
             refuse(command.id, "unknown event '\(command.event)'; this node takes \(known)", proof: secret)
@@ -244,6 +251,26 @@ public final class MQTTTrigger: TriggerSource {
             guard let self else { return }
             var object: [String: Any] = ["id": command.id, "node": self.options.node, "event": command.event, "paths": [String](), "proof": secret,
                                          "state": answer.failure == nil ? "labelled" : "labelRefused", "label": answer.label ?? ""]
+            if let failure = answer.failure { object["cause"] = failure.cause.rawValue; object["message"] = failure.description }
+            self.publishState(object)
+        }
+    }
+
+    /// A `sequence` command: the sequence the config plans under its name, in its turn among
+    /// the events; published once it has ended, as `sequenceDone` (`sequenceCancelled`,
+    /// `sequenceFailed`, `sequenceRefused`), with its counts and every frame's files.
+    private func runSequence(_ command: RigCommandMessage, proof secret: String) {
+        guard let name = command.sequence else {
+            refuse(command.id, "a sequence command names the sequence: {\"id\": \"…\", \"event\": \"sequence\", \"sequence\": \"stack\"}", proof: secret)
+            return
+        }
+        let paths = Mutex<[String]>([])
+        let request = SequenceRequest(name, origin: "mqtt \(command.id)") { frame in paths.withLock { $0 += frame.stored.map(\.location) } }
+        state.withLock { $0.events }?.send(request) { [weak self] answer in
+            guard let self else { return }
+            var object: [String: Any] = ["id": command.id, "node": self.options.node, "event": command.event, "sequence": name, "proof": secret,
+                                         "state": String(answer.summary.prefix { $0 != " " }), "summary": answer.summary, "taken": answer.taken,
+                                         "failed": answer.failed, "skipped": answer.skipped, "cancelled": answer.cancelled, "paths": paths.withLock { $0 }]
             if let failure = answer.failure { object["cause"] = failure.cause.rawValue; object["message"] = failure.description }
             self.publishState(object)
         }

@@ -6,7 +6,7 @@ import ShutterPipeSupport
 /// through its broker, and every node's answer; or the nodes and their last states.
 struct RigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "rig", abstract: "fire every node of a rig through its MQTT broker (capture, enter, exit), set their session label (label --text), or list its nodes (status)",
+        commandName: "rig", abstract: "fire every node of a rig through its MQTT broker (capture, enter, exit), run a sequence on each (sequence --text NAME), set their session label (label --text), or list its nodes (status)",
         discussion: """
         capture, enter and exit publish one command on shutterpipe/RIG/command and collect
         the answer of every node known from the presence topics, online or not; an answer
@@ -19,9 +19,12 @@ struct RigCommand: ParsableCommand {
         how far each online node's clock is from this host's.
         With --at, every node fires at that moment by its own clock (keep the clocks
         together with chrony or NTP: docs/rigs.md).
+        sequence --text NAME starts the sequence each node's config plans under NAME (a
+        spin, a bracket) as its command arrives; each node answers once its sequence has
+        ended (sequenceDone, with its frames' paths). --timeout must cover the sequence.
         """)
 
-    @Argument(valueName: "ACTION", help: "capture, enter, exit, label (with --text) or status")
+    @Argument(valueName: "ACTION", help: "capture, enter, exit, label or sequence (with --text), or status")
     var action: String
 
     @Option(valueName: "URL", help: "the broker: mqtt://HOST:PORT, or mqtts://HOST:PORT with --ca")
@@ -33,7 +36,7 @@ struct RigCommand: ParsableCommand {
     @Option(valueName: "+DELAY", help: "fire this long from now, such as +300ms (every node by its own clock)")
     var at: String?
 
-    @Option(valueName: "TEXT", help: "for label: the session label every node's next shots carry (\"\" clears it)")
+    @Option(valueName: "TEXT", help: "for label: the session label every node's next shots carry (\"\" clears it); for sequence: the sequence's name")
     var text: String?
 
     @Option(valueName: "DURATION", help: "how long to wait for the answers")
@@ -52,11 +55,16 @@ struct RigCommand: ParsableCommand {
     var ca: String?
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        guard ["capture", "enter", "exit", "label", "status"].contains(action) else {
-            throw UsageError("unknown action '\(action)'; use capture, enter, exit, label or status")
+        guard ["capture", "enter", "exit", "label", "sequence", "status"].contains(action) else {
+            throw UsageError("unknown action '\(action)'; use capture, enter, exit, label, sequence or status")
         }
-        guard (action == "label") == (text != nil) else {
-            throw UsageError(action == "label" ? "label needs --text: shutterpipe rig label --text ORDER-1234" : "--text goes with label only")
+        guard (action == "label" || action == "sequence") == (text != nil) else {
+            throw UsageError(action == "label" ? "label needs --text: shutterpipe rig label --text ORDER-1234"
+                             : action == "sequence" ? "sequence needs the sequence's name in --text: shutterpipe rig sequence --text spin --timeout 5m"
+                             : "--text goes with label and sequence only")
+        }
+        guard action != "sequence" || at == nil else {
+            throw UsageError("--at goes with capture, enter and exit: a sequence starts on every node as its command arrives, and keeps its own beat")
         }
         guard RigProtocol.isValidName(rig) else { throw UsageError("--rig must be a name without '/', '+' or '#'") }
         var fireDelay: Duration?
@@ -94,7 +102,9 @@ struct RigCommand: ParsableCommand {
                 // Always an expiry: a command queued by a broker or a reconnect never fires
                 // after this command has stopped waiting for it.
                 let expires = (at ?? now) + Double(timeout / .milliseconds(1))
-                let command = RigCommandMessage(id: UUID().uuidString.lowercased(), event: action, at: action == "label" ? nil : at, expires: expires, label: text)
+                let command = RigCommandMessage(id: UUID().uuidString.lowercased(), event: action, at: action == "label" || action == "sequence" ? nil : at,
+                                                expires: action == "sequence" ? now + Double(min(timeout, .seconds(10)) / .milliseconds(1)) : expires,
+                                                label: action == "label" ? text : nil, sequence: action == "sequence" ? text : nil)
                 let collected = try session.send(command, awaiting: nodes, timeout: timeout + (delay ?? .zero))
                 return RigReport(action: action, rig: rig, nodes: nodes, collected: collected)
             }

@@ -30,6 +30,9 @@ enum RigProtocol {
     static let clockEvent = "clock"
     /// The command that sets the session label on every node (`label`: the text).
     static let labelEvent = "label"
+    /// The command that runs a sequence the nodes' configs plan (`sequence`: its name) on
+    /// every node; each answers once, when its sequence has ended.
+    static let sequenceEvent = "sequence"
 
     /// A fresh secret for one command's answer (32 hex digits).
     static func newSecret() -> String {
@@ -76,6 +79,8 @@ struct RigCommandMessage: Sendable, Equatable {
     var expires: Double?
     /// For a `label` command: the label ("" clears it).
     var label: String?
+    /// For a `sequence` command: the name of the sequence, as the nodes' configs plan it.
+    var sequence: String?
 
     enum Problem: Error, Equatable {
         case tooLarge(Int)
@@ -109,14 +114,19 @@ struct RigCommandMessage: Sendable, Equatable {
             guard let text = value as? String else { throw .malformed("'label' must be a string", id: id) }
             label = text
         }
+        if let value = object["sequence"], !(value is NSNull) {
+            guard let text = value as? String, !text.isEmpty, text.utf8.count <= 128 else { throw .malformed("'sequence' must be a sequence's name", id: id) }
+            sequence = text
+        }
     }
 
-    init(id: String, event: String, at: Double? = nil, expires: Double? = nil, label: String? = nil) {
+    init(id: String, event: String, at: Double? = nil, expires: Double? = nil, label: String? = nil, sequence: String? = nil) {
         self.id = id
         self.event = event
         self.at = at
         self.expires = expires
         self.label = label
+        self.sequence = sequence
     }
 
     var payload: Data {
@@ -124,6 +134,7 @@ struct RigCommandMessage: Sendable, Equatable {
         if let at { object["at"] = at }
         if let expires { object["expires"] = expires }
         if let label { object["label"] = label }
+        if let sequence { object["sequence"] = sequence }
         return RigProtocol.encode(object)
     }
 }

@@ -32,6 +32,7 @@ struct RigReport: Sendable {
         case "enter": "enteredPhotoMode"
         case "exit": "exitedOrUnableToEnter"
         case "label": "labelled"
+        case "sequence": "sequenceDone"
         default: "photoSuccess"
         }
     }

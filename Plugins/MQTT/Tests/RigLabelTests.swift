@@ -32,4 +32,29 @@ struct RigLabelTests {
         }
         #expect(nodes.allSatisfy { $0.session.stderrSoFar.contains("label 'ORDER-7' from mqtt") })
     }
+
+    @Test("`rig sequence --text lapse` runs the sequence each node plans on every node; each answers once it has ended, sequenceDone with its three frames' files, and the rig exits 0; a node that does not plan it answers sequenceRefused with the names it does, and the rig names that node and exits 1")
+    func sequenceEveryNode() async throws {
+        let broker = try await Broker("sequence", rigNodes: ["a", "b"])
+        let here = TemporaryDirectory("rig-sequence")
+        let plan = "{lapse: {kind: interval, frames: 3, every: 300ms}}"
+        let nodes = [try RigNode("a", broker: broker, sequences: plan), try RigNode("b", broker: broker, sequences: plan)]
+        #expect(await eventually(timeout: .seconds(60)) { nodes.allSatisfy(\.isOnline) }, "\(nodes.map { $0.session.stderrSoFar })")
+        let watcher = try StateWatcher(broker, in: here)
+        #expect(await eventually(timeout: .seconds(60)) { watcher.online.filter(\.value).count == 2 })
+
+        let ran = try await rig(["sequence", "--text", "lapse", "--json"], broker: broker, in: here)
+        #expect(ran.status == 0, "\(ran.stdout) \(ran.stderr)")
+        let answers = (try JSONSerialization.jsonObject(with: Data(ran.stdout.utf8)) as? [String: Any])?["nodes"] as? [[String: Any]] ?? []
+        #expect(answers.count == 2 && answers.allSatisfy { $0["state"] as? String == "sequenceDone" && ($0["paths"] as? [String])?.count == 3 }, "\(ran.stdout)")
+        for node in nodes {
+            #expect(node.photos.count == 3, "node \(node.name): \(node.photos)")
+        }
+
+        let refused = try await rig(["sequence", "--text", "stack"], broker: broker, in: here)
+        #expect(refused.status == 1, "\(refused.stdout) \(refused.stderr)")
+        #expect(refused.stderr.contains("node 'a': sequenceRefused") && refused.stderr.contains("no sequence 'stack' in the config (the sequences are: lapse)"), "\(refused.stderr)")
+        let usage = try await rig(["sequence"], broker: broker, in: here)
+        #expect(usage.status == 2 && usage.stderr.contains("sequence needs the sequence's name in --text"), "\(usage.stderr)")
+    }
 }
