@@ -26,6 +26,9 @@ public struct SequencePlan: Sendable, Equatable {
             case .spin: "spin"
             }
         }
+
+        /// The words with their article: "an interval", "a spin".
+        public var withArticle: String { (self == .interval ? "an " : "a ") + words }
     }
 
     public var name: String

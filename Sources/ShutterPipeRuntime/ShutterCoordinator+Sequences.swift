@@ -34,7 +34,7 @@ extension ShutterCoordinator {
         var current: CameraSetting?
         if let key {
             guard backendAbilities.contains(.cameraSettings), let settingsControl = backend as? any CameraSettingsControl else {
-                return refuse(ShutterError(.invalidConfiguration, "a \(plan.kind.words) steps '\(key)', but the backend '\(await backend.cameraName)' has no camera settings",
+                return refuse(ShutterError(.invalidConfiguration, "\(plan.kind.withArticle) steps '\(key)', but the backend '\(await backend.cameraName)' has no camera settings",
                                            fix: "sequences that step a setting need a camera backend, such as gphoto2"))
             }
             control = settingsControl
@@ -53,7 +53,7 @@ extension ShutterCoordinator {
         let steps: [SequenceStep], restore: [SettingChange]
         do { (steps, restore) = try plan.steps(current) } catch { return refuse(error) }
 
-        log.info("sequence '\(plan.name)' from \(by): a \(plan.kind.words) of \(steps.count) frame(s)\(key.map { ", stepping \($0)" } ?? "")",
+        log.info("sequence '\(plan.name)' from \(by): \(plan.kind.withArticle) of \(steps.count) frame(s)\(key.map { ", stepping \($0)" } ?? "")",
                  [("event", "sequenceStarted"), ("sequence", plan.name)])
         ingress?.sequenceStarted()
         // The frames' own answers, counted as they are handed over (a shot from the camera's

@@ -73,6 +73,10 @@ extension MPRISTrigger {
         case (Self.playerInterface, let member) where Self.commands.contains(member):
             if let event = options.map.event(for: member) {
                 events.send(event, origin: member)
+            } else if let sequence = options.map.sequence(for: member) {
+                // A gesture mapped to a sequence: each frame is answered through sync, as a
+                // capture (the earbud hears every photo), and the end is logged.
+                events.send(SequenceRequest(sequence, origin: member)) { [log] answer in log.info(answer.summary) }
             } else {
                 log.info("\(member) is not mapped; ignored")
             }
@@ -99,13 +103,14 @@ extension MPRISTrigger {
 
     private func playerProperties(_ current: PlayerState) -> [(String, DBusValue)] {
         let map = options.map
-        func can(_ command: String) -> DBusValue { .bool(map.event(for: command) != nil) }
+        func mapped(_ command: String) -> Bool { map.event(for: command) != nil || map.sequence(for: command) != nil }
+        func can(_ command: String) -> DBusValue { .bool(mapped(command)) }
         return [
             ("PlaybackStatus", .string(current.playbackStatus)),
             ("Metadata", .dictionary(metadata(current))),
             ("CanControl", .bool(true)),
-            ("CanPlay", .bool(map.event(for: "Play") != nil || map.event(for: "PlayPause") != nil)),
-            ("CanPause", .bool(map.event(for: "Pause") != nil || map.event(for: "PlayPause") != nil)),
+            ("CanPlay", .bool(mapped("Play") || mapped("PlayPause"))),
+            ("CanPause", .bool(mapped("Pause") || mapped("PlayPause"))),
             ("CanGoNext", can("Next")), ("CanGoPrevious", can("Previous")), ("CanSeek", .bool(false)),
             ("Rate", .double(1)), ("MinimumRate", .double(1)), ("MaximumRate", .double(1)),
             ("Volume", .double(1)), ("Position", .int64(0)),

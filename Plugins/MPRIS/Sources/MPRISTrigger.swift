@@ -149,7 +149,7 @@ extension MPRISTrigger.Options {
             throw options.error("'busName' may hold letters, digits, '_' and '.'; got '\(busName)'", key: "busName")
         }
         busAddress = try options.string("busAddress")
-        map = try EventMap(options, defaults: MPRISTrigger.defaultMap, known: MPRISTrigger.commands) { name in
+        map = try EventMap(options, defaults: MPRISTrigger.defaultMap, known: MPRISTrigger.commands, startsSequences: true) { name in
             MPRISTrigger.commands.first { $0.caseInsensitiveCompare(name) == .orderedSame }
         }
         bluez = try options.bool("bluez", default: bluez)

@@ -99,6 +99,36 @@ struct MPRISTriggerTests {
         #expect(!outcome.stderr.contains("enter from mpris"))
     }
 
+    @Test("an earbud gesture mapped to a sequence ('Next: sequence lapse') shoots the config's plan: each frame answered to the earbud as a photo, the three stored; CanGoNext says it is mapped; a map naming a plan the config lacks is refused at run with the names it has; an evdev map that names a sequence is a config error with its place")
+    func gestureStartsSequence() async throws {
+        let bus = try await PrivateBus()
+        let folder = TemporaryDirectory("mpris-sequence")
+        let session = try await mprisSession(bus, folder, trigger: "    map: {Play: capture, Next: sequence lapse, Previous: sequence stak}",
+                                             backend: "sequences: {lapse: {kind: interval, frames: 3, every: 200ms}}")
+        #expect(try await property(bus, "CanGoNext").contains("boolean true"))
+        try await command(bus, "Next")
+        #expect(await eventually { (try? await title(bus)) == "Photo 3 saved" }, "\(session.stderrSoFar)")
+        #expect(await eventually { session.stderrSoFar.contains("sequenceDone lapse: 3 of 3 taken") }, "\(session.stderrSoFar)")
+        try await command(bus, "Previous")
+        #expect(await eventually { session.stderrSoFar.contains("sequenceRefused invalidConfiguration: no sequence 'stak' in the config (the sequences are: lapse)") },
+                "\(session.stderrSoFar)")
+        session.signal(SIGTERM)
+        let outcome = await session.wait()
+        #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == 3, "\(folder.names("out"))")
+        #expect(outcome.stderr.contains("sequence 'lapse' from mpris (Next): an interval of 3 frame(s)"), "\(outcome.stderr)")
+
+        let evdev = try writeConfig("""
+        version: 1
+        backend: {type: file-stub}
+        triggers:
+          - {type: evdev, device: /dev/null, map: {KEY_VOLUMEUP: sequence lapse}}
+        sinks: [{type: files, directory: \(folder.file("x"))}]
+        sequences: {lapse: {kind: interval, frames: 3, every: 1s}}
+        """, in: folder, name: "evdev.yaml")
+        let refused = try await shutterpipe(["validate", evdev], in: folder.path)
+        #expect(refused.status == 3 && refused.stderr.contains("evdev.yaml:4:") && refused.stderr.contains("this trigger does not start sequences from its map"), "\(refused.stderr)")
+    }
+
     @Test("a failed capture shows a short reason a watch can display")
     func failureTitle() async throws {
         let bus = try await PrivateBus()

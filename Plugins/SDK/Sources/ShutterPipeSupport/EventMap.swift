@@ -8,6 +8,7 @@ import ShutterPipeKit
 ///   Pause: capture
 ///   Next: enter
 ///   Previous: exit
+///   PlayPause: sequence stack   # a trigger that starts sequences (MPRIS)
 /// ```
 ///
 /// A `map:` in the config replaces the trigger's defaults as a whole, so what the config
@@ -16,6 +17,10 @@ import ShutterPipeKit
 public struct EventMap: Sendable, Equatable {
     /// The mapping, by the trigger's names.
     public private(set) var events: [String: ShutterEvent]
+    /// The names that start a sequence the config plans (`Next: sequence stack`), with the
+    /// sequence's name. A trigger sends a ``SequenceRequest`` for them; the coordinator
+    /// refuses a name the config does not plan, with the names it does.
+    public private(set) var sequences: [String: String] = [:]
 
     /// A map from `defaults`.
     public init(_ defaults: [String: ShutterEvent]) {
@@ -25,8 +30,11 @@ public struct EventMap: Sendable, Equatable {
     /// Reads `key` (default `map`) from `options`, or keeps `defaults` when absent.
     /// `names` normalises and checks a name (returning `nil` for one the trigger does not
     /// know); `known` lists the valid names for the error message.
+    /// `startsSequences`: the trigger sends a ``SequenceRequest`` for a name mapped to
+    /// `sequence NAME` (``sequence(for:)``); a trigger that does not is refused such a map
+    /// at load, never left to ignore it.
     public init(_ options: PluginOptions, key: String = "map", defaults: [String: ShutterEvent],
-                known: [String], normalize: @Sendable (String) -> String? = { $0 }) throws {
+                known: [String], startsSequences: Bool = false, normalize: @Sendable (String) -> String? = { $0 }) throws {
         events = defaults
         guard options.contains(key) else { return }
         var mapped: [String: ShutterEvent] = [:]
@@ -36,17 +44,32 @@ public struct EventMap: Sendable, Equatable {
                 if let suggestion = closestMatch(to: name, in: known) { message += "; did you mean '\(suggestion)'?" }
                 throw ConfigError(message + "; known: \(known.joined(separator: ", "))", at: location)
             }
+            let words = value.split(separator: " ", omittingEmptySubsequences: true)
+            if words.first?.lowercased() == "sequence" {
+                guard startsSequences else {
+                    throw ConfigError("\(options.owner): '\(key).\(name)': this trigger does not start sequences from its map; map it to enter, capture, exit or ignore "
+                                      + "(sequences start from an earbud's map, stdin's 'sequence NAME', the socket's and MQTT's sequence requests, or the page)", at: location)
+                }
+                guard words.count == 2 else {
+                    throw ConfigError("\(options.owner): '\(key).\(name)' names one sequence of the config's 'sequences:', such as 'sequence stack'; got '\(value)'", at: location)
+                }
+                sequences[normalized] = String(words[1])
+                continue
+            }
             switch value.lowercased() {
             case "enter": mapped[normalized] = .enter
             case "capture": mapped[normalized] = .capture
             case "exit": mapped[normalized] = .exit
             case "ignore": break
             default:
-                throw ConfigError("\(options.owner): '\(key).\(name)' must be enter, capture, exit or ignore; got '\(value)'", at: location)
+                throw ConfigError("\(options.owner): '\(key).\(name)' must be enter, capture, exit, ignore or 'sequence NAME'; got '\(value)'", at: location)
             }
         }
         events = mapped
     }
+
+    /// The sequence a name starts, or `nil`.
+    public func sequence(for name: String) -> String? { sequences[name] }
 
     /// The event for a name, or `nil` when the name is disabled.
     public func event(for name: String) -> ShutterEvent? { events[name] }
@@ -56,5 +79,5 @@ public struct EventMap: Sendable, Equatable {
 
     /// Whether `event` is the only event the map produces (so a single-button device can
     /// fire at once, with no wait for a double tap).
-    public var onlyCaptures: Bool { !events.isEmpty && events.values.allSatisfy { $0 == .capture } }
+    public var onlyCaptures: Bool { sequences.isEmpty && !events.isEmpty && events.values.allSatisfy { $0 == .capture } }
 }
