@@ -1,3 +1,4 @@
+// Over 300 lines: the worker's lifecycle is one state machine under one lock (start, publish, give up, restart); split, its invariants would span files.
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -44,6 +45,9 @@ final class CameraWorker: Sendable {
         /// Requests sent while no worker runs, in order: the one being started gets them
         /// before anyone else can reach it.
         var waiting: [WorkerEnvelope] = []
+        /// The worker being started, once spawned and until published: what waited is
+        /// written to it, and a request given up meanwhile is abandoned through it.
+        var delivering: Running?
         var stopping = false
         var killedBecause: String?
     }
@@ -127,7 +131,9 @@ final class CameraWorker: Sendable {
                 pending.fail(id, with: ShutterError(.timeout, "given up before the camera worker for '\(name)' had started"))  // clears its slot
             } else if pending.abandon(id) {
                 kill(because: "the camera worker for '\(name)' did not answer in time; killed and restarted")
-            } else if let channel = state.withLock({ $0.running?.channel }) {
+            } else if let channel = state.withLock({ $0.running?.channel ?? $0.delivering?.channel }) {
+                // Sent, not begun: the worker skips it (it keeps the id even when the
+                // request itself comes after, from a worker still being given what waited).
                 try? WorkerProtocol.send(WorkerEnvelope(id: 0, request: .abandon(id)), over: channel)
             }
         }
@@ -174,6 +180,7 @@ final class CameraWorker: Sendable {
                 for envelope in waiting { pending.fail(envelope.id, with: failure) }
                 return
             }
+            state.withLock { $0.delivering = running }
             OwnedThread.start("shutterpipe worker \(name)") { [self, running] in self.read(running) }
             var first: (FirstRequest, UInt64)?
             if generation > 1, !state.withLock({ $0.stopping }), let request = listeners.withLock({ $0.restart })() {
@@ -185,6 +192,7 @@ final class CameraWorker: Sendable {
                 let waiting = state.withLock { state -> [WorkerEnvelope] in
                     guard !state.waiting.isEmpty else {
                         state.running = running
+                        state.delivering = nil
                         state.starting = false
                         state.stopping = false
                         return []
@@ -246,7 +254,9 @@ final class CameraWorker: Sendable {
         guard current else { return }
         running.channel.shutDown()
         running.child.signal(SIGKILL)
-        let status = waitingForItsEnd ? running.child.waitUntilExit(timeout: .seconds(2)) : running.child.status
+        // Killed, it ends at once; but on a loaded machine a process can wait seconds for a
+        // core to be reaped, and then a crash was said as "stopped answering".
+        let status = waitingForItsEnd ? running.child.waitUntilExit(timeout: .seconds(10)) : running.child.status
         let what: String
         switch status {
         case .signalled(SIGSYS)?: what = "was killed by its sandbox (SIGSYS: a system call libgphoto2 never needs, as a device that took it over would make)"

@@ -12,7 +12,7 @@ import Testing
 /// A camera worker's start, held at a gate: what is asked meanwhile waits for it.
 @Suite("camera worker start: requests wait for it in order; one given up meanwhile is never sent", .timeLimit(.minutes(2)))
 struct WorkerStartTests {
-    @Test("while the worker is held at its start, a request given up is never sent (so the new worker is not killed for it), and the others are answered once it runs")
+    @Test("while the worker is held at its start, a request given up is never sent, and one given up once sent but not begun is abandoned (so the new worker is not killed for either); the others are answered once it runs")
     func heldStart() async throws {
         let folder = TemporaryDirectory("worker-start")
         let gate = folder.file("gate")
@@ -42,6 +42,12 @@ struct WorkerStartTests {
                 return descriptor >= 0
             }
         }, "the worker program never opened its gate")
+        // The program is spawned (it reads the gate) but not yet the worker: a request given
+        // up now was written to it, never begun; it is abandoned, and nothing is killed.
+        let sentThenGivenUp = worker.send(.status)
+        let waitingAfterSpawn = Task { try await worker.reply(to: sentThenGivenUp) }
+        waitingAfterSpawn.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await waitingAfterSpawn.value }
         _ = writer.withLock { descriptor in Array("go\n".utf8).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } }
 
         for id in [first, second] {

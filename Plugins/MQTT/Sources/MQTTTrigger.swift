@@ -242,40 +242,10 @@ public final class MQTTTrigger: TriggerSource {
         }
     }
 
+    /// The coordinator's channel while the trigger runs.
+    var eventChannel: EventChannel? { state.withLock { $0.events } }
+
     /// Gives an event to the coordinator, unless the trigger has stopped meanwhile.
-    /// A `label` command: the session label, in its turn among the events; the answer is
-    /// published as `labelled` (or `labelRefused`, with the reason).
-    private func setLabel(_ command: RigCommandMessage, proof secret: String) {
-        let request = LabelRequest(command.label ?? "", origin: "mqtt \(command.id)")
-        state.withLock { $0.events }?.send(request) { [weak self] answer in
-            guard let self else { return }
-            var object: [String: Any] = ["id": command.id, "node": self.options.node, "event": command.event, "paths": [String](), "proof": secret,
-                                         "state": answer.failure == nil ? "labelled" : "labelRefused", "label": answer.label ?? ""]
-            if let failure = answer.failure { object["cause"] = failure.cause.rawValue; object["message"] = failure.description }
-            self.publishState(object)
-        }
-    }
-
-    /// A `sequence` command: the sequence the config plans under its name, in its turn among
-    /// the events; published once it has ended, as `sequenceDone` (`sequenceCancelled`,
-    /// `sequenceFailed`, `sequenceRefused`), with its counts and every frame's files.
-    private func runSequence(_ command: RigCommandMessage, proof secret: String) {
-        guard let name = command.sequence else {
-            refuse(command.id, "a sequence command names the sequence: {\"id\": \"…\", \"event\": \"sequence\", \"sequence\": \"stack\"}", proof: secret)
-            return
-        }
-        let paths = Mutex<[String]>([])
-        let request = SequenceRequest(name, origin: "mqtt \(command.id)") { frame in paths.withLock { $0 += frame.stored.map(\.location) } }
-        state.withLock { $0.events }?.send(request) { [weak self] answer in
-            guard let self else { return }
-            var object: [String: Any] = ["id": command.id, "node": self.options.node, "event": command.event, "sequence": name, "proof": secret,
-                                         "state": String(answer.summary.prefix { $0 != " " }), "summary": answer.summary, "taken": answer.taken,
-                                         "failed": answer.failed, "skipped": answer.skipped, "cancelled": answer.cancelled, "paths": paths.withLock { $0 }]
-            if let failure = answer.failure { object["cause"] = failure.cause.rawValue; object["message"] = failure.description }
-            self.publishState(object)
-        }
-    }
-
     private func handOver(_ event: TriggerEvent, _ command: Command) {
         state.withLock { $0.events }?.submit(event).observe { [self] answer in publish(answer, to: command) }
     }
@@ -294,14 +264,14 @@ public final class MQTTTrigger: TriggerSource {
         if let problem = client.publish(topic, RigProtocol.encode(object)) { log.warning("could not publish to \(topic): \(problem)") }
     }
 
-    private func refuse(_ id: String?, _ message: String, proof: String? = nil) {
+    func refuse(_ id: String?, _ message: String, proof: String? = nil) {
         log.warning("\(commandTopic): \(message)")
         var object: [String: Any] = ["id": id.map { $0 as Any } ?? NSNull(), "node": options.node, "error": message]
         if let proof { object["proof"] = proof }
         publishState(object)
     }
 
-    private func publishState(_ object: [String: Any]) {
+    func publishState(_ object: [String: Any]) {
         guard let client = state.withLock({ $0.client }) else { return }
         if let problem = client.publish(stateTopic, RigProtocol.encode(object), retain: true) {
             log.warning("could not publish to \(stateTopic): \(problem)")

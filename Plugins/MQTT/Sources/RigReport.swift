@@ -84,6 +84,7 @@ struct RigReport: Sendable {
     private func describe(_ answer: RigAnswer?) -> String {
         guard let answer else { return "—" }
         if let error = answer.error { return "error: \(error)" }
+        if let summary = answer.summary { return summary }  // a sequence's: its state and counts
         return [answer.state, answer.cause].compactMap { $0 }.joined(separator: " ")
     }
 
@@ -160,6 +161,7 @@ struct RigReport: Sendable {
         if let cause = answer.cause { object["cause"] = cause }
         if let message = answer.message { object["message"] = message }
         if let time = answer.capturedAt { object["capturedAt"] = time }
+        if let summary = answer.summary { object["summary"] = summary }
         return object
     }
 }

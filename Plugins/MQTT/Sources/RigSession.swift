@@ -13,6 +13,8 @@ struct RigAnswer: Sendable, Equatable {
     var message: String?
     var paths: [String]
     var capturedAt: Double?
+    /// For a sequence: the node's summary (`sequenceDone spin: 35 of 36 taken, 1 skipped`).
+    var summary: String?
     /// The secret whose SHA-256 the node's acknowledgement committed to.
     var proof: String?
     /// The node the payload names (the topic's, unless another client wrote it).
@@ -38,6 +40,7 @@ struct RigAnswer: Sendable, Equatable {
         message = object["message"] as? String
         paths = object["paths"] as? [String] ?? []
         capturedAt = (object["capturedAt"] as? NSNumber)?.doubleValue
+        summary = object["summary"] as? String
     }
 }
 

@@ -62,7 +62,7 @@ public struct EventMap: Sendable, Equatable {
             case "exit": mapped[normalized] = .exit
             case "ignore": break
             default:
-                throw ConfigError("\(options.owner): '\(key).\(name)' must be enter, capture, exit, ignore or 'sequence NAME'; got '\(value)'", at: location)
+                throw ConfigError("\(options.owner): '\(key).\(name)' must be enter, capture, exit\(startsSequences ? ", ignore or 'sequence NAME'" : " or ignore"); got '\(value)'", at: location)
             }
         }
         events = mapped
