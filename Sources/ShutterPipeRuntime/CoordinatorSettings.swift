@@ -26,6 +26,8 @@ public struct CoordinatorSettings: Sendable, Equatable {
     public var settingsTimeout: Duration = .seconds(15)
     /// The sequences the config plans, by name (`sequences:`).
     public var sequences: [String: SequencePlan] = [:]
+    /// The products shot in turn (`shotList:`), when the config has a shot list.
+    public var shotList: ShotList?
 
     /// The defaults.
     public init() {}

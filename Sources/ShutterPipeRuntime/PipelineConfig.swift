@@ -6,7 +6,7 @@ import ShutterPipeSupport
 /// (``Pipeline/init(config:registry:log:)``).
 ///
 /// Top-level keys: `version` (must be 1), `session`, `backend`, `triggers`, `sinks`,
-/// `coordinator`, `sequences`. See docs/config.md.
+/// `coordinator`, `sequences`, `shotList`. See docs/config.md.
 public struct PipelineConfig: Sendable {
     /// The config version this build reads.
     public static let version = 1
@@ -73,6 +73,7 @@ public struct PipelineConfig: Sendable {
             block.recordUnknownKeys()
         }
         settings.sequences = try SequencePlan.plans(top)
+        settings.shotList = try ShotList.load(top, sequences: settings.sequences)
         coordinator = settings
         // Recorded, not thrown: the pipeline reports them with every plugin's mistakes.
         top.recordUnknownKeys()

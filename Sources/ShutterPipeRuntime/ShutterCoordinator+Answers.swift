@@ -44,6 +44,7 @@ extension ShutterCoordinator {
     /// `nil`), shown to the sinks and the observers, then the status is published.
     func deliver(_ answer: ShutterAnswer, to trigger: NamedTrigger?, refused: Bool = false) async {
         status.record(answer, refused: refused, fromCamera: trigger == nil)
+        countForShotList(answer)
         if let trigger {
             answerLog.answered(answer, by: trigger.name)
             let source = trigger.source

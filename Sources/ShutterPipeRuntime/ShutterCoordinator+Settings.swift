@@ -53,8 +53,10 @@ extension ShutterCoordinator {
             answerLog.label(nil, by: by, failure: failure)
             return reply(LabelAnswer(request: request, label: label, failure: failure))
         }
+        let previous = label
         label = text.isEmpty ? nil : text
         answerLog.label(label, by: by, failure: nil)
+        followShotList(from: previous)
         reply(LabelAnswer(request: request, label: label))
     }
 

@@ -106,6 +106,8 @@ public actor ShutterCoordinator {
     var shotsTaken = 0
     /// The session label the next shots carry (rule 16).
     var label: String?
+    /// The photos stored for each product of the shot list, by id.
+    var shotListTaken: [String: Int] = [:]
     /// The place of the frame a sequence is taking now (rule 17), for its shot's context.
     var sequenceFrame: SequenceFrame?
     /// The last enter gave up waiting for the backend's prepare, which may still run.
@@ -182,6 +184,7 @@ public actor ShutterCoordinator {
         view.observeShotsInFlight = { observer in tracker.observe(observer) }
         view.sequences = settings.sequences.keys.sorted()
         for sessionObserver in sessionObservers { await sessionObserver.begin(view) }
+        beginShotList()
         if settings.enterAtStart {
             if let failure = await enterPhotoMode() {
                 log.error("could not enter photo mode at start (coordinator.enterAtStart): \(failure); the next enter or capture tries again")

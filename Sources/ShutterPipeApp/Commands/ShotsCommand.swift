@@ -18,6 +18,7 @@ struct ShotsCommand: ParsableCommand {
         shutterpipe shots pick ID             a pick; reject ID rejects, unpick ID clears either
         shutterpipe shots keyword ID WORD...  keywords (unkeyword ID WORD... removes them)
         shutterpipe shots rebuild DIR         a new catalogue made from the photos and sidecars in DIR
+        shutterpipe shots shotlist            the config's shot list: each product's photos, done and left
 
         The catalogue is the one the config's session writes (--config, or \(RunCommand.defaultConfig)),
         or --catalogue PATH. Ratings, labels and rejects go to each file's XMP sidecar first
@@ -106,11 +107,14 @@ struct ShotsCommand: ParsableCommand {
             }
             let words = Array(arguments.dropFirst())
             return try await mark(id, [action == "keyword" ? .addKeywords(words) : .removeKeywords(words)], context)
+        case "shotlist":
+            guard arguments.isEmpty else { throw UsageError("shotlist takes nothing: shots shotlist --config studio.yaml") }
+            return try shotList(context)
         case "rebuild":
             guard arguments.count == 1 else { throw UsageError("rebuild takes the folder of the photos: shots rebuild ./captures") }
             return try rebuild(arguments[0], context)
         default:
-            throw UsageError("unknown action '\(action)'; use rate, label, pick, reject, unpick, keyword, unkeyword or rebuild, or nothing to list")
+            throw UsageError("unknown action '\(action)'; use rate, label, pick, reject, unpick, keyword, unkeyword, rebuild or shotlist, or nothing to list")
         }
     }
 
