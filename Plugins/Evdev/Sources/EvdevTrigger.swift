@@ -172,7 +172,7 @@ public final class EvdevTrigger: TriggerSource {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, timeout)
             if ready < 0 && errno == EINTR { continue }
-            for output in decoder.flush(now: sp_monotonic_microseconds()) { events.send(output.event, origin: output.origin) }
+            for output in decoder.flush(now: sp_monotonic_microseconds()) { send(output, to: events) }
             guard ready > 0 else {
                 // A quiet second: check that the node we hold is still the one at `path`. A
                 // removed device normally fails the read, but a node removed and created again
@@ -207,7 +207,7 @@ public final class EvdevTrigger: TriggerSource {
                     if let code = scanner.feed(event) { events.send(LabelRequest(code, origin: "barcode scanner \(path)")) }
                     continue
                 }
-                for output in decoder.feed(event) { events.send(output.event, origin: output.origin) }
+                for output in decoder.feed(event) { send(output, to: events) }
             }
         }
     }
@@ -217,6 +217,15 @@ public final class EvdevTrigger: TriggerSource {
         var named = stat(), held = stat()
         guard stat(path, &named) == 0, fstat(descriptor, &held) == 0 else { return false }
         return named.st_ino == held.st_ino && named.st_dev == held.st_dev
+    }
+
+    /// A decoded key or gesture to the coordinator: its event, or the sequence it starts
+    /// (each frame answered through `sync`, the end in the log).
+    private func send(_ output: GestureDecoder.Output, to events: EventChannel) {
+        switch output.event {
+        case .event(let event): events.send(event, origin: output.origin)
+        case .sequence(let name): events.send(SequenceRequest(name, origin: output.origin)) { [log] answer in log.info(answer.summary) }
+        }
     }
 
     private func sleep(for duration: Duration) {
@@ -243,17 +252,19 @@ extension EvdevTrigger.Options {
         rescanInterval = try options.duration("rescanInterval", default: rescanInterval)
         feedback = try StateCommands(options)
         mode = try options.choice("mode", from: ["remote", "scanner"], default: mode)
-        let map = try EventMap(options, defaults: EvdevTrigger.defaultMap, known: KeyNames.codes.keys.sorted() + ["NAME:single", "NAME:double", "NAME:triple", "NAME:long"]) { name in
+        let map = try EventMap(options, defaults: EvdevTrigger.defaultMap, known: KeyNames.codes.keys.sorted() + ["NAME:single", "NAME:double", "NAME:triple", "NAME:long"],
+                               startsSequences: true) { name in
             let parts = name.split(separator: ":", maxSplits: 1).map(String.init)
             guard KeyNames.code(parts[0]) != nil else { return nil }
             if parts.count == 2 && Gesture(rawValue: parts[1].lowercased()) == nil { return nil }
             return parts.count == 2 ? "\(parts[0].uppercased()):\(parts[1].lowercased())" : parts[0].uppercased()
         }
-        for (key, event) in map.events {
+        let actions = map.events.map { ($0.key, KeyAction.event($0.value)) } + map.sequences.map { ($0.key, KeyAction.sequence($0.value)) }
+        for (key, action) in actions {
             let parts = key.split(separator: ":", maxSplits: 1).map(String.init)
             let code = KeyNames.code(parts[0])!
             var binding = bindings[code] ?? GestureDecoder.Binding()
-            if parts.count == 2, let gesture = Gesture(rawValue: parts[1]) { binding.gestures[gesture] = event } else { binding.immediate = event }
+            if parts.count == 2, let gesture = Gesture(rawValue: parts[1]) { binding.gestures[gesture] = action } else { binding.immediate = action }
             bindings[code] = binding
         }
     }

@@ -14,6 +14,25 @@ public enum Gesture: String, Sendable, CaseIterable {
     }
 }
 
+/// What a key or a gesture does: a shutter event, or a sequence the config plans
+/// (`KEY_F5:long: sequence spin`: a foot pedal held starts the spin).
+public enum KeyAction: Sendable, Equatable {
+    case event(ShutterEvent)
+    case sequence(String)
+
+    public static let capture = KeyAction.event(.capture)
+    public static let enter = KeyAction.event(.enter)
+    public static let exit = KeyAction.event(.exit)
+
+    /// `capture`, `sequence spin`: as the config writes it.
+    public var rawValue: String {
+        switch self {
+        case .event(let event): return event.rawValue
+        case .sequence(let name): return "sequence \(name)"
+        }
+    }
+}
+
 /// Turns key events into shutter events, on the kernel's timestamps.
 ///
 /// A key bound only by its name (`KEY_VOLUMEUP: capture`) fires at once on press: no tap
@@ -33,18 +52,18 @@ public struct GestureDecoder: Sendable {
     /// What a key does.
     public struct Binding: Sendable, Equatable {
         /// Fires on press (for keys without gestures).
-        public var immediate: ShutterEvent?
-        /// Events by gesture.
-        public var gestures: [Gesture: ShutterEvent] = [:]
-        public init(immediate: ShutterEvent? = nil, gestures: [Gesture: ShutterEvent] = [:]) {
+        public var immediate: KeyAction?
+        /// Actions by gesture.
+        public var gestures: [Gesture: KeyAction] = [:]
+        public init(immediate: KeyAction? = nil, gestures: [Gesture: KeyAction] = [:]) {
             self.immediate = immediate
             self.gestures = gestures
         }
     }
 
-    /// A decoded shutter event and what caused it ("KEY_ENTER double").
+    /// A decoded action and what caused it ("KEY_ENTER double").
     public struct Output: Sendable, Equatable {
-        public var event: ShutterEvent
+        public var event: KeyAction
         public var origin: String
     }
 

@@ -214,6 +214,8 @@ struct EvdevReaderTests {
         ]), owner: "trigger 'evdev'"))
         let b = try #require(parsed.bindings[KeyNames.code("KEY_B")!])
         #expect(b.immediate == .capture && b.gestures == [.double: .enter, .long: .exit])
+        let pedal = try EvdevTrigger.Options(PluginOptions(configNode(["name": "x", "map": ["KEY_F5:long": "sequence turn", "KEY_F5": "capture"]]), owner: "t"))
+        #expect(pedal.bindings[KeyNames.code("KEY_F5")!] == GestureDecoder.Binding(immediate: .capture, gestures: [.long: .sequence("turn")]))
         #expect(parsed.bindings[KeyNames.code("KEY_ESC")!] == nil)
         #expect(parsed.bindings.count == 1)  // a map replaces the defaults
         let defaults = try EvdevTrigger.Options(PluginOptions(configNode(["name": "x"]), owner: "trigger 'evdev'"))
@@ -264,5 +266,37 @@ struct EvdevEndToEndTests {
         session.signal(SIGTERM)
         let outcome = await session.wait()
         #expect(outcome.status == 4)  // the capture outside photo mode failed
+    }
+
+    @Test("a foot pedal held long starts the sequence its map names (KEY_F5:long: sequence turn): three frames of a spin, each stored, the end in the log; a tap still captures once")
+    func pedalStartsSequence() async throws {
+        let folder = TemporaryDirectory("evdev-sequence")
+        let device = FakeInputDevice(at: folder.file("event4"))
+        let f5 = KeyNames.code("KEY_F5")!
+        let config = try writeConfig("""
+        version: 1
+        session: pedal
+        backend: {type: file-stub, width: 320, height: 240}
+        triggers:
+          - type: evdev
+            device: \(device.path)
+            map: {KEY_F5: capture, "KEY_F5:long": sequence turn}
+            rescanInterval: 50ms
+        sinks: [{type: files, directory: \(folder.file("out"))}]
+        sequences:
+          turn: {kind: spin, frames: 3, command: [/bin/true]}
+        """, in: folder)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path)
+        await device.plugIn()
+        let now = sp_monotonic_microseconds() / 1000
+        device.send([key(f5, 1, at: now), key(f5, 0, at: now + 800)])  // held 800 ms: long
+        #expect(await eventually { session.stderrSoFar.contains("sequenceDone turn: 3 of 3 taken") }, "\(session.stderrSoFar)")
+        #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == 3)
+        device.send(tap(f5, at: now + 2000, length: 60))
+        #expect(await eventually { folder.names("out").filter { $0.hasSuffix(".jpg") }.count == 4 }, "\(session.stderrSoFar)")
+        session.signal(SIGTERM)
+        let outcome = await session.wait()
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("sequence 'turn' from evdev (KEY_F5 long): a spin of 3 frame(s)"), "\(outcome.stderr)")
     }
 }

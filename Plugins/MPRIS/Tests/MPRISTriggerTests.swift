@@ -99,7 +99,7 @@ struct MPRISTriggerTests {
         #expect(!outcome.stderr.contains("enter from mpris"))
     }
 
-    @Test("an earbud gesture mapped to a sequence ('Next: sequence lapse') shoots the config's plan: each frame answered to the earbud as a photo, the three stored; CanGoNext says it is mapped; a map naming a plan the config lacks is refused at run with the names it has; an evdev map that names a sequence is a config error with its place")
+    @Test("an earbud gesture mapped to a sequence ('Next: sequence lapse') shoots the config's plan: each frame answered to the earbud as a photo, the three stored; CanGoNext says it is mapped; a map naming a plan the config lacks is refused at run with the names it has; a socket map that names a sequence is a config error with its place")
     func gestureStartsSequence() async throws {
         let bus = try await PrivateBus()
         let folder = TemporaryDirectory("mpris-sequence")
@@ -117,16 +117,16 @@ struct MPRISTriggerTests {
         #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == 3, "\(folder.names("out"))")
         #expect(outcome.stderr.contains("sequence 'lapse' from mpris (Next): an interval of 3 frame(s)"), "\(outcome.stderr)")
 
-        let evdev = try writeConfig("""
+        let socket = try writeConfig("""
         version: 1
         backend: {type: file-stub}
         triggers:
-          - {type: evdev, device: /dev/null, map: {KEY_VOLUMEUP: sequence lapse}}
+          - {type: socket, path: \(folder.file("s.sock")), map: {shoot: sequence lapse}}
         sinks: [{type: files, directory: \(folder.file("x"))}]
         sequences: {lapse: {kind: interval, frames: 3, every: 1s}}
-        """, in: folder, name: "evdev.yaml")
-        let refused = try await shutterpipe(["validate", evdev], in: folder.path)
-        #expect(refused.status == 3 && refused.stderr.contains("evdev.yaml:4:") && refused.stderr.contains("this trigger does not start sequences from its map"), "\(refused.stderr)")
+        """, in: folder, name: "socket.yaml")
+        let refused = try await shutterpipe(["validate", socket], in: folder.path)
+        #expect(refused.status == 3 && refused.stderr.contains("socket.yaml:4:") && refused.stderr.contains("this trigger does not start sequences from its map"), "\(refused.stderr)")
     }
 
     @Test("a failed capture shows a short reason a watch can display")

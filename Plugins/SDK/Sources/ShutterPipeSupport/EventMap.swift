@@ -8,7 +8,7 @@ import ShutterPipeKit
 ///   Pause: capture
 ///   Next: enter
 ///   Previous: exit
-///   PlayPause: sequence stack   # a trigger that starts sequences (MPRIS)
+///   PlayPause: sequence stack   # a trigger that starts sequences (mpris, evdev)
 /// ```
 ///
 /// A `map:` in the config replaces the trigger's defaults as a whole, so what the config
@@ -48,7 +48,7 @@ public struct EventMap: Sendable, Equatable {
             if words.first?.lowercased() == "sequence" {
                 guard startsSequences else {
                     throw ConfigError("\(options.owner): '\(key).\(name)': this trigger does not start sequences from its map; map it to enter, capture, exit or ignore "
-                                      + "(sequences start from an earbud's map, stdin's 'sequence NAME', the socket's and MQTT's sequence requests, or the page)", at: location)
+                                      + "(sequences start from an earbud's or a remote's map, stdin's 'sequence NAME', the socket's and MQTT's sequence requests, or the page)", at: location)
                 }
                 guard words.count == 2 else {
                     throw ConfigError("\(options.owner): '\(key).\(name)' names one sequence of the config's 'sequences:', such as 'sequence stack'; got '\(value)'", at: location)
