@@ -78,8 +78,9 @@ struct CatalogueRoutes: Sendable {
             switch what {
             case "/preview.jpg":
                 let preview = try trigger.previews.preview(of: source)
-                // The shot is on screen: its 100 % view is decoded ahead (a JPEG's).
-                trigger.fullImages.decodeAhead(source)
+                // The shot is on screen: its 100 % view is decoded ahead (a JPEG's), for a
+                // page that may look at it (a viewer without the originals cannot).
+                if access.originals { trigger.fullImages.decodeAhead(source) }
                 return .image(preview, type: "image/jpeg")
             case "/thumbnail.jpg":
                 return .image(try trigger.previews.thumbnail(of: source), type: "image/jpeg")
