@@ -153,27 +153,13 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         }
         // The first shot waits for the reconciliation (milliseconds for thousands of
         // photos); a catalogue on a disk that hangs holds the start ten seconds at most.
-        await Self.within(.seconds(10), log: log, "opening the catalogue took over 10 s; the session starts without waiting for it") { done in
-            writer.opened(done)
+        if await !waitForCallback(within: .seconds(10), { writer.opened($0) }) {
+            log.warning("catalogue: opening the catalogue took over 10 s; the session starts without waiting for it")
         }
         // Marks on this catalogue go through this session from now on (``SessionClaim``).
         let (path, socket) = (Catalogue.absolute(options.path), options.sessionSocket)
         if FileManager.default.fileExists(atPath: PathName.parent(path)) {
             claim.withLock { $0 = SessionClaim.claim(path, socket: socket.map(Catalogue.absolute)) }
-        }
-    }
-
-    /// Waits until `start`'s callback runs, or `limit` has passed (logged).
-    static func within(_ limit: DispatchTimeInterval, log: Logger, _ warning: String, _ start: (@escaping @Sendable () -> Void) -> Void) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumed = Mutex(false)
-            let resume: @Sendable (Bool) -> Void = { timedOut in
-                guard !resumed.withLock({ done in defer { done = true }; return done }) else { return }
-                if timedOut { log.warning("catalogue: \(warning)") }
-                continuation.resume()
-            }
-            start { resume(false) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + limit) { resume(true) }
         }
     }
 
@@ -197,8 +183,8 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
     /// hold the session's exit; what is left is recorded at the next start).
     public func end() async {
         guard let writer = writer.withLock({ current -> CatalogueWriter? in defer { current = nil }; return current }) else { return }
-        await Self.within(.seconds(10), log: log, "still writing after 10 s; leaving it (the next start records what is missing)") { done in
-            writer.finish(done)
+        if await !waitForCallback(within: .seconds(10), { writer.finish($0) }) {
+            log.warning("catalogue: still writing after 10 s; leaving it (the next start records what is missing)")
         }
         // Every shot is recorded now: the copies that waited for theirs go in.
         let waiting = waitingCopies.withLock { list -> [(String, FileCopy)] in defer { list = [] }; return list }

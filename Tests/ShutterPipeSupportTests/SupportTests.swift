@@ -194,6 +194,27 @@ struct SocketAndDeadlineTests {
         }
         #expect(formatByteCount(999) == "999 B" && formatByteCount(1_500_000) == "1.5 MB")
     }
+
+    @Test("waitForCallback: true when called back in time (twice is once), false past its limit without cancelling the work; a LineWriter whose reader stopped returns after its patience and writes the line once the reader reads again")
+    func callbacks() async throws {
+        #expect(await waitForCallback(within: .seconds(60)) { done in DispatchQueue.global().async { done(); done() } })
+        let late = Mutex<(@Sendable () -> Void)?>(nil)
+        #expect(await !waitForCallback(within: .milliseconds(20)) { done in late.withLock { $0 = done } })
+        late.withLock { $0 }?()  // after the wait gave up: ignored, no second resume
+
+        // A reader that stopped: the writer's thread blocks on the gate; write returns after
+        // its patience all the same, and the lines go out in order once the gate opens.
+        let gate = DispatchSemaphore(value: 0), written = Mutex<[String]>([])
+        let writer = LineWriter(label: "test line writer") { line in
+            if line == "first" { gate.wait() }
+            written.withLock { $0.append(line) }
+        }
+        await writer.write("first", patience: .milliseconds(20))
+        await writer.write("second", patience: .milliseconds(20))
+        #expect(written.withLock { $0 }.isEmpty)
+        gate.signal()
+        #expect(await eventually { written.withLock { $0 } == ["first", "second"] })
+    }
 }
 
 @Suite("Support: blocking queues")

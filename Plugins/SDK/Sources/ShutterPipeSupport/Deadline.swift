@@ -52,6 +52,23 @@ private func runAbandoningOnCancel<T: Sendable>(
     }
 }
 
+/// Waits until `start` calls back, or `limit` has passed; true when it called back in time.
+/// For work that says its end through a callback and goes on past the wait (a write left
+/// to finish in its turn, a catalogue still opening): nothing is cancelled, and no thread
+/// is blocked. The one wait of its kind: `withDeadline` is for async work that can be
+/// cancelled.
+public func waitForCallback(within limit: Duration, _ start: (@escaping @Sendable () -> Void) -> Void) async -> Bool {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        let resumed = Mutex(false)
+        let resume: @Sendable (Bool) -> Void = { inTime in
+            guard !resumed.withLock({ done in defer { done = true }; return done }) else { return }
+            continuation.resume(returning: inTime)
+        }
+        start { resume(true) }
+        DispatchQueue.global().asyncAfter(deadline: limit.fromNow) { resume(false) }
+    }
+}
+
 /// Waits `duration` whether or not the calling task is cancelled: for a stop that must
 /// still give what it drains its time. A cancelled `Task.sleep` throws at once, so a
 /// polling loop around `try? await Task.sleep` in a cancelled task spins a thread of the

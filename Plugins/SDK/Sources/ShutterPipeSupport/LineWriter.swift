@@ -9,11 +9,8 @@ import Synchronization
 /// At most `limit` lines wait. Past that a line is dropped, and `onDrop` is told at the
 /// first drop of a stall (for a log line): the writer never grows without bound.
 public final class LineWriter: Sendable {
-    private final class Waiter: Sendable {
-        private let continuation = Mutex<CheckedContinuation<Void, Never>?>(nil)
-        init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation.withLock { $0 = continuation } }
-        func resume() { continuation.withLock { $0.take() }?.resume() }
-    }
+    /// Told once its line is written.
+    private typealias Waiter = @Sendable () -> Void
 
     private struct State {
         var lines: [(String, Waiter?)] = []
@@ -53,7 +50,7 @@ public final class LineWriter: Sendable {
                 queue.state.withLock { $0.writingSince = .now }
                 write(line)
                 queue.state.withLock { $0.writingSince = nil }
-                waiter?.resume()
+                waiter?()
             }
         }
     }
@@ -67,15 +64,12 @@ public final class LineWriter: Sendable {
     /// later, in order), or at once when it was dropped or a write has been stuck longer
     /// than `patience` already.
     public func write(_ line: String, patience: Duration = .milliseconds(200)) async {
-        await withCheckedContinuation { continuation in
-            let waiter = Waiter(continuation)
+        _ = await waitForCallback(within: patience) { written in
             var stuck = false
-            let queued = append(line, waiter: waiter) { state in
+            let queued = append(line, waiter: written) { state in
                 if let since = state.writingSince, ContinuousClock.now - since > patience { stuck = true }
             }
-            guard queued else { return waiter.resume() }
-            if stuck { return waiter.resume() }
-            DispatchQueue.global().asyncAfter(deadline: patience.fromNow) { waiter.resume() }
+            if !queued || stuck { written() }
         }
     }
 
