@@ -176,7 +176,7 @@ struct CatalogueTests {
                 output.split(separator: "\n").count >= 3
             }
             session.killGroup()
-            session.waitAfterKill()
+            await session.waitAfterKill()
         }
         // The next start reconciles before its first shot.
         let restart = try await shutterpipe(["run", "--config", config], input: "capture\n", in: folder.path)

@@ -40,12 +40,12 @@ struct DeviceFaultTests {
             if Bool.random(using: &random) {
                 let id = await request("capture")
                 try await Task.sleep(for: .milliseconds(Int.random(in: 20...120, using: &random)))
-                camera.stop()
+                await camera.stop()
                 let reply = await answer(id)
                 midCapture += 1
                 #expect(reply["state"] as? String != nil, "seed \(Chaos.seed) cycle \(cycle): the shot in flight was answered")
             } else {
-                camera.stop()
+                await camera.stop()
                 let reply = await answer(await request("capture"))
                 #expect(reply["state"] as? String == "photoFailed" && reply["cause"] as? String == "cameraFailure",
                         "seed \(Chaos.seed) cycle \(cycle): \(reply)")
@@ -160,7 +160,7 @@ struct MalformedCameraTests {
         let damaged = camera.logText.components(separatedBy: "sent a malformed").count - 1
         #expect(damaged > 0, "the camera did send malformed packets")
         // The same port, a sane camera: the session recovers by itself.
-        camera.stop()
+        await camera.stop()
         camera = try await FakeCamera([], port: port, home: home)
         var recovered = false
         for attempt in 1...40 where !recovered {

@@ -63,10 +63,10 @@ public final class FakeCamera: Sendable {
     public func toggleCable() { process.signal(SIGUSR2) }
 
     /// Stops the camera (like pulling the cable) and waits until it is gone.
-    public func stop() {
+    public func stop() async {
         guard process.isRunning else { return }
         process.killGroup()
-        process.waitAfterKill()
+        await process.waitAfterKill()
     }
 
     /// Runs the gphoto2 CLI against this camera, under a deadline.

@@ -140,9 +140,10 @@ public final class RunningProcess: Sendable {
         return Outcome(status: status.shellCode, stdout: stdoutSoFar, stderr: stderrSoFar, timedOut: timedOut)
     }
 
-    /// Blocks until a killed child is gone (SIGKILL takes milliseconds), for a synchronous
-    /// stop; at most 10 s.
-    public func waitAfterKill() { _ = child.waitUntilExit(timeout: .seconds(10)) }
+    /// Waits until a killed child is gone (SIGKILL takes milliseconds), at most 10 s,
+    /// without holding a thread of the cooperative pool (the pool watch named the blocking
+    /// wait this replaced).
+    public func waitAfterKill() async { _ = await exit(within: .seconds(10)) }
 
     /// Waits for it to end within `timeout`, else kills its group; records nothing.
     func end(within timeout: Duration) async -> (status: ChildProcess.ExitStatus, timedOut: Bool) {

@@ -62,7 +62,7 @@ struct CameraBehaviourTests {
         #expect(await shoot(session, answers: 2).last?.hasPrefix("photoSuccess") == true)
 
         // Unplugged, and back with a firmware that offers less.
-        first.stop()
+        await first.stop()
         await session.waitForOutput("camera connection lost")
         let second = try await FakeCamera(["--iso-choices", "100,200,400"], port: first.port, home: home)
         await session.waitForOutput("back at \(second.portSpec)")
@@ -87,7 +87,7 @@ struct CameraBehaviourTests {
         let full = try await FakeCamera(["--card-fills-after", "0"])
         let cli = try await full.gphoto2(["--capture-image-and-download"])
         #expect(cli.status != 0 && (cli.text + cli.errors).contains("Camera memorycard ran full during capture"), "\(cli.text)\n\(cli.errors)")
-        full.stop()
+        await full.stop()
 
         let camera = try await FakeCamera(["--card-fills-after", "1"])
         let folder = TemporaryDirectory("card-fills")
@@ -116,7 +116,7 @@ struct CameraBehaviourTests {
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
         let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
         #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
-        camera.stop()
+        await camera.stop()
         await session.waitForOutput("could not reopen the camera")
         session.send("set iso=400\n")
         await session.waitForOutput("settingsRefused", on: .stdout)
@@ -269,7 +269,7 @@ struct CameraBehaviourTests {
         let cli = try await reference.gphoto2(["--capture-image-and-download", "--filename", reference.home.file("cli.jpg")])
         // (It says so, and exits 0 all the same.)
         #expect((cli.text + cli.errors).contains("Could not capture image"), "\(cli.text)\n\(cli.errors)")
-        reference.stop()
+        await reference.stop()
 
         let camera = try await FakeCamera(["--empty-captures", "2"])
         let folder = TemporaryDirectory("empty-capture")

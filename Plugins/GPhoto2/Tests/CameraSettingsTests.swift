@@ -84,7 +84,7 @@ struct CameraSettingsTests {
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("PTP/IP Camera has no setting 'whitebalance' (`shutterpipe camera settings` lists the settings this camera has)"),
                 "\(unknown.stderr)")
-        camera.stop()
+        await camera.stop()
         let gone = try await shutterpipe(["camera", "settings", "--port", camera.portSpec], in: folder.path, environment: environment)
         #expect(gone.status == 1 && gone.stderr.contains("cannot open PTP/IP Camera at \(camera.portSpec)"), "\(gone.stderr)")
     }

@@ -157,7 +157,7 @@ struct CameraWorkerTests {
         #expect(try await camera.filesOnCard().isEmpty)
 
         // Both tries of the first shot cut short: it fails, naming the sizes, and stays on the card.
-        camera.stop()
+        await camera.stop()
         camera = try await FakeCamera(["--short-transfers", "2"], port: camera.port, home: camera.home)
         let second = TemporaryDirectory("worker-short-twice")
         session = try RunningProcess(["run", "--config", try writeConfig(tetherConfig(camera, output: second.file("out")), in: second)],

@@ -28,7 +28,7 @@ struct CardDeletesTests {
         let cli = try await reference.gphoto2(["--capture-image-and-download", "--filename", reference.home.file("cli.jpg")])
         #expect(cli.status == 0 && cli.text.contains("Deleting file"), "\(cli.text)\n\(cli.errors)")
         #expect(try await reference.filesOnCard().isEmpty)
-        reference.stop()
+        await reference.stop()
 
         let camera = try await FakeCamera(["--verbose", "--delete-delay", "100ms"])
         let folder = TemporaryDirectory("burst-deletes")

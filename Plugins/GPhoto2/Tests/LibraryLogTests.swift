@@ -15,7 +15,7 @@ struct LibraryLogTests {
         let session = try RunningProcess(["run", "--config", config, "--log-format", "json", "--verbose"], in: folder.path,
                                          environment: ["HOME": camera.home.path])
         #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
-        camera.stop()
+        await camera.stop()
         // The camera is gone: the next shot fails, and libgphoto2 complains while the
         // worker tries to reconnect.
         #expect(await shoot(session, answers: 2).last?.hasPrefix("photoFailed") == true, "\(session.stderrSoFar)")

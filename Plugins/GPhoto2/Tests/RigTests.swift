@@ -50,7 +50,7 @@ struct RigTests {
 
         // C unplugged: its shot fails by name, the others' are stored.
         let port = cameras[2].port
-        cameras[2].stop()
+        await cameras[2].stop()
         let failed = await shoot(session, answers: 21).last ?? ""
         #expect(failed.hasPrefix("photoFailed cameraFailure: camera 'C': "), "\(failed)\n\(session.stderrSoFar.suffix(3000))")
         #expect(folder.names("out").filter { $0.hasPrefix("rig-0021-") }.sorted() == ["rig-0021-A.jpg", "rig-0021-B.jpg", "rig-0021-D.jpg"])

@@ -120,7 +120,7 @@ struct SequenceTests {
         session.send("sequence lapse\n")
         #expect(await eventually(timeout: .seconds(90)) { count("photoSuccess") >= 2 }, "\(session.stdoutSoFar)\n\(session.stderrSoFar.suffix(2000))")
         // Unplugged mid-interval: the frames while it is away fail, and the interval goes on.
-        first.stop()
+        await first.stop()
         await session.waitForOutput("camera connection lost")
         #expect(await eventually(timeout: .seconds(90)) { count("photoFailed") >= 1 }, "\(session.stdoutSoFar)")
         let second = try await FakeCamera(port: first.port, home: home)
