@@ -48,22 +48,29 @@ struct RGBImage: Sendable {
         var out = [UInt8](repeating: 0, count: pixels.count)
         for y in 0..<outHeight {
             for x in 0..<outWidth {
-                // The source pixel shown at (x, y) of the upright image.
-                let (sx, sy): (Int, Int)
-                switch orientation {
-                case 2: (sx, sy) = (width - 1 - x, y)
-                case 3: (sx, sy) = (width - 1 - x, height - 1 - y)
-                case 4: (sx, sy) = (x, height - 1 - y)
-                case 5: (sx, sy) = (y, x)
-                case 6: (sx, sy) = (y, height - 1 - x)
-                case 7: (sx, sy) = (width - 1 - y, height - 1 - x)
-                default: (sx, sy) = (width - 1 - y, x)  // 8
-                }
+                let (sx, sy) = Self.storedPixel(shownAt: x, y, orientation: orientation, storedWidth: width, storedHeight: height)
                 let source = (sy * width + sx) * 3, target = (y * outWidth + x) * 3
                 out[target] = pixels[source]; out[target + 1] = pixels[source + 1]; out[target + 2] = pixels[source + 2]
             }
         }
         return RGBImage(pixels: out, width: outWidth, height: outHeight, iccProfile: iccProfile)
+    }
+
+    /// The pixel of a stored picture (`storedWidth`×`storedHeight`, before its EXIF
+    /// orientation is applied) shown at (`x`, `y`) of the upright one: the one mapping
+    /// behind a whole picture turned upright and a region of it (``TileRegions``).
+    @inline(__always)
+    static func storedPixel(shownAt x: Int, _ y: Int, orientation: Int, storedWidth: Int, storedHeight: Int) -> (Int, Int) {
+        switch orientation {
+        case 2: return (storedWidth - 1 - x, y)
+        case 3: return (storedWidth - 1 - x, storedHeight - 1 - y)
+        case 4: return (x, storedHeight - 1 - y)
+        case 5: return (y, x)
+        case 6: return (y, storedHeight - 1 - x)
+        case 7: return (storedWidth - 1 - y, storedHeight - 1 - x)
+        case 8: return (storedWidth - 1 - y, x)
+        default: return (x, y)
+        }
     }
 
     /// Encoded as a JPEG with libjpeg-turbo, carrying the profile.

@@ -122,19 +122,9 @@ final class TileRegions: Sendable {
     /// The rectangle of the stored picture (before its EXIF orientation is applied) that
     /// shows as `rect` of the upright one, `width`×`height`.
     static func storedRect(_ rect: Rect, orientation: Int, width: Int, height: Int) -> Rect {
-        // The stored pixel shown at upright (x, y), as RGBImage.oriented reads it.
-        let storedHeight = orientation >= 5 ? width : height, storedWidth = orientation >= 5 ? height : width
+        let storedHeight = orientation >= 5 && orientation <= 8 ? width : height, storedWidth = orientation >= 5 && orientation <= 8 ? height : width
         func source(_ x: Int, _ y: Int) -> (Int, Int) {
-            switch orientation {
-            case 2: return (storedWidth - 1 - x, y)
-            case 3: return (storedWidth - 1 - x, storedHeight - 1 - y)
-            case 4: return (x, storedHeight - 1 - y)
-            case 5: return (y, x)
-            case 6: return (y, storedHeight - 1 - x)
-            case 7: return (storedWidth - 1 - y, storedHeight - 1 - x)
-            case 8: return (storedWidth - 1 - y, x)
-            default: return (x, y)
-            }
+            RGBImage.storedPixel(shownAt: x, y, orientation: orientation, storedWidth: storedWidth, storedHeight: storedHeight)
         }
         let corners = [source(rect.x, rect.y), source(rect.x + rect.width - 1, rect.y + rect.height - 1)]
         let left = min(corners[0].0, corners[1].0), top = min(corners[0].1, corners[1].1)
