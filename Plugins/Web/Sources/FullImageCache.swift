@@ -32,7 +32,23 @@ final class FullImageCache: Sendable {
         var making: [String: ImageJob<RGBImage>] = [:]
         /// The decode ahead under way, and the photo whose decode comes after it.
         var ahead: (running: Bool, next: String?) = (false, nil)
+        /// The JPEGs whose tiles were asked for last, read once for all their tiles.
+        var headers: [(key: String, header: JPEGHeader)] = []
     }
+
+    /// A JPEG as its tiles need it: its bytes, upright size, orientation and profile.
+    struct JPEGHeader: Sendable {
+        let data: Data
+        let width: Int
+        let height: Int
+        let orientation: Int
+        let iccProfile: Data?
+    }
+
+    /// How many JPEGs' bytes are kept for their tiles: the shot looked at and the one before.
+    private static let keptHeaders = 2
+    /// A JPEG larger than this (a camera's is 5-30 MB) is read for each tile, never kept.
+    private static let largestKeptJPEG = 128 << 20
 
     private let limit: Int
     private let log: Logger
@@ -124,7 +140,7 @@ final class FullImageCache: Sendable {
             decodeAhead(path)
             let x = column * Self.tileSize, y = row * Self.tileSize
             let rect = TileRegions.Rect(x: x, y: y, width: min(Self.tileSize, jpeg.width - x), height: min(Self.tileSize, jpeg.height - y))
-            let pixels = try regions.pixels(of: PreviewMaker.key(path), jpeg: jpeg.data, orientation: jpeg.orientation, width: jpeg.width, height: jpeg.height, rect: rect)
+            let pixels = try regions.pixels(of: path, jpeg: jpeg.data, orientation: jpeg.orientation, width: jpeg.width, height: jpeg.height, rect: rect)
             var image = pixels.image
             image.iccProfile = jpeg.iccProfile
             region = TileRegions.Region(image: image, x: pixels.x, y: pixels.y)
@@ -148,15 +164,26 @@ final class FullImageCache: Sendable {
     }
 
     /// A JPEG's bytes, upright size, orientation and profile, read from its header
-    /// (checked against the pixel budget); `nil` for a photo of another format.
-    private func headerOfJPEG(_ path: String) throws(ShutterError) -> (data: Data, width: Int, height: Int, orientation: Int, iccProfile: Data?)? {
+    /// (checked against the pixel budget); `nil` for a photo of another format. Read once
+    /// for all the tiles of a photo asked for one after the other, not once per tile.
+    private func headerOfJPEG(_ path: String) throws(ShutterError) -> JPEGHeader? {
         guard PhotoFormat(path) == .jpeg else { return nil }
+        let key = PreviewMaker.key(path)  // size and time: a file replaced is read anew
+        if let kept = state.withLock({ state in state.headers.first { $0.key == key }?.header }) { return kept }
         let jpeg = try PhotoFile.map(path)
         guard let size = PreviewMaker.dimensions(jpeg) else { throw ShutterError(.unexpected, "'\(path)' is not a JPEG libturbojpeg can read") }
         try budget.checkPixels(width: size.width, height: size.height, of: "the photo")
         let metadata = JPEGMetadata(jpeg)
         let swaps = metadata.orientation >= 5 && metadata.orientation <= 8
-        return (jpeg, swaps ? size.height : size.width, swaps ? size.width : size.height, metadata.orientation, metadata.iccProfile)
+        let header = JPEGHeader(data: jpeg, width: swaps ? size.height : size.width, height: swaps ? size.width : size.height,
+                                orientation: metadata.orientation, iccProfile: metadata.iccProfile)
+        guard jpeg.count <= Self.largestKeptJPEG else { return header }
+        state.withLock { state in
+            state.headers.removeAll { $0.key == key }
+            state.headers.append((key, header))
+            if state.headers.count > Self.keptHeaders { state.headers.removeFirst(state.headers.count - Self.keptHeaders) }
+        }
+        return header
     }
 
     /// Decodes the JPEG at `path` whole on a thread of its own, at the sinks' priority
