@@ -221,9 +221,14 @@ extension CameraSession {
     /// file of its own (a JPEG of up to 512 KiB does not fit a message); one that cannot be
     /// made is simply not shown.
     static func sendThumbnail(_ jpeg: Data, of path: CardPath, source: String = "camera thumbnail", _ send: @Sendable (WorkerMessage, [Int32]) -> Void) {
-        guard let descriptor = try? SharedBytes.create(named: "\(path.name) \(source)") else { return }
+        let descriptor: Int32
+        do { descriptor = try SharedBytes.create(named: "\(path.name) \(source)") } catch {
+            return WorkerLog.debug("\(path.name): its \(source) not sent (no in-memory file: \(error))")
+        }
         defer { Glibc.close(descriptor) }
-        guard (try? DescriptorIO.writeAll(jpeg, to: descriptor)) != nil else { return }
+        do { try DescriptorIO.writeAll(jpeg, to: descriptor) } catch {
+            return WorkerLog.debug("\(path.name): its \(source) not sent (\(error))")
+        }
         send(.event(source == "camera thumbnail" ? .thumbnail(file: path.name) : .preview(file: path.name)), [descriptor])
     }
 

@@ -92,8 +92,10 @@ extension GPhoto2Backend {
         case .thumbnail(let file), .preview(let file):
             // A worker's file like a photo's: sealed before it is mapped, and no larger
             // than a display takes.
-            guard let descriptor = descriptors.first, let context = state.withLock({ $0.context }),
-                  let jpeg = try? SharedBytes.map(descriptor), jpeg.count <= EarlyPreview.largest else { return }
+            guard let descriptor = descriptors.first, let context = state.withLock({ $0.context }) else { return }
+            guard let jpeg = try? SharedBytes.map(descriptor), jpeg.count <= EarlyPreview.largest else {
+                return log.debug("\(file): a picture from the camera worker not shown (not a sealed in-memory file of at most \(EarlyPreview.largest) bytes)", [("camera", camera)])
+            }
             let source = if case .preview = event { "preview" } else { "camera thumbnail" }
             log.debug("\(file): \(source) from the camera worker, \(jpeg.count) bytes, before the photo is stored", [("camera", camera)])
             context.show(EarlyPreview(file: file, camera: isRig ? camera : nil, jpeg: Data(jpeg), source: source))
