@@ -25,11 +25,7 @@ extension ShotsCommand {
             if left == 0 { done += 1 } else if taken > 0 { short.append("\(product.id): \(taken) of \(product.planned)") }
             rows.append([product.id, product.name, product.sequence.map { "\($0) (\(product.planned))" } ?? String(product.planned), String(taken), left == 0 ? "done" : String(left)])
         }
-        rows = rows.map { $0.map(LogText.escaped) }
-        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for row in rows {
-            context.output.printLine(zip(row, widths).map { $0.0.padding(toLength: $0.1, withPad: " ", startingAt: 0) }.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
-        }
+        formatColumns(rows.map { $0.map(LogText.escaped) }).forEach(context.output.printLine)
         context.output.printLine("\(done) of \(list.products.count) product(s) done, \(list.products.count - done) left")
         for product in short { context.errors.printLine("shutterpipe shots: fewer photos than planned: \(product)") }
         return CommandContext.success
