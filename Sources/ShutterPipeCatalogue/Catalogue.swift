@@ -42,6 +42,23 @@ public final class Catalogue: @unchecked Sendable {
         self.database = database
     }
 
+    /// Why the catalogue's folder cannot be trusted with it, if it cannot: a symbolic link
+    /// (whoever may write the capture folder could put one where `.shutterpipe` was), a
+    /// folder of another user's (not root's), or one that every user may write. The
+    /// catalogue's journal files and the page's previews live there too.
+    static func folderProblem(_ folder: String) -> String? {
+        var status = stat()
+        guard lstat(folder, &status) == 0 else { return nil }  // SQLite says what is missing
+        switch status.st_mode & S_IFMT {
+        case S_IFDIR: break
+        case S_IFLNK: return "is a symbolic link (never followed)"
+        default: return "is not a folder"
+        }
+        if status.st_uid != geteuid() && status.st_uid != 0 { return "belongs to another user (uid \(status.st_uid))" }
+        if status.st_mode & 0o002 != 0 { return "may be written by every user (mode \(String(status.st_mode & 0o7777, radix: 8)))" }
+        return nil
+    }
+
     /// Opens the catalogue at `path`, migrating it forward, or creates it (and its folder)
     /// when `create`. Throws for a newer schema, with the fix, and for a damaged file
     /// (``CatalogueError/isCorrupt``).
@@ -57,11 +74,18 @@ public final class Catalogue: @unchecked Sendable {
             guard create else {
                 throw CatalogueError("no catalogue at '\(path)': run a session with this config first, give --catalogue PATH, or make one with 'shutterpipe shots rebuild DIR'")
             }
-            if !folder.isEmpty {
-                do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+            if !folder.isEmpty && lstat(folder, &status) != 0 {
+                do {
+                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                    // Ours: whatever the umask, nobody else writes in it.
+                    _ = chmod(folder, 0o755)
+                } catch {
                     throw CatalogueError("cannot make the catalogue's folder '\(folder)': \(error.localizedDescription); check its permissions, or set catalogue.path")
                 }
             }
+        }
+        if let problem = folderProblem(folder.isEmpty ? "." : folder) {
+            throw CatalogueError("cannot open the catalogue '\(path)': its folder '\(folder)' \(problem), and whoever may change it could give the catalogue (and the previews kept beside it) files of their choosing; remove that folder (a new one is made, and the catalogue from the photos), or point catalogue.path (or --catalogue) at a folder of this user's own")
         }
         do {
             let database = try SQLiteDatabase(path: path, create: create)

@@ -158,7 +158,8 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         }
         // Marks on this catalogue go through this session from now on (``SessionClaim``).
         let (path, socket) = (Catalogue.absolute(options.path), options.sessionSocket)
-        if FileManager.default.fileExists(atPath: PathName.parent(path)) {
+        let folder = PathName.parent(path)
+        if FileManager.default.fileExists(atPath: folder), Catalogue.folderProblem(folder.isEmpty ? "." : folder) == nil {
             claim.withLock { $0 = SessionClaim.claim(path, socket: socket.map(Catalogue.absolute)) }
         }
     }

@@ -18,9 +18,11 @@ public final class SessionCatalogue: ShotCatalogue {
     }
 
     /// `.cache` beside the catalogue: hidden, so that a catalogue placed among the photos
-    /// never has its previews taken for photos by the reconciliation.
+    /// never has its previews taken for photos by the reconciliation. None when the
+    /// catalogue's folder is not this user's alone (``Catalogue/folderProblem(_:)``).
     public var cacheFolder: String? {
-        PathName.parent(path) + "/.cache"
+        let folder = PathName.parent(path)
+        return Catalogue.folderProblem(folder.isEmpty ? "." : folder) == nil ? folder + "/.cache" : nil
     }
 
     public func shot(_ id: Int) async throws -> CatalogueShot? {

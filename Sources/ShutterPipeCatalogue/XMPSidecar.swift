@@ -211,9 +211,20 @@ public enum XMPSidecar {
     /// Replaces the file at `path` with `data` durably (``DurableFile/replace(_:with:mode:)``:
     /// a fresh temporary file beside it, fsync, rename, folder fsync); the caller holds the
     /// folder's lock.
+    /// Never through a folder inside the capture folder that was replaced by a link: the
+    /// file's folder is opened without following one, and the file replaced in it.
     static func replaceDurably(_ path: String, with data: Data, mode: mode_t = 0o644) throws(SidecarError) {
-        do throws(SystemError) { try DurableFile.replace(path, with: data, mode: mode) } catch {
-            throw SidecarError(path: path, reason: error.description)
+        let folder = PathName.parent(path)
+        let opened = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if let link = ConfinedFolder.linkedFolder(above: path) ?? (opened < 0 && errno == ELOOP ? folder : nil) {
+            if opened >= 0 { close(opened) }
+            throw SidecarError(path: path, reason: "it lies in '\(link)', a symbolic link inside the capture folder, which is never written through; replace the link with the folder it points at", refused: true)
+        }
+        guard opened >= 0 else { throw SidecarError(path: path, reason: "its folder cannot be opened: \(String(cString: strerror(errno)))") }
+        defer { close(opened) }
+        let pinned = access("/proc/self/fd", F_OK) == 0 ? "/proc/self/fd/\(opened)/\(PathName.lastComponent(path))" : path
+        do throws(SystemError) { try DurableFile.replace(pinned, with: data, mode: mode) } catch {
+            throw SidecarError(path: path, reason: error.description.replacingOccurrences(of: "/proc/self/fd/\(opened)", with: folder))
         }
     }
 }

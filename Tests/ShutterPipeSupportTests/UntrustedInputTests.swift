@@ -30,6 +30,43 @@ struct UntrustedInputTests {
         #expect(try UntrustedFile.contents(of: folder.file("second.jpg"), limits: .init(bytes: 100, links: 2)) == Data("photo".utf8))
     }
 
+    @Test("ConfinedFolder: folders below the root are made and opened one name at a time; a link below the root is refused by name, one at the root is followed; a file made through pinned() lands in the folder opened, even after that folder was renamed and a link put in its place")
+    func confinedFolder() throws {
+        let folder = TemporaryDirectory("confined-folder")
+        let root = folder.file("root"), elsewhere = folder.file("elsewhere")
+        #expect(mkdir(root, 0o755) == 0 && mkdir(elsewhere, 0o755) == 0)
+        let made = try ConfinedFolder.open("\(root)/A/B", below: root)
+        #expect(made.path == "\(root)/A/B" && FileManager.default.fileExists(atPath: "\(root)/A/B"))
+        // A name that begins with a combining mark is below its folder: bytes, not graphemes.
+        #expect(try ConfinedFolder.open("\(root)/\u{301}ORDER-7", below: root).path == "\(root)/\u{301}ORDER-7")
+        #expect(PathName.relative("\(root)/\u{301}ORDER-7/1.jpg", below: root) == "\u{301}ORDER-7/1.jpg")
+        #expect(PathName.relative(root, below: root + "/") == "" && PathName.relative("/x", below: "/") == "x")
+        #expect(PathName.relative("\(root)x/1.jpg", below: root) == nil)
+        #expect(symlink(elsewhere, "\(root)/linked") == 0)
+        do {
+            _ = try ConfinedFolder.open("\(root)/linked/C", below: root)
+            Issue.record("opened through a link")
+        } catch {
+            #expect(error.reason == .link && error.component == "\(root)/linked", "\(error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "\(elsewhere)/C"))
+        #expect(throws: ConfinedFolder.Refusal.self) { try ConfinedFolder.open("\(root)/../elsewhere", below: root) }
+        #expect(throws: ConfinedFolder.Refusal.self) { try ConfinedFolder.open("\(elsewhere)/x", below: root) }
+        // The root itself may be a link: the machine's own layout.
+        #expect(symlink(root, folder.file("root-link")) == 0)
+        #expect(try ConfinedFolder.open(folder.file("root-link") + "/A", below: folder.file("root-link"), create: nil).path == folder.file("root-link") + "/A")
+        // Renamed after the open, a link in its place: the file lands in the folder opened.
+        #expect(rename("\(root)/A/B", "\(root)/A/B-moved") == 0 && symlink(elsewhere, "\(root)/A/B") == 0)
+        #expect(FileManager.default.createFile(atPath: made.pinned("photo.jpg"), contents: Data("photo".utf8)))
+        #expect(FileManager.default.fileExists(atPath: "\(root)/A/B-moved/photo.jpg"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
+        // Without the capture folder's marker above it, no folder is known to be inside one.
+        #expect(ConfinedFolder.linkedFolder(above: "\(root)/A/B/photo.jpg") == nil)
+        #expect(mkdir("\(root)/.shutterpipe", 0o755) == 0)
+        #expect(ConfinedFolder.linkedFolder(above: "\(root)/A/B/photo.jpg") == "\(root)/A/B")
+        #expect(ConfinedFolder.linkedFolder(above: "\(root)/A/B-moved/photo.jpg") == nil)
+    }
+
     @Test("PathName splits on the byte /: a component that begins with a combining mark stays in its folder; names from outside are shown with invalid bytes escaped")
     func pathNames() {
         let path = "/out/ORDER/\u{301}ORDER-7-0001.jpg"

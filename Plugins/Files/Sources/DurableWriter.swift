@@ -19,34 +19,37 @@ import ShutterPipeSupport
 enum DurableWriter {
     /// Writes `data` as a new file at `path`. Returns false, writing nothing, when `path`
     /// already exists.
-    static func writeNew(_ data: Data, to path: String) throws(ShutterError) -> Bool {
-        try writeNew([data], to: path)
+    static func writeNew(_ data: Data, to path: String, in folder: ConfinedFolder? = nil) throws(ShutterError) -> Bool {
+        try writeNew([data], to: path, in: folder)
     }
 
     /// Writes `chunks` one after the other as a new file at `path`; see ``writeNew(_:to:)``.
     /// `unnamed: false` takes the named fallback even where unnamed files exist (tests).
-    static func writeNew(_ chunks: [Data], to path: String, unnamed: Bool = true) throws(ShutterError) -> Bool {
-        try prepare(chunks, for: path, unnamed: unnamed).place(at: path)
+    static func writeNew(_ chunks: [Data], to path: String, in folder: ConfinedFolder? = nil, unnamed: Bool = true) throws(ShutterError) -> Bool {
+        try prepare(chunks, for: path, in: folder, unnamed: unnamed).place(at: path)
     }
 
     /// Writes `chunks` and fsyncs them into a file in `path`'s folder that has no final
     /// name yet. Naming it (``PreparedFile/place(at:)``) is the only step that a taken name
-    /// repeats.
-    static func prepare(_ chunks: [Data], for path: String, unnamed: Bool = true) throws(ShutterError) -> PreparedFile {
+    /// repeats. With `folder` (the open folder of `path`, reached without following a
+    /// link), the file is made and named in that very folder, whatever is renamed meanwhile.
+    static func prepare(_ chunks: [Data], for path: String, in folder: ConfinedFolder? = nil, unnamed: Bool = true) throws(ShutterError) -> PreparedFile {
         let directory = PathName.parent(path)
+        precondition(folder == nil || folder?.path == directory, "a file is prepared in its own folder")
+        let reached = folder?.pinned ?? directory
         if unnamed, FileManager.default.fileExists(atPath: "/proc/self/fd") {
-            let descriptor = sp_open_unnamed(directory, 0o644)
+            let descriptor = sp_open_unnamed(reached, 0o644)
             if descriptor >= 0 {
-                let prepared = PreparedFile(folder: directory, descriptor: descriptor, temporaryPath: nil)
+                let prepared = PreparedFile(folder: directory, confined: folder, descriptor: descriptor, temporaryPath: nil)
                 try prepared.write(chunks, for: path)
                 return prepared
             }
             if ![EOPNOTSUPP, EISDIR, EINVAL, ENOTSUP].contains(errno) { throw storageError("cannot create a file in", directory, errno) }
         }
         let temporary: LockedTemporaryFile
-        do { temporary = try LockedTemporaryFile.create(in: directory) } catch { throw storageError("cannot create a file in", directory, error.code) }
+        do { temporary = try LockedTemporaryFile.create(in: reached) } catch { throw storageError("cannot create a file in", directory, error.code) }
         // The descriptor holds the lock until the name is final (or the file discarded).
-        let prepared = PreparedFile(folder: directory, descriptor: temporary.descriptor, temporaryPath: temporary.path)
+        let prepared = PreparedFile(folder: directory, confined: folder, descriptor: temporary.descriptor, temporaryPath: temporary.path)
         try prepared.write(chunks, for: path)
         return prepared
     }
@@ -74,6 +77,17 @@ enum DurableWriter {
             if mkdir(path, 0o755) != 0 && errno != EEXIST {
                 throw storageError("cannot create folder", path, errno)
             }
+        }
+    }
+
+    /// Opens `folder`, made where missing, below `root` (made where missing, as the config
+    /// names it), never through a symbolic link below `root`: whoever may write the capture
+    /// folder could otherwise send the session's writes anywhere it may write.
+    static func confinedFolder(_ folder: String, below root: String) throws(ShutterError) -> ConfinedFolder {
+        try createDirectory(root)
+        do { return try ConfinedFolder.open(folder, below: root) } catch {
+            if case .system(let code) = error.reason { throw storageError("cannot create folder", error.component, code) }
+            throw ShutterError(.storageUnavailable, "not stored in '\(folder)': \(error)", fix: error.reason == .link ? "the session makes the folders below '\(root)' itself: replace the link with the folder it points at, or set 'directory' to where it leads" : error.fix)
         }
     }
 
@@ -127,11 +141,15 @@ enum DurableWriter {
 final class PreparedFile {
     /// The folder it was made in; only names in this folder can be given to it.
     let folder: String
+    /// That folder, held open when it was reached without following links: the name is
+    /// given in it, not wherever its path leads by then.
+    private let confined: ConfinedFolder?
     private let descriptor: Int32
     private var temporaryPath: String?
 
-    fileprivate init(folder: String, descriptor: Int32, temporaryPath: String?) {
+    fileprivate init(folder: String, confined: ConfinedFolder?, descriptor: Int32, temporaryPath: String?) {
         self.folder = folder
+        self.confined = confined
         self.descriptor = descriptor
         self.temporaryPath = temporaryPath
     }
@@ -151,15 +169,16 @@ final class PreparedFile {
     /// the file is still ready for another name. After true, it is done.
     func place(at path: String) throws(ShutterError) -> Bool {
         precondition(PathName.parent(path) == folder, "a prepared file is named in its own folder")
+        let target = confined?.pinned(PathName.lastComponent(path)) ?? path
         if let temporary = temporaryPath {
-            guard sp_rename_noreplace(temporary, path) == 0 else {
+            guard sp_rename_noreplace(temporary, target) == 0 else {
                 if errno == EEXIST { return false }
                 throw DurableWriter.storageError("cannot move the photo into place at", path, errno)
             }
             temporaryPath = nil
             return true
         }
-        guard sp_link_unnamed(descriptor, path) == 0 else {
+        guard sp_link_unnamed(descriptor, target) == 0 else {
             if errno == EEXIST { return false }
             throw DurableWriter.storageError("cannot move the photo into place at", path, errno)
         }

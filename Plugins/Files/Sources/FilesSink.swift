@@ -122,11 +122,11 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
         let root = Self.staticPrefix(of: options.directory)
         let jobs = options.mirrors.flatMap { mirror in
             files.compactMap { file -> MirrorQueue.Job? in
-                guard file.location.hasPrefix(root + "/") else { return nil }
+                // By bytes: a folder named from a label that begins with a combining mark.
+                guard let relative = PathName.relative(file.location, below: root), !relative.isEmpty else { return nil }
                 // Absolute: a later start from another folder finds them all the same.
                 let absolute = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.path }
-                return MirrorQueue.Job(mirror: absolute(PluginOptions.expandingTilde(mirror)), source: absolute(file.location),
-                                       relative: String(file.location.dropFirst(root.count + 1)))
+                return MirrorQueue.Job(mirror: absolute(PluginOptions.expandingTilde(mirror)), source: absolute(file.location), relative: relative)
             }
         }
         try mirrorQueue.enqueue(jobs)
@@ -156,22 +156,26 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
         values.serial = first.cameraSerial
         if options.filename.uses("capturetime") || options.directory.uses("capturetime") { values.cameraTime = CameraCaptureTime.of(photo.files) }
         let directory = options.directory.renderFolder(values)
-        try DurableWriter.createDirectory(directory)
-        var counter = try counter(for: directory)
+        // Every folder below the sink's own is opened without following a link, and the
+        // files are made in the folders so opened (a label's folder replaced by a link to
+        // ~/.ssh gets nothing).
+        let root = Self.staticPrefix(of: options.directory)
+        let base = try DurableWriter.confinedFolder(directory, below: root)
+        var counter = try counter(for: directory, in: base)
         // Whatever happens below, numbers reserved stay reserved: never hand one out twice.
         defer { state.withLock { [counter] in $0.counters[directory] = counter; $0.lastDirectory = directory } }
-        if options.filename.usesSequence { values.sequence = try counter.reserve() }
+        if options.filename.usesSequence { values.sequence = try counter.reserve(in: base) }
         if options.filename.uses("cameraseq") {
             var own = try cameraCounter(for: directory, camera: context.camera)
             defer { state.withLock { [own] in $0.cameraCounters[directory, default: [:]][context.camera] = own } }
-            values.cameraSequence = try own.reserve()
+            values.cameraSequence = try own.reserve(in: base)
         }
 
         var stored: [StoredFile] = []
         /// The photo's files as written, for their digests once the photo is safe.
         var written: [(String, [Data])] = []
         var warnings: [String] = []
-        var folders: Set<String> = [directory]
+        var folders: [String: ConfinedFolder] = [directory: base]
         for file in photo.files {
             values.name = file.stem
             values.fileExtension = file.fileExtension
@@ -214,10 +218,11 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
                 if suffix > 1 { relative = PlaceholderTemplate.fittingComponents(CollisionSuffixes.numbered(relative, suffix)) }
                 let path = "\(directory)/\(relative)"
                 let folder = PathName.parent(path)
-                if folder != directory { try DurableWriter.createDirectory(folder) }
-                if prepared?.folder != folder { prepared = try DurableWriter.prepare(chunks, for: path) }
+                let opened: ConfinedFolder
+                if let known = folders[folder] { opened = known } else { opened = try DurableWriter.confinedFolder(folder, below: root) }
+                if prepared?.folder != folder { prepared = try DurableWriter.prepare(chunks, for: path, in: opened) }
                 if try prepared!.place(at: path) {
-                    folders.insert(folder)
+                    folders[folder] = opened
                     if let firstChoice {
                         if suffix > 1 { state.withLock { $0.suffixes.used(suffix, for: firstChoice) } }
                         log.warning("'\(firstChoice)' already exists; stored as '\(path)', not overwriting it")
@@ -226,7 +231,7 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
                     stored.append(StoredFile(location: path, sequence: sequence, byteCount: chunks.reduce(0) { $0 + $1.count }, copyOf: file))
                     written.append((path, chunks))
                     if let sidecar {
-                        var record = StoredFile(location: try writeSidecar(sidecar, for: path), sequence: sequence, byteCount: sidecar.count)
+                        var record = StoredFile(location: try writeSidecar(sidecar, for: path, in: opened), sequence: sequence, byteCount: sidecar.count)
                         record.camera = file.camera
                         stored.append(record)
                     }
@@ -242,13 +247,15 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
                                            : "add {seq} to the 'filename' template, or move the earlier photos out of '\(directory)'")
                 }
                 if options.filename.usesSequence {
-                    values.sequence = try counter.reserve()
+                    values.sequence = try counter.reserve(in: base)
                 } else {
                     suffix = suffix == 1 ? state.withLock { $0.suffixes.first(for: path) } : suffix + 1
                 }
             }
         }
-        for folder in folders { try DurableWriter.syncDirectory(folder) }
+        for folder in folders.values {
+            do { try folder.sync() } catch { throw DurableWriter.storageError("cannot sync folder", folder.path, error.code) }
+        }
         if let catalogue = catalogue.withLock({ $0 }) {
             for (path, chunks) in written { digests.submit(path, chunks, to: catalogue) }
         }
@@ -263,11 +270,11 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
     }
 
     /// Writes a sidecar next to `path`, never over an existing file; returns its path.
-    private func writeSidecar(_ packet: Data, for path: String) throws(ShutterError) -> String {
+    private func writeSidecar(_ packet: Data, for path: String, in folder: ConfinedFolder) throws(ShutterError) -> String {
         let base = options.sidecarName == .append ? path : PathName.deletingExtension(path)
         for attempt in 1...1_000 {
             let candidate = attempt == 1 ? "\(base).xmp" : "\(base)-\(attempt).xmp"
-            if try DurableWriter.writeNew(packet, to: candidate) { return candidate }
+            if try DurableWriter.writeNew(packet, to: candidate, in: folder) { return candidate }
         }
         throw ShutterError(.storageUnavailable, "no free sidecar name next to '\(path)'")
     }
@@ -277,9 +284,10 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
         return try SequenceCounter(directory: directory, filename: options.filename, camera: camera)
     }
 
-    private func counter(for directory: String) throws(ShutterError) -> SequenceCounter {
+    private func counter(for directory: String, in folder: ConfinedFolder) throws(ShutterError) -> SequenceCounter {
         if let counter = state.withLock({ $0.counters[directory] }) { return counter }
-        removeLeftovers(in: directory)
+        let removed = DurableWriter.removeStaleTemporaryFiles(in: folder.pinned)
+        if removed > 0 { log.info("removed \(removed) temporary file(s) left in '\(directory)' by an interrupted run") }
         return try SequenceCounter(directory: directory, filename: options.filename)
     }
 }

@@ -64,26 +64,59 @@ final class MirrorQueue: Sendable {
         guard FileManager.default.fileExists(atPath: job.mirror, isDirectory: &isDirectory), isDirectory.boolValue else {
             return .wait("it is not there (unplugged, or not mounted?)")
         }
-        guard let data = FileManager.default.contents(atPath: job.source) else { return .dropped("'\(job.source)' is gone before it was copied") }
+        // The photo as stored, never what a link put in its place points at (whoever may
+        // write the capture folder could swap it while the mirror is unplugged).
+        let data: Data
+        do { data = try source(of: job) } catch {
+            return .dropped(error.message)
+        }
         let digest = PhotoDigest.sha256(data)
         var target = "\(job.mirror)/\(job.relative)"
-        do {
-            try DurableWriter.createDirectory(PathName.parent(target))
+        let folder: ConfinedFolder
+        do throws(ShutterError) {
+            // Folders below the mirror's own are never reached through a link.
+            folder = try DurableWriter.confinedFolder(PathName.parent(target), below: job.mirror)
             var suffix = 1
-            while !(try DurableWriter.writeNew(data, to: target)) {
+            while !(try DurableWriter.writeNew(data, to: target, in: folder)) {
                 // A file of that name: this very copy, made before a kill, or another photo.
-                if let existing = FileManager.default.contents(atPath: target), PhotoDigest.sha256(existing) == digest { break }
+                if let existing = Self.read(PathName.lastComponent(target), in: folder), PhotoDigest.sha256(existing) == digest { break }
                 suffix += 1
                 target = "\(job.mirror)/\(CollisionSuffixes.numbered(job.relative, suffix))"
             }
-            try DurableWriter.syncDirectory(PathName.parent(target))
+            do { try folder.sync() } catch { throw DurableWriter.storageError("cannot sync folder", folder.path, error.code) }
         } catch {
             return .wait(error.message)
         }
-        guard let back = FileManager.default.contents(atPath: target), back.count == data.count, PhotoDigest.sha256(back) == digest else {
+        guard let back = Self.read(PathName.lastComponent(target), in: folder), back.count == data.count, PhotoDigest.sha256(back) == digest else {
             return .wait("the copy '\(target)' does not read back as the photo (size or SHA-256 differ): the disk may be failing")
         }
         copies.record(job.source, FileCopy(destination: job.mirror, location: target))
         return .done
+    }
+
+    /// The bytes of the job's photo, read through its folder below the capture folder
+    /// (`source` ends in `relative`), never through a link on the way.
+    private static func source(of job: Job) throws(ShutterError) -> Data {
+        let gone = ShutterError(.storageUnavailable, "'\(job.source)' is gone before it was copied")
+        let source = Array(job.source.utf8), relative = Array(("/" + job.relative).utf8)
+        guard source.count > relative.count, Array(source.suffix(relative.count)) == relative else { throw gone }
+        let root = String(decoding: source.dropLast(relative.count), as: UTF8.self)
+        let folder: ConfinedFolder
+        do { folder = try ConfinedFolder.open(PathName.parent(job.source), below: root, create: nil) } catch {
+            if case .system(ENOENT) = error.reason { throw gone }
+            throw ShutterError(.storageUnavailable, "'\(job.source)' is not copied: \(error)", fix: error.fix)
+        }
+        do {
+            return try UntrustedFile.open(Array(PathName.lastComponent(job.source).utf8), in: folder.descriptor,
+                                          limits: .init(bytes: 4_000_000_000, links: Int.max)).read()
+        } catch {
+            if error.reason == .missing { throw gone }
+            throw ShutterError(.storageUnavailable, "'\(job.source)' is not copied: \(error.why)")
+        }
+    }
+
+    /// A file's bytes in `folder`, never through a link; nil when it cannot be read.
+    private static func read(_ name: String, in folder: ConfinedFolder) -> Data? {
+        try? UntrustedFile.open(Array(name.utf8), in: folder.descriptor, limits: .init(bytes: 4_000_000_000, links: Int.max)).read()
     }
 }

@@ -44,10 +44,10 @@ struct SequenceCounter {
     }
 
     /// The number the counter file holds; nil when it is missing or empty.
-    static func stored(in directory: String, _ fileName: String) throws(ShutterError) -> Int? {
+    static func stored(in directory: String, _ fileName: String, through reached: String? = nil) throws(ShutterError) -> Int? {
         let path = "\(directory)/\(fileName)"
         let data: Data
-        do { data = try UntrustedFile.contents(of: path, limits: .init(bytes: 4096)) } catch {
+        do { data = try UntrustedFile.contents(of: "\(reached ?? directory)/\(fileName)", limits: .init(bytes: 4096)) } catch {
             if error.reason == .missing { return nil }
             throw ShutterError(.storageUnavailable, "the sequence file '\(path)' cannot be read: \(error.why)",
                                fix: "remove it: numbering continues after the highest number in the folder")
@@ -71,20 +71,22 @@ struct SequenceCounter {
         }.joined()
     }
 
-    /// Reserves the next number and records it, under the folder's lock: another session
-    /// writing the same folder sees it, and takes the one after.
-    mutating func reserve() throws(ShutterError) -> Int {
-        let lock = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    /// Reserves the next number and records it, under the lock of `folder` (this counter's
+    /// folder, opened without following links): another session writing the same folder
+    /// sees it, and takes the one after.
+    mutating func reserve(in folder: ConfinedFolder) throws(ShutterError) -> Int {
+        precondition(folder.path == directory, "a counter is kept in its own folder")
+        let lock = open(folder.pinned, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard lock >= 0 else { throw DurableWriter.storageError("cannot open folder", directory, errno) }
         defer { close(lock) }
         while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
-        if let stored = try Self.stored(in: directory, fileName) { last = max(last, stored) }
+        if let stored = try Self.stored(in: directory, fileName, through: folder.pinned) { last = max(last, stored) }
         let next = last + 1
         let path = "\(directory)/\(fileName)"
         // Written in place: a new file renamed over it at every shot added an inode, two
         // names and a freed file to each photo's folder fsync (a 30-shot burst of 9 MB
         // photos took 1.2x as long). Never through a link (the folder may be shared).
-        let file = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o644)
+        let file = openat(folder.descriptor, fileName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o644)
         guard file >= 0 else { throw DurableWriter.storageError("cannot update the sequence file in", directory, errno) }
         defer { close(file) }
         var status = stat()

@@ -51,14 +51,24 @@ final class RcloneUpload: Sendable {
     func deliver(_ jobs: [DeliveryQueue.Job]) -> [DeliveryQueue.Outcome] {
         var outcomes = [DeliveryQueue.Outcome](repeating: .done, count: jobs.count)
         var files: [(index: Int, source: String, name: String, spooled: Bool)] = []
+        // Each file is opened once, without following a link, and rclone reads it through
+        // this process's descriptor (/proc/PID/fd/N): a photo that whoever may write the
+        // capture folder replaced by a link (to /etc/shadow) while it waited is not sent.
+        var opened: [UntrustedFile] = []
         for (index, job) in jobs.enumerated() {
             guard job.fields.count == 3 else { outcomes[index] = .dropped("a damaged line in the journal"); continue }
-            let (source, name) = (job.fields[0], job.fields[1])
-            guard access(source, R_OK) == 0 else { outcomes[index] = .dropped("'\(source)' is gone before it was uploaded"); continue }
+            let (path, name) = (job.fields[0], job.fields[1])
             // Two files for one name at the remote: the second goes in the next batch.
             guard !files.contains(where: { $0.name == name }) else { outcomes[index] = .nextBatch; continue }
-            files.append((index, source, name, job.fields[2] == "spooled"))
+            let file: UntrustedFile
+            do { file = try Self.open(path) } catch {
+                outcomes[index] = .dropped(error.reason == .missing ? "'\(path)' is gone before it was uploaded" : "'\(path)' is not uploaded: \(error.why)")
+                continue
+            }
+            opened.append(file)
+            files.append((index, Self.reachable(file, or: path), name, job.fields[2] == "spooled"))
         }
+        defer { withExtendedLifetime(opened) {} }
         guard let destination = jobs.first?.destination, !files.isEmpty else { return outcomes }
         guard let remote = RcloneRemote.parse(destination) else {
             for file in files { outcomes[file.index] = .dropped("'\(Self.shown(destination))' is not an rclone remote") }
@@ -67,7 +77,7 @@ final class RcloneUpload: Sendable {
         let outcome: DeliveryQueue.Outcome
         if files.count == 1 {
             let (target, environment) = remote.invocation(joining: files[0].name)
-            outcome = run(["copyto", files[0].source, target], environment: environment, limit: options.timeout)
+            outcome = run(["copyto", files[0].source, target, "--copy-links"], environment: environment, limit: options.timeout)
         } else {
             let folder = batchFolder
             let (target, environment) = remote.invocation()
@@ -77,10 +87,11 @@ final class RcloneUpload: Sendable {
         for file in files {
             outcomes[file.index] = outcome
             guard case .done = outcome else { continue }
+            let path = jobs[file.index].fields[0]
             if file.spooled {
-                unlink(file.source)
+                unlink(path)
             } else {
-                copies.record(file.source, FileCopy(destination: remote.shown, location: RcloneRemote(name: remote.name, backend: remote.backend, parameters: remote.parameters,
+                copies.record(path, FileCopy(destination: remote.shown, location: RcloneRemote(name: remote.name, backend: remote.backend, parameters: remote.parameters,
                                                                                                     path: RcloneRemote.join(remote.path, file.name)).shown))
             }
         }
@@ -108,6 +119,21 @@ final class RcloneUpload: Sendable {
         running.withLock { $0 = nil }
         guard status != nil else { return .wait("an upload took longer than \(limit) (timeout); it starts again") }
         return ended.succeeded ? .done : .wait(Self.reason(errorFile, ended))
+    }
+
+    /// Opens a file to upload: never through a link, nor through a folder inside the
+    /// capture folder that was replaced by one.
+    static func open(_ path: String) throws(UntrustedFileError) -> UntrustedFile {
+        if let link = ConfinedFolder.linkedFolder(above: path) {
+            throw UntrustedFileError(path, .notRegular("in '\(link)', a symbolic link inside the capture folder (never followed)"))
+        }
+        return try UntrustedFile.open(path, limits: .init(bytes: 1 << 40, links: Int.max))
+    }
+
+    /// The path by which rclone reads the file open here: this process's descriptor, which
+    /// keeps naming that very file whatever is renamed or linked in its place.
+    static func reachable(_ file: UntrustedFile, or path: String) -> String {
+        access("/proc/self/fd", F_OK) == 0 ? "/proc/\(getpid())/fd/\(file.descriptor)" : path
     }
 
     /// A fresh folder of symbolic links, each named as its file is to be at the remote;

@@ -27,23 +27,10 @@ enum PhotoFile {
         }
     }
 
-    /// The first folder between the photo and its capture folder (the one holding the
-    /// catalogue, `.shutterpipe`) that is a symbolic link. Links above the capture folder
-    /// are the machine's own layout (`/home` elsewhere) and fine; without a catalogue, no
-    /// folder is known to be the capture folder's, and none is checked.
+    /// The first folder between the photo and its capture folder that is a symbolic link
+    /// (``ConfinedFolder/linkedFolder(above:marker:)``).
     static func linkedFolder(above path: String) -> String? {
-        var folders: [String] = []
-        var folder = PathName.parent(path)
-        while !folder.isEmpty && folder != "/" {
-            if access(folder + "/.shutterpipe", F_OK) == 0 { break }
-            folders.append(folder)
-            folder = PathName.parent(folder)
-        }
-        guard !folder.isEmpty && folder != "/" else { return nil }
-        return folders.first { folder in
-            var info = stat()
-            return lstat(folder, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
-        }
+        ConfinedFolder.linkedFolder(above: path)
     }
 
     /// The file's bytes, opened once without following a link (the check above is not

@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 import Synchronization
 
 /// Previews kept on disk beside the catalogue (`.shutterpipe/.cache/web/previews/`), so a
@@ -43,7 +44,8 @@ final class PreviewDiskCache: Sendable {
     /// The cached preview, if any; a hit marks it as used now.
     func read(_ key: String, longEdge: Int) -> Data? {
         let path = file(for: key, longEdge: longEdge)
-        guard let data = FileManager.default.contents(atPath: path), !data.isEmpty else { return nil }
+        // Never through a link, and never more than a preview's worth.
+        guard let data = try? UntrustedFile.contents(of: path, limits: .init(bytes: 64 << 20)), !data.isEmpty else { return nil }
         _ = utimes(path, nil)
         return data
     }

@@ -35,6 +35,19 @@ public enum PathName {
         path.utf8.split(separator: slash).map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// `path` below `folder`, by bytes (`/out/A/1.jpg` below `/out` → `A/1.jpg`); `""` for
+    /// `folder` itself; nil when `path` does not lie below it. A component that begins
+    /// with a combining mark is below its folder all the same.
+    public static func relative(_ path: String, below folder: String) -> String? {
+        var root = Array(folder.utf8)
+        while root.count > 1 && root.last == slash { root.removeLast() }
+        let bytes = Array(path.utf8)
+        if bytes == root { return "" }
+        let prefix = root == [slash] ? root : root + [slash]
+        guard bytes.count > prefix.count, Array(bytes[..<prefix.count]) == prefix else { return nil }
+        return String(decoding: bytes[prefix.count...], as: UTF8.self)
+    }
+
     /// A file name's extension, after its last `.` (none for `.hidden` or `name.`).
     public static func fileExtension(_ name: String) -> String {
         let bytes = Array(lastComponent(name).utf8)
