@@ -111,6 +111,29 @@ struct ImageAttackTests {
         #expect(outcome.stderr.contains("web: shot \(tiffID)'s image.json refused: 'scan.tif' (14000×14000) needs about"), "\(outcome.stderr.suffix(3000))")
     }
 
+    @Test("a stored photo replaced in the capture folder by a sparse file of 2 GB (it costs its writer nothing): full size and 100 % are refused with the reason, never read; the session's memory stays small")
+    func sparsePhoto() async throws {
+        let folder = TemporaryDirectory("chaos-sparse-photo")
+        let session = try await DroppedPhotosSession.start(folder)
+        try session.drop("fine.jpg", SyntheticJPEG.make(width: 1200, height: 800, shot: 2))
+        await session.process.waitForOutput("the shot recorded") { shotsRecorded(in: $0) >= 1 }
+        let id = try #require(try await session.ids()["fine.jpg"])
+        let stored = folder.file("out/fine.jpg")
+        #expect(unlink(stored) == 0)
+        let sparse = open(stored, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        #expect(sparse >= 0 && ftruncate(sparse, 2_000_000_000) == 0 && write(sparse, [0xFF, 0xD8, 0xFF, 0xE0], 4) == 4)
+        close(sparse)
+        for route in ["full.jpg", "image.json", "tiles/0-0.png"] {
+            let reply = try await http("GET", "/api/shots/\(id)/\(route)", port: session.port, timeout: .seconds(60))
+            #expect(reply.status == 500 && String(decoding: reply.body, as: UTF8.self).contains("is sparse (2.0 GB, of which"), "\(route): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+        }
+        #expect(session.process.isRunning)
+        let peak = HotFolderAttacks.peakMemory(session.process.pid)
+        #expect(peak.map { $0 < 300_000_000 } == true, "peak memory \(peak.map(HotFolderAttacks.formatBytes) ?? "?")")
+        session.process.signal(SIGTERM)
+        #expect(await session.process.wait(timeout: .seconds(60)).status == 0)
+    }
+
     @Test("six requests for six 30 MP photos at 100 % at once: decoded one at a time, the cache's limit kept before each decode (peak memory under the limit and one decode); every request answered")
     func concurrentFullDecodes() async throws {
         let folder = TemporaryDirectory("chaos-full-decodes")

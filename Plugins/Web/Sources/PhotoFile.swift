@@ -21,6 +21,10 @@ enum PhotoFile {
             throw ShutterError(.storageUnavailable, "'\(path)' is not a regular file (a symbolic link, say): not served",
                                fix: "previews come only from the files the session stored; replace the link with the photo itself")
         }
+        if let sparse = sparseness(info) {
+            throw ShutterError(.storageUnavailable, "'\(path)' is \(sparse): not a photo the session stored, not read",
+                               fix: "previews come only from the files the session stored; whoever may write the capture folder replaced it")
+        }
         if let link = linkedFolder(above: path) {
             throw ShutterError(.storageUnavailable, "'\(path)' lies in '\(link)', a symbolic link inside the capture folder: not served",
                                fix: "the session makes its folders itself; replace the link with the folder it points to")
@@ -39,12 +43,24 @@ enum PhotoFile {
     /// the file under a mapping, and reading past its end through one raises SIGBUS.
     static func map(_ path: String) throws(ShutterError) -> Data {
         try check(path)
-        do {
-            return try UntrustedFile.open(path, limits: .init(bytes: Self.largest, links: Int.max)).read()
+        do throws(UntrustedFileError) {
+            let file = try UntrustedFile.open(path, limits: .init(bytes: Self.largest, links: Int.max))
+            if let sparse = sparseness(file.status) {
+                throw UntrustedFileError(path, .notRegular("\(sparse) (not a photo the session stored)"))
+            }
+            return try file.read()
         } catch {
             throw ShutterError(.storageUnavailable, "cannot read '\(path)': \(error.why)",
                                fix: "the photo was moved, removed or replaced by a link since it was stored")
         }
+    }
+
+    /// Why a file is not a photo: mostly holes (a sparse file costs its writer nothing and
+    /// would cost the page its whole size in memory). Cameras and editors write every byte.
+    static func sparseness(_ info: stat) -> String? {
+        let size = Int64(info.st_size), written = Int64(info.st_blocks) * 512
+        guard size > 1_000_000 && written < size / 8 else { return nil }
+        return "sparse (\(formatByteCount(size)), of which \(formatByteCount(written)) were written)"
     }
 
     /// The largest photo read for the page: 4 GB (a 400 MP multi-shot TIFF is 2.4 GB).
