@@ -54,8 +54,15 @@ public final class Catalogue: @unchecked Sendable {
         case S_IFLNK: return "is a symbolic link (never followed)"
         default: return "is not a folder"
         }
+        // FAT and exFAT disks (and FUSE ones) have no links, and every file's owner and
+        // mode are the mount's: nothing to tell there.
+        guard ConfinedFolder.ownersAreReal(folder) else { return nil }
         if status.st_uid != geteuid() && status.st_uid != 0 { return "belongs to another user (uid \(status.st_uid))" }
-        if status.st_mode & 0o002 != 0 { return "may be written by every user (mode \(String(status.st_mode & 0o7777, radix: 8)))" }
+        if status.st_mode & 0o002 != 0 {
+            // Ours, made under umask 0 or by an older version: made private, not refused.
+            if status.st_uid == geteuid() && chmod(folder, mode_t(status.st_mode & 0o7755)) == 0 { return nil }
+            return "may be written by every user (mode \(String(status.st_mode & 0o7777, radix: 8)))"
+        }
         return nil
     }
 

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <stdio.h>
 #include <unistd.h>
 #include "shutterpipe_support.h"
@@ -153,4 +154,10 @@ int shutterpipe_renameat_noreplace(int fromDirectory, const char *from, int toDi
     if (linkat(fromDirectory, from, toDirectory, to, 0) != 0) return -1;
     unlinkat(fromDirectory, from, 0);
     return 0;
+}
+
+long long shutterpipe_file_system_type(const char *path) {
+    struct statfs info;
+    if (statfs(path, &info) != 0) return -1;
+    return (long long)(unsigned long)info.f_type & 0xffffffffLL;
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
+import CShutterPipeSupport
 import Foundation
 
 /// A folder below a root that the session owns, opened (and made, where missing) one name
@@ -123,6 +124,14 @@ public final class ConfinedFolder {
     }
 
     private static let hasProc = access("/proc/self/fd", F_OK) == 0
+
+    /// Whether the file system holding `path` keeps owners, modes and links of its own:
+    /// not FAT, exFAT or a FUSE one (a camera card, an SSD formatted for Macs and PCs), where
+    /// every file's owner and mode are the mount's and there are no links.
+    public static func ownersAreReal(_ path: String) -> Bool {
+        let kind = shutterpipe_file_system_type(path)
+        return ![0x4d44, 0x2011_BAB0, 0x6573_5546].contains(kind)  // MSDOS, EXFAT, FUSE
+    }
 
     /// The first folder between `path` and the capture folder above it (the nearest one
     /// holding `marker`, the catalogue's `.shutterpipe`) that is a symbolic link; nil when

@@ -34,6 +34,9 @@ int shutterpipe_memfd(const char *name);
 /// without sealing).
 int shutterpipe_seal_size(int descriptor);
 
+/// statfs: the magic number of the file system holding `path` (f_type), or -1.
+long long shutterpipe_file_system_type(const char *path);
+
 /// socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC): two connected ends that keep each
 /// message whole.
 int shutterpipe_seqpacket_pair(int ends[2]);
