@@ -62,6 +62,7 @@ extension Catalogue {
             values += frameValues
         }
         if let label = filter.sessionLabel { clauses.append("s.session_label = ?"); values.append(.text(label)) }
+        if let sequence = filter.sequence { clauses.append("s.sequence_name = ?"); values.append(.text(sequence)) }
         if let keyword = filter.keyword {
             clauses.append("EXISTS (SELECT 1 FROM keywords k WHERE k.shot_id = s.id AND lower(k.keyword) = lower(?))")
             values.append(.text(keyword))
@@ -76,7 +77,9 @@ extension Catalogue {
             let rows = try database.query("""
                 SELECT s.id, e.name, s.session_id, s.run_number, s.trigger, s.camera, s.camera_port, s.asked, s.fired, s.stored, s.state,
                        s.failure_cause, s.failure_message, s.exposure_time, s.aperture, s.iso, s.focal_length, s.lens, s.orientation, s.taken,
-                       s.camera_model, s.camera_serial, s.rating, s.label, s.pick, s.shot_key, s.session_label
+                       s.camera_model, s.camera_serial, s.rating, s.label, s.pick, s.shot_key, s.session_label,
+                       s.sequence_name, s.sequence_kind, s.sequence_run, s.sequence_index, s.sequence_count, s.sequence_setting, s.sequence_value,
+                       s.sequence_ev
                 FROM shots s LEFT JOIN sessions e ON e.id = s.session_id
                 WHERE \(condition)
                 ORDER BY coalesce(s.fired, s.stored, s.asked) DESC, s.id DESC
@@ -101,6 +104,10 @@ extension Catalogue {
                     exif: exif, rating: row[22].integer ?? 0, label: row[23].text, pick: Pick(rawValue: row[24].integer ?? 0) ?? .none,
                     keywords: [], files: [])
                 shot.sessionLabel = row[26].text
+                if let name = row[27].text, let run = row[29].integer, let index = row[30].integer {
+                    shot.sequence = CatalogueSequencePlace(name: name, kind: row[28].text ?? "", run: run, index: index, count: row[31].integer ?? index,
+                                                           setting: row[32].text, value: row[33].text, ev: row[34].real)
+                }
                 return shot
             }
             guard !shots.isEmpty else { return shots }

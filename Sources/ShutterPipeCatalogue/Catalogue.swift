@@ -201,8 +201,9 @@ public final class Catalogue: @unchecked Sendable {
         try database.query("""
             INSERT INTO shots(session_id, shot_key, run_number, trigger, camera, camera_model, camera_serial, camera_port, asked, fired, stored, state,
                               failure_cause, failure_message, exposure_time, aperture, iso, focal_length, lens, orientation, taken, rating, label, pick,
-                              session_label)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                              session_label, sequence_name, sequence_kind, sequence_run, sequence_index, sequence_count, sequence_setting,
+                              sequence_value, sequence_ev)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [
                 SQLiteValue(session), SQLiteValue(shot.shotID?.description), SQLiteValue(shot.runNumber), SQLiteValue(shot.trigger), SQLiteValue(shot.camera),
                 SQLiteValue(shot.exif.model), SQLiteValue(shot.exif.serial), SQLiteValue(shot.cameraPort),
@@ -212,6 +213,8 @@ public final class Catalogue: @unchecked Sendable {
                 SQLiteValue(shot.exif.focalLength), SQLiteValue(shot.exif.lens), SQLiteValue(shot.exif.orientation),
                 SQLiteValue(shot.exif.captureTime), .integer(Int64(max(0, min(5, shot.rating)))), SQLiteValue(shot.label),
                 .integer(Int64(shot.pick.rawValue)), SQLiteValue(shot.sessionLabel),
+                SQLiteValue(shot.sequence?.name), SQLiteValue(shot.sequence?.kind), SQLiteValue(shot.sequence?.run), SQLiteValue(shot.sequence?.index),
+                SQLiteValue(shot.sequence?.count), SQLiteValue(shot.sequence?.setting), SQLiteValue(shot.sequence?.value), SQLiteValue(shot.sequence?.ev),
             ])
         let id = Int(database.lastInsertedID)
         for file in shot.files { try insert(file, shot: id) }

@@ -55,6 +55,10 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
     private let session: String
     private let log: Logger
     private let cameras = Mutex<[ShotID: String]>([:])
+    /// Each stored shot's place in a sequence, until its answer; and the runs of each
+    /// sequence so far (``SequenceRuns``).
+    private let frames = Mutex<[ShotID: SequenceFrame]>([:])
+    private let runs = Mutex(SequenceRuns())
     private let writer = Mutex<CatalogueWriter?>(nil)
     private let claim = Mutex<SessionClaim?>(nil)
 
@@ -167,6 +171,7 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
     /// Notes which camera took the shot, for its record.
     public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
         cameras.withLock { $0[context.shot] = photo.camera }
+        if let frame = context.sequence { frames.withLock { $0[context.shot] = frame } }
         return SinkReceipt(files: [])
     }
 
@@ -174,10 +179,11 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
     public func observe(_ answer: ShutterAnswer, trigger: String) async {
         guard answer.request.event == .capture, let shot = answer.shot else { return }
         let camera = cameras.withLock { $0.removeValue(forKey: shot) }
+        let place = frames.withLock { $0.removeValue(forKey: shot) }.map { frame in runs.withLock { $0.place(of: frame) } }
         // A shot no trigger asked for is recorded by how it came: "camera" for the camera's
         // button, "card import" or "hot folder" for one its backend brought in.
         let by = trigger == "camera" ? answer.request.origin.flatMap { $0 == "camera button" ? nil : $0 } ?? trigger : trigger
-        writer.withLock { $0 }?.enqueue([PendingShot(answer: answer, trigger: by, camera: camera, observed: Date())])
+        writer.withLock { $0 }?.enqueue([PendingShot(answer: answer, trigger: by, camera: camera, observed: Date(), sequence: place)])
     }
 
     /// Writes what is queued and closes, waiting at most ten seconds (a hung disk must not
@@ -193,5 +199,21 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         for (path, copy) in waiting where (try? await reads.recordCopyNow(of: path, copy)) == nil { lost += 1 }
         if lost > 0 { log.warning("\(lost) copy(ies) of files the catalogue has no record of were not recorded") }
         claim.withLock { $0 = nil }
+    }
+}
+
+/// Which run of each sequence a frame belongs to, in one session run: a frame whose index
+/// is not past the last one seen of its sequence starts the next run. Frames arrive in
+/// order (a failed frame is never stored, so it is simply not seen).
+struct SequenceRuns: Sendable {
+    private var last: [String: (run: Int, index: Int)] = [:]
+
+    mutating func place(of frame: SequenceFrame) -> CatalogueSequencePlace {
+        var current = last[frame.name] ?? (run: 0, index: .max)
+        if frame.index <= current.index { current.run += 1 }
+        current.index = frame.index
+        last[frame.name] = current
+        return CatalogueSequencePlace(name: frame.name, kind: frame.kind, run: current.run, index: frame.index, count: frame.count,
+                                      setting: frame.setting, value: frame.value, ev: frame.ev)
     }
 }

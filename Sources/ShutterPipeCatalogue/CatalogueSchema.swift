@@ -4,7 +4,7 @@
 /// refused (its new columns would be lost or misread), with the fix.
 enum CatalogueSchema {
     /// The version this build writes.
-    static let current = 5
+    static let current = 6
 
     /// `migrations[n]` takes a file from version n to n + 1.
     static let migrations: [String] = [
@@ -104,6 +104,19 @@ enum CatalogueSchema {
             UNIQUE (shot_id, camera)
         );
         INSERT INTO frames(shot_id, camera, rating, label, pick) SELECT id, '', rating, label, pick FROM shots;
+        """,
+        // 5 → 6: a frame's place in a sequence (``CatalogueSequencePlace``): the frames of
+        // one run of a sequence in a session run are one group.
+        """
+        ALTER TABLE shots ADD COLUMN sequence_name TEXT;
+        ALTER TABLE shots ADD COLUMN sequence_kind TEXT;
+        ALTER TABLE shots ADD COLUMN sequence_run INTEGER;
+        ALTER TABLE shots ADD COLUMN sequence_index INTEGER;
+        ALTER TABLE shots ADD COLUMN sequence_count INTEGER;
+        ALTER TABLE shots ADD COLUMN sequence_setting TEXT;
+        ALTER TABLE shots ADD COLUMN sequence_value TEXT;
+        ALTER TABLE shots ADD COLUMN sequence_ev REAL;
+        CREATE INDEX shots_by_sequence ON shots(session_id, sequence_name, sequence_run, sequence_index);
         """,
     ]
 }

@@ -243,6 +243,8 @@ struct PendingShot: Sendable {
     var trigger: String
     var camera: String?
     var observed: Date
+    /// Its place in a sequence, when one took it.
+    var sequence: CatalogueSequencePlace? = nil
 
     /// The record, with the digests its sinks gave (taken out of `digests`); the others
     /// read from the files only when `digesting` (not during a burst).
@@ -267,6 +269,7 @@ struct PendingShot: Sendable {
             failureCause: answer.failure?.cause.rawValue, failureMessage: answer.failure?.description, files: files,
             exif: reference.map { ExifReader.summary(of: $0.path) } ?? ExifSummary())
         record.sessionLabel = answer.label
+        record.sequence = sequence
         return record
     }
 }

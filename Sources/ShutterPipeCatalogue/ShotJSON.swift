@@ -96,6 +96,20 @@ public enum ShotJSON {
         object.integer("pick", shot.pick.rawValue, &out)
         object.integer("rating", shot.rating, &out)
         object.integer("runNumber", shot.runNumber, &out)
+        if let place = shot.sequence {
+            object.key("sequence", &out)
+            var entry = Object()
+            entry.open(&out)
+            entry.integer("count", place.count, &out)
+            entry.number("ev", place.ev, &out)
+            entry.integer("index", place.index, &out)
+            entry.string("kind", place.kind, &out)
+            entry.string("name", place.name, &out)
+            entry.integer("run", place.run, &out)
+            entry.string("setting", place.setting, &out)
+            entry.string("value", place.value, &out)
+            out += "}"
+        }
         object.string("session", shot.session, &out)
         object.string("sessionLabel", shot.sessionLabel, &out)
         object.integer("sessionRun", shot.sessionRun, &out)

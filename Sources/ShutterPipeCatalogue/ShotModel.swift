@@ -30,6 +30,8 @@ public struct ShotRecord: Sendable, Equatable {
     public var keywords: [String] = []
     /// The session label it was taken under (``ShutterAnswer/label``).
     public var sessionLabel: String?
+    /// Its place in a sequence, when one took it.
+    public var sequence: CatalogueSequencePlace?
 
     public init(shotID: ShotID? = nil, runNumber: Int? = nil, trigger: String? = nil, camera: String? = nil, cameraPort: String? = nil, asked: Date? = nil,
                 fired: Date? = nil, stored: Date? = nil, state: ShotState, failureCause: String? = nil, failureMessage: String? = nil,

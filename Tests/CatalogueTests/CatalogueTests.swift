@@ -235,7 +235,7 @@ struct CatalogueTests {
         try handle.write(contentsOf: Data([0, 0, 0, 99]))
         try handle.close()
         let refused = try await shutterpipe(["shots", "--config", config], in: folder.path)
-        #expect(refused.status == 1 && refused.stderr.contains("was written by a newer shutterpipe (schema 99; this one reads up to 5): upgrade shutterpipe"), "\(refused.stderr)")
+        #expect(refused.status == 1 && refused.stderr.contains("was written by a newer shutterpipe (schema 99; this one reads up to 6): upgrade shutterpipe"), "\(refused.stderr)")
         let session = try await shutterpipe(["run", "--config", config], input: "capture\n", in: folder.path)
         #expect(session.status == 0 && session.lines.first?.hasPrefix("photoSuccess") == true, "a newer catalogue costs no shot: \(session.stderr)")
 
@@ -283,6 +283,7 @@ struct CatalogueTests {
         second.camera = "B\""
         full.files.append(second)
         full.frames = [CatalogueFrame(camera: nil, rating: 4, label: "Red"), CatalogueFrame(camera: "B\"", rating: 1, pick: .rejected)]
+        full.sequence = CatalogueSequencePlace(name: "br\"acket", kind: "bracket", run: 2, index: 3, count: 5, setting: "shutterspeed", value: "1/60", ev: -1.5)
         let bare = CatalogueShot(id: 1, session: nil, sessionRun: nil, shotID: nil, runNumber: nil, trigger: nil, camera: nil, cameraPort: nil, asked: nil,
                                  fired: nil, stored: nil, state: .imported, failureCause: nil, failureMessage: nil, exif: ExifSummary(),
                                  rating: 0, label: nil, pick: .none, keywords: [], files: [])

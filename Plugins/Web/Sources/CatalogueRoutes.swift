@@ -186,6 +186,11 @@ struct CatalogueRoutes: Sendable {
             "time": shot.moment.map { $0.formatted(.iso8601) }, "label": shot.label, "pick": shot.pick.word, "cause": shot.failureCause,
             "message": shot.failureMessage, "exposureTime": shot.exif.exposureTime, "aperture": shot.exif.aperture, "iso": shot.exif.iso,
             "focalLength": shot.exif.focalLength, "lens": shot.exif.lens, "model": shot.exif.model, "taken": shot.exif.captureTime,
+            // A sequence's frame: the page groups the frames of one run.
+            "sequence": shot.sequence.map { place -> [String: Any] in
+                ["name": place.name, "kind": place.kind, "run": place.run, "index": place.index, "count": place.count,
+                 "setting": place.setting ?? NSNull(), "value": place.value ?? NSNull(), "ev": place.ev ?? NSNull()]
+            },
         ]
         for (key, value) in optional { object[key] = value ?? NSNull() }
         if access.isViewer { object["message"] = NSNull() }

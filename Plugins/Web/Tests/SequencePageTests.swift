@@ -9,7 +9,7 @@ extension ReviewSuites {
     /// Issue 45: a sequence from the page.
     @Suite("web: the operator runs a sequence from the page", .serialized, .timeLimit(.minutes(3)))
     struct SequencePageTests {
-        @Test("the page offers the config's sequences; Run shoots a focus stack of 4 on the virtual camera through libgphoto2, each frame on the page as a shot and the end said ('sequenceDone stack: 4 of 4 taken'); a viewer cannot run one, an unknown one is 404 with the names")
+        @Test("the page offers the config's sequences; Run shoots a focus stack of 4 on the virtual camera through libgphoto2, each frame on the page as a shot and the end said ('sequenceDone stack: 4 of 4 taken'), the four one group on the grid once recorded; a viewer cannot run one, an unknown one is 404 with the names")
         func runFromPage() async throws {
             let folder = TemporaryDirectory("sequence-page")
             let home = TemporaryDirectory("sequence-page-home")
@@ -36,7 +36,13 @@ extension ReviewSuites {
                 "wait:(document.body.dataset.sequence || '').startsWith('sequence') && app.total == 4",
                 "eval:document.body.dataset.sequence",
                 "eval:JSON.stringify(app.shots.map((s) => s.state))",
+                // Once recorded, the frames are one group on the grid: a badge each, a band open at the first and closed at the last.
+                "wait:app.shots.length == 4 && app.shots.every((s) => s.sequence) && document.querySelectorAll('.cell .sequence').length == 4",
+                "eval:JSON.stringify([...document.querySelectorAll('.cell .sequence')].map((e) => e.textContent).sort())",
+                "eval:document.querySelectorAll('.cell.sequence-first').length + ',' + document.querySelectorAll('.cell.sequence-last').length + ',' + document.querySelectorAll('.cell.in-sequence').length",
             ], session: session)
+            #expect(run.json("JSON.stringify([...document.querySelectorAll('.cell .sequence')].map((e) => e.textContent).sort())") as? [String] == ["stack 1/4", "stack 2/4", "stack 3/4", "stack 4/4"], "\(run.output)")
+            #expect(run.value("document.querySelectorAll('.cell.sequence-first').length + ',' + document.querySelectorAll('.cell.sequence-last').length + ',' + document.querySelectorAll('.cell.in-sequence').length") as? String == "1,1,4", "\(run.output)")
             #expect(run.json("JSON.stringify([...document.querySelectorAll('#sequence-name option')].map((o) => o.value))") as? [String] == ["bracket", "stack"])
             #expect(run.value("document.body.dataset.sequence") as? String == "sequenceDone stack: 4 of 4 taken", "\(run.output)")
             // Each a stored shot: answered (photoSuccess), or already recorded by the catalogue (stored).

@@ -59,6 +59,9 @@ struct ShotsCommand: ParsableCommand {
     @Option(name: "session-label", valueName: "TEXT", help: "only shots taken under this session label ({label}: an order number, a scanned code)")
     var sessionLabel: String?
 
+    @Option(valueName: "NAME", help: "only the frames of this sequence (its name in the config), grouped by run")
+    var sequence: String?
+
     @Option(valueName: "WORD", help: "only shots with this keyword")
     var keyword: String?
 
@@ -155,6 +158,7 @@ struct ShotsCommand: ParsableCommand {
         }
         filter.label = label.flatMap { ShotMarkChange.labelName($0) }
         filter.sessionLabel = sessionLabel
+        filter.sequence = sequence
         filter.keyword = keyword
         filter.pickedOnly = picked
         filter.rejectedOnly = rejected
@@ -196,19 +200,27 @@ struct ShotsCommand: ParsableCommand {
         return shot.frames.map { "\($0.camera ?? "-"):\(text($0.marks))" }.joined(separator: " ")
     }
 
+    /// A frame's place: `stack#2 3/9 focusdistance=1800`, `bracket#1 2/5 -1 EV`.
+    static func place(_ place: CatalogueSequencePlace) -> String {
+        var words = ["\(place.name)#\(place.run) \(place.index)/\(place.count)"]
+        if let ev = place.ev { words.append(String(format: "%+g EV", ev)) } else if let setting = place.setting, let value = place.value { words.append("\(setting)=\(value)") }
+        return words.joined(separator: " ")
+    }
+
     static func table(_ shots: [CatalogueShot]) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        var rows = [["ID", "WHEN", "SESSION", "CAMERA", "TRIGGER", "STATE", "RATING", "LABEL", "PICK", "FILES"]]
+        let sequences = shots.contains { $0.sequence != nil }
+        var rows = [["ID", "WHEN", "SESSION", "CAMERA", "TRIGGER", "STATE", "RATING", "LABEL", "PICK"] + (sequences ? ["SEQUENCE"] : []) + ["FILES"]]
         for shot in shots {
             let files = shot.files.map { PathName.lastComponent($0.path) + ($0.missing ? " (missing)" : "") }
             rows.append([
                 String(shot.id), shot.moment.map(formatter.string(from:)) ?? "-", shot.session ?? "-", shot.camera ?? shot.exif.model ?? "-",
                 shot.trigger ?? "-", shot.state == .failed ? "failed: \(shot.failureCause ?? "?")" : shot.state.rawValue,
                 Self.perFrame(shot) { $0.pick == .rejected ? "x" : $0.rating == 0 ? "-" : String(repeating: "*", count: $0.rating) },
-                Self.perFrame(shot) { $0.label ?? "-" }, Self.perFrame(shot) { $0.pick.word ?? "-" }, files.isEmpty ? "-" : files.joined(separator: " "),
-            ])
+                Self.perFrame(shot) { $0.label ?? "-" }, Self.perFrame(shot) { $0.pick.word ?? "-" },
+            ] + (sequences ? [shot.sequence.map(Self.place) ?? "-"] : []) + [files.isEmpty ? "-" : files.joined(separator: " ")])
         }
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         var lines = rows.map { row in

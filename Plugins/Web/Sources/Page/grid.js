@@ -69,7 +69,11 @@ const grid = {
     cell.style.cssText = "left:" + (index % this.columns) * this.cellWidth + "px;top:" + Math.floor(index / this.columns) * this.cellHeight + "px;width:" + this.cellWidth + "px;height:" + this.cellHeight + "px";
     const failed = Boolean(shot) && (shot.state === "failed" || shot.state === "photoFailed");
     const frames = shot ? framesOf(shot) : [];
-    cell.className = "cell" + (shot ? " " + (failed ? "photoFailed" : "photoSuccess") : "") + (index === app.current ? " current" : "") + (frames.length > 1 ? " group" : "");
+    // A sequence's frames, one run of it, read as one group: a band under each of them,
+    // open at the first frame and closed at the last.
+    const place = shot && shot.sequence;
+    cell.className = "cell" + (shot ? " " + (failed ? "photoFailed" : "photoSuccess") : "") + (index === app.current ? " current" : "") + (frames.length > 1 ? " group" : "") +
+      (place ? " in-sequence" + (place.index === 1 ? " sequence-first" : "") + (place.index === place.count ? " sequence-last" : "") : "");
     if (!shot) return;
     // A box per frame, made again only when the frames change (a recorded shot, a filter).
     const layout = frames.map((frame) => frame.camera || "").join("|");
@@ -99,6 +103,8 @@ const grid = {
         (frame.label ? '<span class="dot" style="background:' + (LABELS.includes(frame.label) ? "var(--" + frame.label + ")" : "#ddd") + '" title="' + escapeHTML(frame.label) + '"></span>' : "") +
         (frame.pick ? '<span class="pick-' + frame.pick + '">' + (frame.pick === "picked" ? "⚑" : "✕") + "</span>" : "") +
         (at === 0 ? "<span>" + time + "</span>" : "") +
+        (at === 0 && place ? '<span class="sequence" title="' + escapeHTML(place.kind + " '" + place.name + "', run " + place.run + (place.value ? ", " + (place.setting || "") + " " + place.value : "")) + '">' +
+          escapeHTML(place.name) + " " + place.index + "/" + place.count + "</span>" : "") +
         '<span class="camera">' + escapeHTML(frame.camera || (at === 0 ? shot.camera || shot.model || "" : "")) + "</span>";
       if (box.querySelector(".meta").innerHTML !== meta) box.querySelector(".meta").innerHTML = meta;
     });

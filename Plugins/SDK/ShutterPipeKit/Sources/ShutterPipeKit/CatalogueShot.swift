@@ -150,6 +150,9 @@ public struct CatalogueShot: Sendable, Equatable, Codable {
     /// order the cameras delivered them. A shot of one camera has one frame, whose marks
     /// are the shot's. (Added in contract 9.2.)
     public var frames: [CatalogueFrame] = []
+    /// Its place in a sequence, when one took it; nil for a shot of its own. (Added in
+    /// contract 9.6.)
+    public var sequence: CatalogueSequencePlace? = nil
 
     /// Creates a shot as a catalogue holds it.
     public init(id: Int, session: String?, sessionRun: Int?, shotID: ShotID?, runNumber: Int?, trigger: String?, camera: String?,
@@ -241,6 +244,8 @@ public struct ShotFilter: Sendable {
     /// Only shots taken under this session label. (Added in ABI 8.)
     public var sessionLabel: String?
     public var keyword: String?
+    /// Only the frames of this sequence (its name in the config). (Added in contract 9.6.)
+    public var sequence: String? = nil
     public var pickedOnly = false
     public var rejectedOnly = false
     public var failedOnly = false

@@ -54,9 +54,11 @@ public enum PluginEntry {
     /// and see a photo's bytes before the sinks store them (``SessionObserver/captured(_:shot:)``);
     /// 5, plugins answer for themselves: a sink says where it keeps photos and how it names
     /// sidecars (``PhotoArchive``, ``ArchiveLayout``, ``SidecarNaming``), a trigger how to
-    /// reach the running session and how to hand it marks (``SessionEntrance``).
+    /// reach the running session and how to hand it marks (``SessionEntrance``);
+    /// 6, a catalogued shot knows its place in a sequence (``CatalogueShot/sequence``,
+    /// ``CatalogueSequencePlace``), so that a sequence's frames are one group.
     @_alwaysEmitIntoClient
-    public static var contractMinor: Int32 { 5 }
+    public static var contractMinor: Int32 { 6 }
 
     /// The Swift compiler the plugin was built with, `major * 100 + minor`.
     @_alwaysEmitIntoClient
