@@ -60,6 +60,11 @@ extension Catalogue {
             }
             imports.append(Self.importedShot(files, modified: paths.compactMap { onDisk[$0]?.modified }.max(), naming: naming, refused: &report.refusedSidecars))
         }
+        // A sequence's frames found on disk are grouped into runs in the order they were taken.
+        var runs = SequenceRuns()
+        let taken = imports.indices.filter { imports[$0].sequence != nil }
+            .sorted { (imports[$0].fired ?? imports[$0].stored ?? .distantPast, imports[$0].files.first?.path ?? "") < (imports[$1].fired ?? imports[$1].stored ?? .distantPast, imports[$1].files.first?.path ?? "") }
+        for index in taken { imports[index].sequence = imports[index].sequence.map { runs.place($0) } }
         try record(imports, session: nil)
         report.importedShots = imports.count
         return report
@@ -87,7 +92,12 @@ extension Catalogue {
                     marked = true
                 }
                 shot.keywords += XMPSidecar.keywords(in: document).filter { !shot.keywords.contains($0) }
+                if shot.sequence == nil { shot.sequence = SequencePlaceReader.place(in: document) }
             }
+        }
+        // Its place in a sequence, as the files sink wrote it into the JPEG itself.
+        if shot.sequence == nil, let jpeg = files.first(where: { $0.kind == .jpeg }), let document = SequencePlaceReader.embedded(in: jpeg.path) {
+            shot.sequence = SequencePlaceReader.place(in: document)
         }
         return shot
     }

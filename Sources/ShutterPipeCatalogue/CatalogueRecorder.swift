@@ -201,19 +201,3 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         claim.withLock { $0 = nil }
     }
 }
-
-/// Which run of each sequence a frame belongs to, in one session run: a frame whose index
-/// is not past the last one seen of its sequence starts the next run. Frames arrive in
-/// order (a failed frame is never stored, so it is simply not seen).
-struct SequenceRuns: Sendable {
-    private var last: [String: (run: Int, index: Int)] = [:]
-
-    mutating func place(of frame: SequenceFrame) -> CatalogueSequencePlace {
-        var current = last[frame.name] ?? (run: 0, index: .max)
-        if frame.index <= current.index { current.run += 1 }
-        current.index = frame.index
-        last[frame.name] = current
-        return CatalogueSequencePlace(name: frame.name, kind: frame.kind, run: current.run, index: frame.index, count: frame.count,
-                                      setting: frame.setting, value: frame.value, ev: frame.ev)
-    }
-}

@@ -16,7 +16,9 @@ enum JPEGMarks {
     static let xmpIdentifier = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
 
     static func write(_ marks: ShotMarks, into path: String) throws(SidecarError) {
-        guard let data = FileManager.default.contents(atPath: path) else { throw SidecarError(path: path, reason: "cannot read it") }
+        // Never through a link: a photo swapped for a link to another private JPEG would
+        // otherwise come back as a copy of it, marks merged, under the photo's name.
+        guard let data = read(path) else { throw SidecarError(path: path, reason: "cannot read it, or it is not a regular file (a link is never followed)") }
         let bytes = [UInt8](data)
         guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { throw SidecarError(path: path, reason: "not a JPEG; left as it is") }
         // The segments before the image data: (start, end) of each, with its marker.
@@ -67,12 +69,19 @@ enum JPEGMarks {
         defer { close(lock) }
         while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
         // Still the file we read: another writer may have replaced it meanwhile.
-        guard FileManager.default.contents(atPath: path) == data else {
+        guard read(path) == data else {
             throw SidecarError(path: path, reason: "it changed while being marked; try again")
         }
         var attributes = stat()
-        let mode = stat(path, &attributes) == 0 ? attributes.st_mode & 0o7777 : 0o644
+        let mode = lstat(path, &attributes) == 0 ? attributes.st_mode & 0o7777 : 0o644
         try XMPSidecar.replaceDurably(path, with: Data(output), mode: mode)
+    }
+}
+
+extension JPEGMarks {
+    /// The photo's bytes, opened without following a link and read through that descriptor.
+    static func read(_ path: String) -> Data? {
+        try? UntrustedFile.contents(of: path, limits: .init(bytes: 2_000_000_000, links: Int.max))
     }
 }
 

@@ -8,7 +8,7 @@ import Testing
 /// restart (issue 45).
 @Suite("catalogue: a sequence's frames are one group per run", .timeLimit(.minutes(2)))
 struct SequenceGroupTests {
-    @Test("a spin run twice with a shot between, then again after a restart: `shots --json` gives each frame its sequence, run, index, count and angle; `--sequence` lists only the frames, and the table says each one's place; the page's JSON carries it too")
+    @Test("a spin run twice with a shot between, then again after a restart: `shots --json` gives each frame its sequence, run, index, count and angle; `--sequence` lists only the frames, and the table says each one's place; and a catalogue rebuilt from the folder groups them again from their XMP")
     func groupedByRun() async throws {
         let folder = TemporaryDirectory("sequence-groups")
         let config = try writeConfig("""
@@ -41,5 +41,15 @@ struct SequenceGroupTests {
         #expect(only.stdout.contains("turn#2 3/3 angle=240") && only.stdout.contains("turn#1 1/3 angle=0"), "\(only.stdout)")
         let none = try await shutterpipe(["shots", "--sequence", "other", "--config", config], in: folder.path)
         #expect(none.stdout.contains("0 shot(s)"), "\(none.stdout)")
+
+        // The disk is the truth: a catalogue made again from the folder groups the frames
+        // from the XMP in each JPEG, into runs in the order they were taken.
+        let rebuilt = folder.file("rebuilt.sqlite")
+        let made = try await shutterpipe(["shots", "rebuild", folder.file("out"), "--catalogue", rebuilt], in: folder.path)
+        #expect(made.status == 0, "\(made.stdout) \(made.stderr)")
+        let imported = try await listedShots(["--catalogue", rebuilt], in: folder).sorted { ($0.files.first?.path ?? "") < ($1.files.first?.path ?? "") }
+        #expect(imported.count == 10 && imported[3].sequence == nil, "\(imported.map(\.sequence))")
+        #expect(imported.compactMap(\.sequence).map(\.run) == [1, 1, 1, 2, 2, 2, 3, 3, 3], "\(imported.map(\.sequence))")
+        #expect(imported.compactMap(\.sequence).map(\.index) == [1, 2, 3, 1, 2, 3, 1, 2, 3] && imported.compactMap(\.sequence?.value) == ["0", "120", "240", "0", "120", "240", "0", "120", "240"])
     }
 }

@@ -104,7 +104,7 @@ struct MPRISTriggerTests {
         let bus = try await PrivateBus()
         let folder = TemporaryDirectory("mpris-sequence")
         let session = try await mprisSession(bus, folder, trigger: "    map: {Play: capture, Next: sequence lapse, Previous: sequence stak}",
-                                             backend: "sequences: {lapse: {kind: interval, frames: 3, every: 200ms}}")
+                                             backend: "sequences: {lapse: {kind: spin, frames: 3, command: [/bin/true]}}")
         #expect(try await property(bus, "CanGoNext").contains("boolean true"))
         try await command(bus, "Next")
         #expect(await eventually { (try? await title(bus)) == "Photo 3 saved" }, "\(session.stderrSoFar)")
@@ -115,7 +115,7 @@ struct MPRISTriggerTests {
         session.signal(SIGTERM)
         let outcome = await session.wait()
         #expect(folder.names("out").filter { $0.hasSuffix(".jpg") }.count == 3, "\(folder.names("out"))")
-        #expect(outcome.stderr.contains("sequence 'lapse' from mpris (Next): an interval of 3 frame(s)"), "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("sequence 'lapse' from mpris (Next): a spin of 3 frame(s)"), "\(outcome.stderr)")
 
         let socket = try writeConfig("""
         version: 1

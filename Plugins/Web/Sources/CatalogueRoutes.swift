@@ -182,7 +182,7 @@ struct CatalogueRoutes: Sendable {
             "files": shot.files.map(file), "frames": frames,
         ]
         let optional: [String: Any?] = [
-            "shotID": shot.shotID?.description, "session": shot.session, "camera": shot.camera, "trigger": shot.trigger,
+            "shotID": shot.shotID?.description, "session": shot.session, "sessionRun": shot.sessionRun, "camera": shot.camera, "trigger": shot.trigger,
             "time": shot.moment.map { $0.formatted(.iso8601) }, "label": shot.label, "pick": shot.pick.word, "cause": shot.failureCause,
             "message": shot.failureMessage, "exposureTime": shot.exif.exposureTime, "aperture": shot.exif.aperture, "iso": shot.exif.iso,
             "focalLength": shot.exif.focalLength, "lens": shot.exif.lens, "model": shot.exif.model, "taken": shot.exif.captureTime,

@@ -9,7 +9,7 @@ extension ReviewSuites {
     /// Issue 45: a sequence from the page.
     @Suite("web: the operator runs a sequence from the page", .serialized, .timeLimit(.minutes(3)))
     struct SequencePageTests {
-        @Test("the page offers the config's sequences; Run shoots a focus stack of 4 on the virtual camera through libgphoto2, each frame on the page as a shot and the end said ('sequenceDone stack: 4 of 4 taken'), the four one group on the grid once recorded; a viewer cannot run one, an unknown one is 404 with the names")
+        @Test("the page offers the config's sequences; Run shoots a focus stack of 4 on the virtual camera through libgphoto2, each frame on the page as a shot and the end said ('sequenceDone stack: 4 of 4 taken'), the four one group on the grid once recorded, the sharpest marked as Pillow measures it; a viewer cannot run one, an unknown one is 404 with the names")
         func runFromPage() async throws {
             let folder = TemporaryDirectory("sequence-page")
             let home = TemporaryDirectory("sequence-page-home")
@@ -40,7 +40,23 @@ extension ReviewSuites {
                 "wait:app.shots.length == 4 && app.shots.every((s) => s.sequence) && document.querySelectorAll('.cell .sequence').length == 4",
                 "eval:JSON.stringify([...document.querySelectorAll('.cell .sequence')].map((e) => e.textContent).sort())",
                 "eval:document.querySelectorAll('.cell.sequence-first').length + ',' + document.querySelectorAll('.cell.sequence-last').length + ',' + document.querySelectorAll('.cell.in-sequence').length",
+                // The stack's sharpest frame, measured by the page from the thumbnails it shows.
+                "wait:document.querySelectorAll('.cell.sharpest').length == 1",
+                "eval:app.shots.find((s) => grid.sharpest.has(s.id)).sequence.index",
             ], session: session)
+            // The same measure, the variance of the Laplacian, by Pillow over each stored photo.
+            let measured = try await runProgram(["/usr/bin/python3", "-c", """
+            import json, sys
+            from PIL import Image, ImageFilter, ImageStat
+            values = []
+            for path in sys.argv[1:]:
+                grey = Image.open(path).convert('L')
+                values.append(ImageStat.Stat(grey.filter(ImageFilter.Kernel((3, 3), [0, 1, 0, 1, -4, 1, 0, 1, 0], scale=1, offset=128))).var[0])
+            print(json.dumps(values))
+            """] + (1...4).map { folder.file(String(format: "out/stack-%02d.jpg", $0)) })
+            let values = (try? JSONSerialization.jsonObject(with: measured.data) as? [Double]) ?? []
+            let sharpest = values.indices.max { values[$0] < values[$1] }.map { $0 + 1 }
+            #expect(sharpest != nil && run.value("app.shots.find((s) => grid.sharpest.has(s.id)).sequence.index") as? Int == sharpest, "Pillow: \(values) \(run.output)")
             #expect(run.json("JSON.stringify([...document.querySelectorAll('.cell .sequence')].map((e) => e.textContent).sort())") as? [String] == ["stack 1/4", "stack 2/4", "stack 3/4", "stack 4/4"], "\(run.output)")
             #expect(run.value("document.querySelectorAll('.cell.sequence-first').length + ',' + document.querySelectorAll('.cell.sequence-last').length + ',' + document.querySelectorAll('.cell.in-sequence').length") as? String == "1,1,4", "\(run.output)")
             #expect(run.json("JSON.stringify([...document.querySelectorAll('#sequence-name option')].map((o) => o.value))") as? [String] == ["bracket", "stack"])

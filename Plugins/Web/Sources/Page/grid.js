@@ -6,6 +6,9 @@
 // dozen elements and loads only the thumbnails it shows.
 const grid = {
   columns: 1, cellWidth: 160, cellHeight: 160, perShot: 1, cells: new Map(), idle: 0, scheduled: false,
+  // A focus stack's frames: each one's sharpness (shot id → the variance of the Laplacian
+  // of its thumbnail, measured here as it loads), and the sharpest of each run.
+  sharpness: new Map(), sharpest: new Set(),
 
   layout() {
     const element = $("grid"), least = parseFloat(getComputedStyle(document.documentElement).getPropertyValue("--cell")) || 180;
@@ -73,7 +76,8 @@ const grid = {
     // open at the first frame and closed at the last.
     const place = shot && shot.sequence;
     cell.className = "cell" + (shot ? " " + (failed ? "photoFailed" : "photoSuccess") : "") + (index === app.current ? " current" : "") + (frames.length > 1 ? " group" : "") +
-      (place ? " in-sequence" + (place.index === 1 ? " sequence-first" : "") + (place.index === place.count ? " sequence-last" : "") : "");
+      (place ? " in-sequence" + (place.index === 1 ? " sequence-first" : "") + (place.index === place.count ? " sequence-last" : "") : "") +
+      (shot && this.sharpest.has(shot.id) ? " sharpest" : "");
     if (!shot) return;
     // A box per frame, made again only when the frames change (a recorded shot, a filter).
     const layout = frames.map((frame) => frame.camera || "").join("|");
@@ -104,7 +108,7 @@ const grid = {
         (frame.pick ? '<span class="pick-' + frame.pick + '">' + (frame.pick === "picked" ? "⚑" : "✕") + "</span>" : "") +
         (at === 0 ? "<span>" + time + "</span>" : "") +
         (at === 0 && place ? '<span class="sequence" title="' + escapeHTML(place.kind + " '" + place.name + "', run " + place.run + (place.value ? ", " + (place.setting || "") + " " + place.value : "")) + '">' +
-          escapeHTML(place.name) + " " + place.index + "/" + place.count + "</span>" : "") +
+          escapeHTML(place.name) + " " + place.index + "/" + place.count + (this.sharpest.has(shot.id) ? " ◎" : "") + "</span>" : "") +
         '<span class="camera">' + escapeHTML(frame.camera || (at === 0 ? shot.camera || shot.model || "" : "")) + "</span>";
       if (box.querySelector(".meta").innerHTML !== meta) box.querySelector(".meta").innerHTML = meta;
     });
@@ -126,6 +130,7 @@ const grid = {
         const image = new Image();
         image.alt = "shot " + (shot.id || shot.number) + (frame.camera ? " " + frame.camera : "");
         image.decoding = "async";
+        if (at === 0 && shot.sequence && shot.sequence.kind === "focus stack") image.onload = () => this.measure(shot, image);
         image.src = source;
         box.querySelector(".picture").replaceChildren(image);
       });
@@ -135,6 +140,45 @@ const grid = {
       const images = [...$("grid").querySelectorAll(".cell img")];
       if (images.length && images.length >= wanted) Promise.all(images.map((i) => i.decode().catch(() => {}))).then(() => { if (!window.gridReady) window.gridReady = performance.now(); });
     }
+  },
+
+  // The sharpness of a focus stack's frame: the variance of the Laplacian (4 neighbours)
+  // of its thumbnail's grey, as the tests compute it with Pillow from the photo.
+  measure(shot, image) {
+    if (this.sharpness.has(shot.id) || !image.naturalWidth) return;
+    const canvas = document.createElement("canvas");
+    canvas.width = image.naturalWidth; canvas.height = image.naturalHeight;
+    const context = canvas.getContext("2d", { willReadFrequently: true });
+    context.drawImage(image, 0, 0);
+    const { data, width, height } = context.getImageData(0, 0, canvas.width, canvas.height);
+    const grey = new Float32Array(width * height);
+    for (let i = 0; i < grey.length; i++) grey[i] = 0.299 * data[4 * i] + 0.587 * data[4 * i + 1] + 0.114 * data[4 * i + 2];
+    let sum = 0, squares = 0, count = 0;
+    for (let y = 1; y < height - 1; y++) for (let x = 1; x < width - 1; x++) {
+      const i = y * width + x, value = grey[i - 1] + grey[i + 1] + grey[i - width] + grey[i + width] - 4 * grey[i];
+      sum += value; squares += value * value; count += 1;
+    }
+    this.sharpness.set(shot.id, count ? squares / count - (sum / count) ** 2 : 0);
+    this.markSharpest();
+  },
+
+  // The sharpest frame of each run of a focus stack, once every frame of it loaded here
+  // has been measured.
+  markSharpest() {
+    const runs = new Map();
+    for (const shot of app.shots) {
+      const place = shot && shot.sequence;
+      if (!place || place.kind !== "focus stack" || shot.id === undefined) continue;
+      const key = place.name + "#" + place.run + "#" + (shot.session || "") + "#" + (shot.sessionRun || "");
+      if (!runs.has(key)) runs.set(key, []);
+      runs.get(key).push(shot);
+    }
+    const sharpest = new Set();
+    for (const frames of runs.values()) {
+      if (!frames.every((shot) => this.sharpness.has(shot.id))) continue;
+      sharpest.add(frames.reduce((best, shot) => (this.sharpness.get(shot.id) > this.sharpness.get(best.id) ? shot : best)).id);
+    }
+    if ([...sharpest].join() !== [...this.sharpest].join()) { this.sharpest = sharpest; this.render(); }
   },
 
   // Scrolls so that the cell at `index` shows.

@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import ShutterPipeKit
+import ShutterPipeSupport
+
+/// A frame's place in its sequence as the files sink wrote it into XMP
+/// (`shutterpipe:Sequence`, `SequenceKind`, `Frame`, `Frames`, `SequenceSetting`,
+/// `SequenceValue`, `ExposureOffset`), in a sidecar or in the JPEG itself: what
+/// `shots rebuild` groups imported frames by, since the disk is the truth.
+enum SequencePlaceReader {
+    static let namespace = "https://shutterpipe.org/ns/sequence/1.0/"
+
+    /// The frame's place from `document`, its run not known yet (0); nil when it holds none.
+    static func place(in document: XMPDocument) -> CatalogueSequencePlace? {
+        guard let name = document.property(namespace, "Sequence"), !name.isEmpty,
+              let index = document.property(namespace, "Frame").flatMap({ Int($0) }), index > 0 else { return nil }
+        let count = document.property(namespace, "Frames").flatMap { Int($0) } ?? index
+        return CatalogueSequencePlace(name: name, kind: document.property(namespace, "SequenceKind") ?? "", run: 0, index: index, count: max(count, index),
+                                      setting: document.property(namespace, "SequenceSetting"), value: document.property(namespace, "SequenceValue"),
+                                      ev: document.property(namespace, "ExposureOffset").flatMap { Double($0) })
+    }
+
+    /// The XMP packet inside the JPEG at `path` (its APP1 segment named by Adobe's
+    /// namespace), read from the file's head without following a link; nil when it has none.
+    static func embedded(in path: String) -> XMPDocument? {
+        guard let file = try? UntrustedFile.open(path, limits: .init(bytes: 4_000_000_000, links: Int.max)) else { return nil }
+        // The segments before the image data: a few hundred KB at most (EXIF, its preview, XMP).
+        var head = [UInt8](repeating: 0, count: 512 * 1024)
+        let count = head.withUnsafeMutableBytes { pread(file.descriptor, $0.baseAddress, $0.count, 0) }
+        guard count > 4 else { return nil }
+        let bytes = head[..<count]
+        guard bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
+        var index = 2
+        while index + 4 <= count, bytes[index] == 0xFF {
+            let marker = bytes[index + 1]
+            if marker == 0xDA { break }
+            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+            guard length >= 2, index + 2 + length <= count else { return nil }
+            let body = bytes[(index + 4)..<(index + 2 + length)]
+            if marker == 0xE1, body.starts(with: JPEGMarks.xmpIdentifier) {
+                let packet = String(decoding: body.dropFirst(JPEGMarks.xmpIdentifier.count), as: UTF8.self)
+                return try? XMPDocument(packet)
+            }
+            index += 2 + length
+        }
+        return nil
+    }
+}
+
+/// Which run of each sequence a frame belongs to, in one session run (or one rebuild): a
+/// frame whose index is not past the last one seen of its sequence starts the next run.
+/// Frames come in the order they were taken (a failed frame is never stored, so it is
+/// simply not seen).
+struct SequenceRuns: Sendable {
+    private var last: [String: (run: Int, index: Int)] = [:]
+
+    mutating func place(of frame: SequenceFrame) -> CatalogueSequencePlace {
+        place(CatalogueSequencePlace(name: frame.name, kind: frame.kind, run: 0, index: frame.index, count: frame.count,
+                                     setting: frame.setting, value: frame.value, ev: frame.ev))
+    }
+
+    /// `place` with its run.
+    mutating func place(_ place: CatalogueSequencePlace) -> CatalogueSequencePlace {
+        var current = last[place.name] ?? (run: 0, index: .max)
+        if place.index <= current.index { current.run += 1 }
+        current.index = place.index
+        last[place.name] = current
+        var placed = place
+        placed.run = current.run
+        return placed
+    }
+}
