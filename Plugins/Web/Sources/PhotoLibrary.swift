@@ -100,6 +100,9 @@ enum WebJSON {
             }
         }
         if let photo { object["photo"] = photo }
+        // Where it came from when no trigger asked: a sequence's frame ("sequence stack
+        // frame 3/9"), the camera's button, a card import.
+        if let origin = answer.request.origin { object["origin"] = origin }
         if !answer.warnings.isEmpty { object["warnings"] = answer.warnings }
         return object
     }

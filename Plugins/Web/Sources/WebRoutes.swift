@@ -121,7 +121,7 @@ struct WebRoutes: Sendable {
         case (_, "/"), (_, "/api/status"), (_, "/api/capture"), (_, "/api/enter"), (_, "/api/exit"), (_, "/api/photos"), (_, "/events"), (_, "/api/share.svg"), (_, "/api/share"), (_, "/api/session"), (_, "/api/sequence"):
             return .error(405, "\(request.method) is not allowed on \(path)")
         default:
-            return .error(404, "no such route: \(path)", fix: "see GET /, /api/status, /api/photos, /api/shots, /api/share, /api/settings, /events, /live.mjpg, /live/{camera}.mjpg; POST /api/capture, /api/enter, /api/exit, /api/marks, /api/settings, /api/lens")
+            return .error(404, "no such route: \(path)", fix: "see GET /, /api/status, /api/photos, /api/shots, /api/share, /api/settings, /events, /live.mjpg, /live/{camera}.mjpg; POST /api/capture, /api/enter, /api/exit, /api/sequence, /api/marks, /api/settings, /api/lens")
         }
     }
 

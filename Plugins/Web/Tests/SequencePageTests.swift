@@ -9,7 +9,7 @@ extension ReviewSuites {
     /// Issue 45: a sequence from the page.
     @Suite("web: the operator runs a sequence from the page", .serialized, .timeLimit(.minutes(3)))
     struct SequencePageTests {
-        @Test("the page offers the config's sequences; Run shoots a focus stack of 4 on the virtual camera through libgphoto2, each frame on the page as a shot and the end said ('sequenceDone stack: 4 of 4 taken'), the four one group on the grid once recorded, the sharpest marked as Pillow measures it; a viewer cannot run one, an unknown one is 404 with the names")
+        @Test("the page offers the config's sequences; Run shoots a focus stack of 4 on the virtual camera through libgphoto2, each frame on the page as a shot, how far it is said while it runs, and the end said ('sequenceDone stack: 4 of 4 taken'), the four one group on the grid once recorded, the sharpest marked as Pillow measures it; a viewer cannot run one, an unknown one is 404 with the names")
         func runFromPage() async throws {
             let folder = TemporaryDirectory("sequence-page")
             let home = TemporaryDirectory("sequence-page-home")
@@ -35,6 +35,8 @@ extension ReviewSuites {
                 "click:run-sequence",
                 "wait:(document.body.dataset.sequence || '').startsWith('sequence') && app.total == 4",
                 "eval:document.body.dataset.sequence",
+                // While it ran, each frame's answer said how far it was.
+                "eval:JSON.stringify(window.sequenceProgress || [])",
                 "eval:JSON.stringify(app.shots.map((s) => s.state))",
                 // Once recorded, the frames are one group on the grid: a badge each, a band open at the first and closed at the last.
                 "wait:app.shots.length == 4 && app.shots.every((s) => s.sequence) && document.querySelectorAll('.cell .sequence').length == 4",
@@ -61,6 +63,7 @@ extension ReviewSuites {
             #expect(run.value("document.querySelectorAll('.cell.sequence-first').length + ',' + document.querySelectorAll('.cell.sequence-last').length + ',' + document.querySelectorAll('.cell.in-sequence').length") as? String == "1,1,4", "\(run.output)")
             #expect(run.json("JSON.stringify([...document.querySelectorAll('#sequence-name option')].map((o) => o.value))") as? [String] == ["bracket", "stack"])
             #expect(run.value("document.body.dataset.sequence") as? String == "sequenceDone stack: 4 of 4 taken", "\(run.output)")
+            #expect(run.json("JSON.stringify(window.sequenceProgress || [])") as? [String] == ["1/4", "2/4", "3/4", "4/4"], "\(run.output)")
             // Each a stored shot: answered (photoSuccess), or already recorded by the catalogue (stored).
             #expect((run.json("JSON.stringify(app.shots.map((s) => s.state))") as? [String] ?? []).filter { ["photoSuccess", "stored"].contains($0) }.count == 4,
                     "\(run.output)")

@@ -17,6 +17,12 @@ async function post(event) {
 function showState(answer) {
   $("state").className = answer.state;
   $("state").textContent = answer.state + (answer.cause ? " " + answer.cause + (answer.message ? ": " + answer.message : "") : "") + (answer.paths && answer.paths.length ? " " + answer.paths.map((p) => p.split("/").pop()).join(" ") : "");
+  // A sequence's frame says how far the sequence is, while it runs.
+  const frame = /^sequence (.+) frame (\d+)\/(\d+)$/.exec(answer.origin || "");
+  if (frame) {
+    $("state").textContent = "sequence " + frame[1] + ": frame " + frame[2] + " of " + frame[3] + " · " + $("state").textContent;
+    window.sequenceProgress = (window.sequenceProgress || []).concat(frame[2] + "/" + frame[3]);
+  }
   if (answer.state === "enteredPhotoMode" || answer.state === "photoSuccess") setMode("photo");
   if (answer.state === "exitedOrUnableToEnter") setMode("idle");
 }
