@@ -59,6 +59,10 @@ public struct SequencePlan: Sendable, Equatable {
     public var command: [String] = []
     /// How long a spin's step may run before it is killed and the spin fails.
     public var stepTimeout: Duration = .seconds(30)
+    /// Another plan (a bracket or a focus stack) shot at each of this one's frames
+    /// instead of one frame: a bracket at each angle of a spin, a focus stack at each
+    /// moment of an interval.
+    public var each: String?
 
     public init(name: String, kind: Kind, frames: Int) {
         self.name = name
@@ -82,6 +86,7 @@ public struct SequencePlan: Sendable, Equatable {
             throw ConfigError("config: 'sequences' must be a map of names to plans (stack: {kind: focus-stack, frames: 9})", at: node.location)
         }
         var plans: [String: SequencePlan] = [:]
+        var eachLocations: [String: SourceLocation] = [:]
         for entry in entries {
             let name = entry.key
             guard !name.isEmpty, name.utf8.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
@@ -118,8 +123,25 @@ public struct SequencePlan: Sendable, Equatable {
                 plan.settle = try block.duration("settle", default: .zero)
                 plan.stepTimeout = try block.duration("timeout", default: plan.stepTimeout)
             }
+            if let inner = try block.string("each") { plan.each = inner }
             block.recordUnknownKeys()
             plans[name] = plan
+            eachLocations[name] = block.location(of: "each")
+        }
+        // A plan shot at each frame must be one of settings alone, planned here, not itself combined.
+        for (name, plan) in plans {
+            guard let innerName = plan.each else { continue }
+            let location = eachLocations[name] ?? node.location
+            guard let inner = plans[innerName], innerName != name else {
+                let known = plans.keys.filter { $0 != name }.sorted()
+                throw ConfigError("config: sequence '\(name)': 'each' names no other sequence ('\(LogText.escaped(innerName))'); the sequences are: \(known.joined(separator: ", "))", at: location)
+            }
+            guard inner.kind == .bracket || inner.kind == .focusStack, inner.each == nil else {
+                throw ConfigError("config: sequence '\(name)': 'each' must name a bracket or a focus stack that has no 'each' of its own; '\(innerName)' is \(inner.each == nil ? inner.kind.withArticle : "combined")", at: location)
+            }
+            if let outerKey = plan.setting ?? plan.defaultSetting, outerKey == (inner.setting ?? inner.defaultSetting) {
+                throw ConfigError("config: sequence '\(name)': it and '\(innerName)' both step '\(outerKey)'; a combined sequence steps two settings", at: location)
+            }
         }
         return plans
     }

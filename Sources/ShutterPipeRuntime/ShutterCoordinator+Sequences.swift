@@ -28,81 +28,111 @@ extension ShutterCoordinator {
             }
             if let failure = await enterPhotoMode() { return refuse(failure) }
         }
-        // The camera's setting as found: what the frames step from, and what is put back.
-        let key = plan.setting ?? plan.defaultSetting
-        var control: (any CameraSettingsControl)?
-        var current: CameraSetting?
-        if let key {
-            guard backendAbilities.contains(.cameraSettings), let settingsControl = backend as? any CameraSettingsControl else {
-                return refuse(ShutterError(.invalidConfiguration, "\(plan.kind.withArticle) steps '\(key)', but the backend '\(await backend.cameraName)' has no camera settings",
-                                           fix: "sequences that step a setting need a camera backend, such as gphoto2"))
+        // The camera's settings as found: what the frames step from, and what is put back.
+        // A combined plan (`each:`) steps its own setting and its inner plan's.
+        let inner = plan.each.flatMap { settings.sequences[$0] }
+        let control = backendAbilities.contains(.cameraSettings) ? backend as? any CameraSettingsControl : nil
+        func found(_ stepped: SequencePlan) async throws(ShutterError) -> CameraSetting? {
+            guard let key = stepped.setting ?? stepped.defaultSetting else { return nil }
+            guard let settingsControl = control else {
+                throw ShutterError(.invalidConfiguration, "\(stepped.kind.withArticle) steps '\(key)', but the backend '\(await backend.cameraName)' has no camera settings",
+                                   fix: "sequences that step a setting need a camera backend, such as gphoto2")
             }
-            control = settingsControl
+            let current: CameraSetting?
             do {
                 current = try await withDeadline(settings.settingsTimeout, "reading \(key)") {
-                    try await settingsControl.settings([key], camera: plan.camera)
+                    try await settingsControl.settings([key], camera: stepped.camera)
                 }.first { $0.key == key || $0.label == key }
             } catch {
-                return refuse(ShutterError.wrapping(error, as: .cameraFailure))
+                throw ShutterError.wrapping(error, as: .cameraFailure)
             }
-            guard current != nil else {
-                return refuse(ShutterError(.invalidConfiguration, "the camera has no setting '\(key)' for sequence '\(plan.name)'",
-                                           fix: "see `shutterpipe camera settings` for its settings, and name one with 'setting:'"))
+            guard let current else {
+                throw ShutterError(.invalidConfiguration, "the camera has no setting '\(key)' for sequence '\(stepped.name)'",
+                                   fix: "see `shutterpipe camera settings` for its settings, and name one with 'setting:'")
             }
+            return current
         }
+        let key = plan.setting ?? plan.defaultSetting
         let steps: [SequenceStep], restore: [SettingChange]
-        do { (steps, restore) = try plan.steps(current) } catch { return refuse(error) }
+        var innerPlan: (plan: SequencePlan, steps: [SequenceStep])?, innerRestore: [SettingChange] = []
+        do throws(ShutterError) {
+            (steps, restore) = try plan.steps(try await found(plan))
+            if let inner {
+                let planned = try inner.steps(try await found(inner))
+                (innerPlan, innerRestore) = ((inner, planned.steps), planned.restore)
+            }
+        } catch {
+            return refuse(error)
+        }
+        let shots = plan.shots(steps, inner: innerPlan)
+        let innerCamera = inner?.camera ?? plan.camera
 
-        log.info("sequence '\(plan.name)' from \(by): \(plan.kind.withArticle) of \(steps.count) frame(s)\(key.map { ", stepping \($0)" } ?? "")",
+        let stepping = [key, innerPlan.flatMap { $0.plan.setting ?? $0.plan.defaultSetting }].compactMap { $0 }
+        log.info("sequence '\(plan.name)' from \(by): \(plan.kind.withArticle) of \(steps.count) frame(s)"
+                 + (innerPlan.map { " with \($0.plan.kind.withArticle) of \($0.steps.count) ('\($0.plan.name)') at each, \(shots.count) in all" } ?? "")
+                 + (stepping.isEmpty ? "" : ", stepping \(stepping.joined(separator: " and "))"),
                  [("event", "sequenceStarted"), ("sequence", plan.name)])
         ingress?.sequenceStarted()
         // The frames' own answers, counted as they are handed over (a shot from the camera's
         // button meanwhile is not one of them).
         let tally = Mutex((taken: 0, failed: 0))
-        var answer = SequenceAnswer(request: request, kind: plan.kind.words, planned: steps.count)
+        var answer = SequenceAnswer(request: request, kind: plan.kind.words, planned: shots.count)
         let began = ContinuousClock.now
-        var changed = false
-        for (index, step) in steps.enumerated() {
+        var changed = false, innerChanged = false
+        var skipping: Int?  // an interval's frame whose moment passed: its captures are skipped
+        func change(_ changes: [SettingChange], camera: String?) async -> ShutterError? {
+            guard let control, !changes.isEmpty else { return nil }
+            await settlePendingStore()  // rule 15: never while a photo is being stored
+            return await SettingsCall.run(SettingsRequest(.change(changes), camera: camera, origin: "sequence \(plan.name)"), on: control, timeout: settings.settingsTimeout).failure
+        }
+        for (position, shot) in shots.enumerated() {
             if let why = cancellation() {
-                answer.cancelled = steps.count - index
+                answer.cancelled = shots.count - position
                 answer.cancelledBy = why
                 break
             }
-            if plan.kind == .interval {
+            if skipping == shot.outer {
+                answer.skipped += 1
+                continue
+            }
+            if plan.kind == .interval && shot.opens {
                 // Frame k at start + k·every on the monotonic clock: never drifting. One whose
                 // moment passed by a whole period is skipped, and said.
-                let due = began + plan.every * index
+                let due = began + plan.every * shot.outer
                 if ContinuousClock.now - due >= plan.every {
                     answer.skipped += 1
-                    log.warning("sequence '\(plan.name)': frame \(index + 1) skipped: \(formatDuration(ContinuousClock.now - due)) late (the last frame took longer than 'every')")
+                    skipping = shot.outer
+                    log.warning("sequence '\(plan.name)': frame \(shot.outer + 1) skipped: \(formatDuration(ContinuousClock.now - due)) late (the last frame took longer than 'every')")
                     continue
                 }
                 if await !pause(until: due) {
                     // Cancelled while waiting for its moment: this frame is one of the cancelled.
-                    answer.cancelled = steps.count - index
+                    answer.cancelled = shots.count - position
                     answer.cancelledBy = cancellation() ?? "cancelled"
                     break
                 }
             }
-            if let control, !step.changes.isEmpty {
-                await settlePendingStore()  // rule 15: never while a photo is being stored
-                let call = await SettingsCall.run(SettingsRequest(.change(step.changes), camera: plan.camera, origin: "sequence \(plan.name)"), on: control, timeout: settings.settingsTimeout)
-                if let failure = call.failure {
-                    answer.failure = failure
-                    answer.cancelled = steps.count - index
-                    log.error("sequence '\(plan.name)': frame \(index + 1) not taken: \(failure)")
-                    break
-                }
-                changed = true
-                if plan.kind == .focusStack && plan.settle > .zero, await !pause(until: .now + plan.settle) {
-                    // Cancelled while the lens settles: this frame is not taken unsettled.
-                    answer.cancelled = steps.count - index
-                    answer.cancelledBy = cancellation() ?? "cancelled"
-                    break
-                }
+            var failure = await change(shot.changes, camera: plan.camera)
+            if failure == nil && !shot.changes.isEmpty { changed = true }
+            if failure == nil { failure = await change(shot.innerChanges, camera: innerCamera) }
+            if failure == nil && !shot.innerChanges.isEmpty { innerChanged = true }
+            if let failure {
+                answer.failure = failure
+                answer.cancelled = shots.count - position
+                log.error("sequence '\(plan.name)': frame \(position + 1) not taken: \(failure)")
+                break
             }
-            sequenceFrame = step.frame
-            var event = TriggerEvent(.capture, origin: "sequence \(plan.name) frame \(index + 1)/\(steps.count)")
+            // After a lens move, the focus stack's settle (the longer of two stacks').
+            let settle = shot.settles ? max(plan.kind == .focusStack ? plan.settle : .zero,
+                                            innerPlan.map { $0.plan.kind == .focusStack ? $0.plan.settle : .zero } ?? .zero) : .zero
+            if settle > .zero, await !pause(until: .now + settle) {
+                // Cancelled while the lens settles: this frame is not taken unsettled.
+                answer.cancelled = shots.count - position
+                answer.cancelledBy = cancellation() ?? "cancelled"
+                break
+            }
+            sequenceFrame = shot.frame
+            var event = TriggerEvent(.capture, origin: "sequence \(plan.name) frame \(position + 1)/\(shots.count)")
             let eachFrame = request.eachFrame
             event.answerHandle().observe { frame in
                 tally.withLock { frame.state == .photoSuccess ? ($0.taken += 1) : ($0.failed += 1) }
@@ -110,11 +140,20 @@ extension ShutterCoordinator {
             }
             await capture(event, from: trigger, started: .now)
             sequenceFrame = nil
-            if plan.kind == .spin && index + 1 < steps.count {
+            guard shot.closes, shot.outer + 1 < steps.count else { continue }
+            // Between two of the plan's frames: the inner plan's setting back where it
+            // started (its next run steps from there), then a spin's step and its settle.
+            if innerChanged, let failure = await change(innerRestore, camera: innerCamera) {
+                answer.failure = failure
+                answer.cancelled = shots.count - position - 1
+                log.error("sequence '\(plan.name)': \(failure)")
+                break
+            }
+            if plan.kind == .spin {
                 // The step between frames (a turntable's turn), then its settle.
-                if let failure = await spinStep(plan, next: steps[index + 1].frame) {
+                if let failure = await spinStep(plan, next: steps[shot.outer + 1].frame) {
                     answer.failure = failure
-                    answer.cancelled = steps.count - index - 1
+                    answer.cancelled = shots.count - position - 1
                     log.error("sequence '\(plan.name)': \(failure)")
                     break
                 }
@@ -122,12 +161,13 @@ extension ShutterCoordinator {
             }
         }
         await settlePendingStore()
-        if changed, let control, !restore.isEmpty {
-            let call = await SettingsCall.run(SettingsRequest(.change(restore), camera: plan.camera, origin: "sequence \(plan.name)"), on: control, timeout: settings.settingsTimeout)
+        for (didChange, changes, camera) in [(innerChanged, innerRestore, innerCamera), (changed, restore, plan.camera)] where didChange && !changes.isEmpty {
+            guard let control else { break }
+            let call = await SettingsCall.run(SettingsRequest(.change(changes), camera: camera, origin: "sequence \(plan.name)"), on: control, timeout: settings.settingsTimeout)
             if let failure = call.failure {
-                log.error("sequence '\(plan.name)': the camera is not as it was found: \(restore.map { "\($0.key)=\($0.value)" }.joined(separator: " ")) failed: \(failure)")
+                log.error("sequence '\(plan.name)': the camera is not as it was found: \(changes.map { "\($0.key)=\($0.value)" }.joined(separator: " ")) failed: \(failure)")
             } else {
-                log.info("sequence '\(plan.name)': \(restore.map { "\($0.key) back to \($0.value)" }.joined(separator: ", "))")
+                log.info("sequence '\(plan.name)': \(changes.map { "\($0.key) back to \($0.value)" }.joined(separator: ", "))")
             }
         }
         ingress?.sequenceEnded()
