@@ -59,8 +59,10 @@ public final class Catalogue: @unchecked Sendable {
         guard ConfinedFolder.ownersAreReal(folder) else { return nil }
         if status.st_uid != geteuid() && status.st_uid != 0 { return "belongs to another user (uid \(status.st_uid))" }
         if status.st_mode & 0o002 != 0 {
-            // Ours, made under umask 0 or by an older version: made private, not refused.
-            if status.st_uid == geteuid() && chmod(folder, mode_t(status.st_mode & 0o7755)) == 0 { return nil }
+            // The catalogue's own folder, made under umask 0 or by an older version: made
+            // 0755, not refused. Never another folder (as root, /tmp is root's).
+            if PathName.lastComponent(folder) == ".shutterpipe" && status.st_uid == geteuid() && status.st_mode & S_ISVTX == 0
+                && chmod(folder, mode_t(status.st_mode & 0o7755)) == 0 { return nil }
             return "may be written by every user (mode \(String(status.st_mode & 0o7777, radix: 8)))"
         }
         return nil

@@ -11,14 +11,25 @@ import Testing
 /// (docs/security.md, "The capture folder").
 @Suite("catalogue: its folder")
 struct CatalogueFolderTests {
-    @Test("a folder of ours that every user may write (made under umask 0) is made private and used; a link in its place is refused with the fix, and nothing is made where it points")
+    @Test("the catalogue's own .shutterpipe that every user may write (made under umask 0) is made 0755 and used; any other folder every user may write is refused and left as it was; a link in its place is refused with the fix, and nothing is made where it points")
     func folderRules() throws {
         let folder = TemporaryDirectory("catalogue-folder")
-        let open = folder.file("open")
-        #expect(mkdir(open, 0o755) == 0 && chmod(open, 0o777) == 0)
+        let open = folder.file("open/.shutterpipe")
+        #expect(mkdir(folder.file("open"), 0o755) == 0 && mkdir(open, 0o755) == 0 && chmod(open, 0o777) == 0)
         _ = try Catalogue.open(at: "\(open)/catalogue.sqlite")
         var info = stat()
         #expect(stat(open, &info) == 0 && info.st_mode & 0o777 == 0o755, "mode \(String(info.st_mode & 0o777, radix: 8))")
+
+        // Any other folder every user may write (/tmp, a shared drop folder) is refused, never changed.
+        let shared = folder.file("shared")
+        #expect(mkdir(shared, 0o755) == 0 && chmod(shared, 0o1777) == 0)
+        do {
+            _ = try Catalogue.open(at: "\(shared)/catalogue.sqlite")
+            Issue.record("opened in a folder every user may write")
+        } catch {
+            #expect(error.description.contains("may be written by every user (mode 1777)"), "\(error)")
+        }
+        #expect(stat(shared, &info) == 0 && info.st_mode & 0o7777 == 0o1777, "left as it was")
 
         let elsewhere = folder.file("elsewhere")
         #expect(mkdir(elsewhere, 0o700) == 0 && symlink(elsewhere, folder.file("linked")) == 0)

@@ -19,6 +19,11 @@ enum CaptureFolderAttack {
     op, name = sys.argv[1], sys.argv[2]
     os.chdir(sys.argv[3])
     if op == "rename": os.rename(name, sys.argv[4])
+    elif op == "exchange":
+        import ctypes
+        # renameat2(RENAME_EXCHANGE): the two names swapped at once, never one missing.
+        if ctypes.CDLL(None, use_errno=True).renameat2(-100, name.encode(), -100, sys.argv[4].encode(), 2) != 0:
+            raise OSError(ctypes.get_errno(), "renameat2")
     elif op == "mkdir": os.mkdir(name, 0o755)
     elif op == "link": os.symlink(sys.argv[4], name)
     """
@@ -67,9 +72,11 @@ enum CaptureFolderAttack {
         await session.waitForOutput(on: .stdout, "A stored") { count("photoSuccess", in: $0) >= 1 }
         // A's photo waits for its mirror (not plugged in) and its upload (held): it is
         // swapped for a link to a private file, in a folder of the attacker's own.
-        try await attacker("rename", "A", "A-kept")
-        try await attacker("mkdir", "A")
-        try await attacker("link", "A/0001.jpg", folder.file("private/secret"))
+        // Made aside, then swapped in at once: whenever the mirror or the upload looks, A's
+        // photo is the session's own or the link.
+        try await attacker("mkdir", "A-swap")
+        try await attacker("link", "A-swap/0001.jpg", folder.file("private/secret"))
+        try await attacker("exchange", "A", "A-swap")
         // B's folder is a link before B's first shot.
         try await attacker("link", "B", keys)
         session.send("label B\ncapture\nlabel C\ncapture\n")

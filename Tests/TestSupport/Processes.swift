@@ -28,8 +28,17 @@ public struct ProgramOutput: Sendable {
 public func runProgram(_ arguments: [String], environment: [String: String] = [:], input: Data? = nil,
                        in directory: String? = nil, timeout: Duration = .seconds(120)) async throws -> ProgramOutput {
     guard let program = arguments.first else { throw TestSupportError("runProgram: no program named") }
-    let process = try RunningProcess(program: program, Array(arguments.dropFirst()), in: directory, environment: environment,
-                                     deadline: timeout + .seconds(60), input: input == nil ? .null : .pipe)
+    // Started from a queue of its own: a spawn starts a reaper thread, and on a loaded
+    // machine pthread_create has waited seconds for glibc's stack lock, which on a
+    // cooperative thread stalls every test beside it (the pool watch caught one).
+    let process = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RunningProcess, any Error>) in
+        spawning.async {
+            continuation.resume(with: Result {
+                try RunningProcess(program: program, Array(arguments.dropFirst()), in: directory, environment: environment,
+                                   deadline: timeout + .seconds(60), input: input == nil ? .null : .pipe)
+            })
+        }
+    }
     if let input {
         let writer = Thread {
             _ = process.write(input)
@@ -94,3 +103,7 @@ public final class RefusingPort: Sendable {
 
     deinit { close(descriptor) }
 }
+
+/// Where ``runProgram(_:environment:input:in:timeout:)`` starts its processes: never on a
+/// cooperative thread.
+private let spawning = DispatchQueue(label: "shutterpipe.test.spawning")

@@ -89,12 +89,17 @@ public final class ConfinedFolder {
                 close(current)
                 throw Refusal(folder: folder, component: reached, reason: .leavesRoot)
             }
-            if let mode, mkdirat(current, name, mode) != 0 && errno != EEXIST {
-                let code = errno
-                close(current)
-                throw Refusal(folder: folder, component: reached, reason: .system(code))
+            // Opened first: made (once) only when missing, so that a shot into a folder that
+            // exists costs no mkdir (a round trip on NFS).
+            var next = openat(current, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if next < 0 && errno == ENOENT, let mode {
+                if mkdirat(current, name, mode) != 0 && errno != EEXIST {
+                    let code = errno
+                    close(current)
+                    throw Refusal(folder: folder, component: reached, reason: .system(code))
+                }
+                next = openat(current, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             }
-            let next = openat(current, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             if next < 0 {
                 let code = errno
                 var info = stat()
