@@ -63,6 +63,9 @@ extension Catalogue {
         }
         if let label = filter.sessionLabel { clauses.append("s.session_label = ?"); values.append(.text(label)) }
         if let sequence = filter.sequence { clauses.append("s.sequence_name = ?"); values.append(.text(sequence)) }
+        if filter.collapseSequences {
+            clauses.append("(s.sequence_name IS NULL OR s.id IN (SELECT min(id) FROM shots WHERE sequence_name IS NOT NULL GROUP BY session_id, sequence_name, sequence_run))")
+        }
         if let keyword = filter.keyword {
             clauses.append("EXISTS (SELECT 1 FROM keywords k WHERE k.shot_id = s.id AND lower(k.keyword) = lower(?))")
             values.append(.text(keyword))

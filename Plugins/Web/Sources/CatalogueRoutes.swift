@@ -125,6 +125,7 @@ struct CatalogueRoutes: Sendable {
         filter.pickedOnly = query["picked"] == "1"
         filter.rejectedOnly = query["rejected"] == "1"
         filter.failedOnly = query["failed"] == "1"
+        filter.collapseSequences = query["collapse"] == "sequences"
         guard let narrowed = access.narrowed(filter) else { return .json(["shots": [Any](), "total": 0, "offset": filter.offset ?? 0]) }
         if case .shots(let ids) = access.scope { return listChosen(ids, narrowed, catalogue) }
         let selection = narrowed

@@ -9,7 +9,7 @@ extension ReviewSuites {
     /// Issue 45: a sequence from the page.
     @Suite("web: the operator runs a sequence from the page", .serialized, .timeLimit(.minutes(3)))
     struct SequencePageTests {
-        @Test("the page offers the config's sequences; Run shoots a focus stack of 4 on the virtual camera through libgphoto2, each frame on the page as a shot, how far it is said while it runs, and the end said ('sequenceDone stack: 4 of 4 taken'), the four one group on the grid once recorded, the sharpest marked as Pillow measures it; a viewer cannot run one, an unknown one is 404 with the names")
+        @Test("the page offers the config's sequences; Run shoots a focus stack of 4 on the virtual camera through libgphoto2, each frame on the page as a shot, how far it is said while it runs, and the end said ('sequenceDone stack: 4 of 4 taken'), the four one group on the grid once recorded, the sharpest marked as Pillow measures it, collapsed to one cell and back; a viewer cannot run one, an unknown one is 404 with the names")
         func runFromPage() async throws {
             let folder = TemporaryDirectory("sequence-page")
             let home = TemporaryDirectory("sequence-page-home")
@@ -45,6 +45,12 @@ extension ReviewSuites {
                 // The stack's sharpest frame, measured by the page from the thumbnails it shows.
                 "wait:document.querySelectorAll('.cell.sharpest').length == 1",
                 "eval:app.shots.find((s) => grid.sharpest.has(s.id)).sequence.index",
+                // One per sequence: the run is one cell (its first frame) standing for the four; and back.
+                "eval:(() => { const box = document.getElementById('filter-collapse'); box.checked = true; box.dispatchEvent(new Event('change')); return true; })()",
+                "wait:app.total == 1 && document.querySelectorAll('.cell .sequence').length == 1",
+                "eval:document.querySelector('.cell .sequence').textContent + ',' + app.shots[0].sequence.index + ',' + document.querySelectorAll('.cell.sequence-first.sequence-last').length",
+                "eval:(() => { const box = document.getElementById('filter-collapse'); box.checked = false; box.dispatchEvent(new Event('change')); return true; })()",
+                "wait:app.total == 4 && document.querySelectorAll('.cell .sequence').length == 4",
             ], session: session)
             // The same measure, the variance of the Laplacian, by Pillow over each stored photo.
             let measured = try await runProgram(["/usr/bin/python3", "-c", """
@@ -59,6 +65,10 @@ extension ReviewSuites {
             let values = (try? JSONSerialization.jsonObject(with: measured.data) as? [Double]) ?? []
             let sharpest = values.indices.max { values[$0] < values[$1] }.map { $0 + 1 }
             #expect(sharpest != nil && run.value("app.shots.find((s) => grid.sharpest.has(s.id)).sequence.index") as? Int == sharpest, "Pillow: \(values) \(run.output)")
+            #expect(run.value("document.querySelector('.cell .sequence').textContent + ',' + app.shots[0].sequence.index + ',' + document.querySelectorAll('.cell.sequence-first.sequence-last').length") as? String == "stack ×4,1,1", "\(run.output)")
+            // The catalogue's answer itself: one shot for the run.
+            let collapsed = try await http("GET", "/api/shots?collapse=sequences", port: port, headers: ["Authorization": "Bearer operator-secret-1234567890"])
+            #expect(collapsed.json?["total"] as? Int == 1 && ((collapsed.json?["shots"] as? [[String: Any]])?.first?["sequence"] as? [String: Any])?["index"] as? Int == 1, "\(collapsed.json ?? [:])")
             #expect(run.json("JSON.stringify([...document.querySelectorAll('.cell .sequence')].map((e) => e.textContent).sort())") as? [String] == ["stack 1/4", "stack 2/4", "stack 3/4", "stack 4/4"], "\(run.output)")
             #expect(run.value("document.querySelectorAll('.cell.sequence-first').length + ',' + document.querySelectorAll('.cell.sequence-last').length + ',' + document.querySelectorAll('.cell.in-sequence').length") as? String == "1,1,4", "\(run.output)")
             #expect(run.json("JSON.stringify([...document.querySelectorAll('#sequence-name option')].map((o) => o.value))") as? [String] == ["bracket", "stack"])

@@ -76,7 +76,8 @@ const grid = {
     // open at the first frame and closed at the last.
     const place = shot && shot.sequence;
     cell.className = "cell" + (shot ? " " + (failed ? "photoFailed" : "photoSuccess") : "") + (index === app.current ? " current" : "") + (frames.length > 1 ? " group" : "") +
-      (place ? " in-sequence" + (place.index === 1 ? " sequence-first" : "") + (place.index === place.count ? " sequence-last" : "") : "") +
+      // Collapsed (one per sequence), the cell stands for its whole run: a closed band.
+      (place ? " in-sequence" + (place.index === 1 || app.filter.collapse ? " sequence-first" : "") + (place.index === place.count || app.filter.collapse ? " sequence-last" : "") : "") +
       (shot && this.sharpest.has(shot.id) ? " sharpest" : "");
     if (!shot) return;
     // A box per frame, made again only when the frames change (a recorded shot, a filter).
@@ -108,7 +109,7 @@ const grid = {
         (frame.pick ? '<span class="pick-' + frame.pick + '">' + (frame.pick === "picked" ? "⚑" : "✕") + "</span>" : "") +
         (at === 0 ? "<span>" + time + "</span>" : "") +
         (at === 0 && place ? '<span class="sequence" title="' + escapeHTML(place.kind + " '" + place.name + "', run " + place.run + (place.value ? ", " + (place.setting || "") + " " + place.value : "")) + '">' +
-          escapeHTML(place.name) + " " + place.index + "/" + place.count + (this.sharpest.has(shot.id) ? " ◎" : "") + "</span>" : "") +
+          escapeHTML(place.name) + (app.filter.collapse ? " ×" + place.count : " " + place.index + "/" + place.count) + (this.sharpest.has(shot.id) ? " ◎" : "") + "</span>" : "") +
         '<span class="camera">' + escapeHTML(frame.camera || (at === 0 ? shot.camera || shot.model || "" : "")) + "</span>";
       if (box.querySelector(".meta").innerHTML !== meta) box.querySelector(".meta").innerHTML = meta;
     });
@@ -174,6 +175,8 @@ const grid = {
       runs.get(key).push(shot);
     }
     const sharpest = new Set();
+    // Collapsed, a run shows one frame: none is the sharpest of the others.
+    if (app.filter.collapse) runs.clear();
     for (const frames of runs.values()) {
       if (!frames.every((shot) => this.sharpness.has(shot.id))) continue;
       sharpest.add(frames.reduce((best, shot) => (this.sharpness.get(shot.id) > this.sharpness.get(best.id) ? shot : best)).id);

@@ -97,6 +97,7 @@ function filterQuery() {
   if (f.pick === "failed") q.set("failed", "1");
   if (f.camera) q.set("camera", f.camera);
   if (f.session) q.set("session", f.session);
+  if (f.collapse) q.set("collapse", "sequences");
   return q.toString();
 }
 const filtered = () => filterQuery() !== "";

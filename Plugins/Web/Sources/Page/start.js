@@ -149,6 +149,7 @@ document.querySelectorAll("#marks [data-pick]").forEach((b) => b.onclick = (e) =
 for (const [id, key] of [["filter-rating", "rating"], ["filter-label", "label"], ["filter-pick", "pick"], ["filter-camera", "camera"], ["filter-session", "session"]]) {
   $(id).onchange = () => { app.filter[key] = $(id).value; reload().catch(showError); };
 }
+$("filter-collapse").onchange = () => { app.filter.collapse = $("filter-collapse").checked; reload().catch(showError); };
 async function setLabel() {
   const field = $("session-label");
   try {

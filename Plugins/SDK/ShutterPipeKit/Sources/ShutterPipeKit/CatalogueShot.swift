@@ -246,6 +246,9 @@ public struct ShotFilter: Sendable {
     public var keyword: String?
     /// Only the frames of this sequence (its name in the config). (Added in contract 9.6.)
     public var sequence: String? = nil
+    /// One shot per run of a sequence (its first frame), beside every shot of no sequence:
+    /// a grid that collapses groups. (Added in contract 9.6.)
+    public var collapseSequences = false
     public var pickedOnly = false
     public var rejectedOnly = false
     public var failedOnly = false
