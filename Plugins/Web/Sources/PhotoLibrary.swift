@@ -100,9 +100,10 @@ enum WebJSON {
             }
         }
         if let photo { object["photo"] = photo }
-        // Where it came from when no trigger asked: a sequence's frame ("sequence stack
-        // frame 3/9"), the camera's button, a card import.
-        if let origin = answer.request.origin { object["origin"] = origin }
+        // Where it came from: a sequence's frame ("sequence stack frame 3/9"), the camera's
+        // button, a client. A viewer sees only a sequence's progress: other origins name
+        // the machine's devices and clients (a scanner's /dev/input path, an address).
+        if let origin = answer.request.origin, !access.isViewer || origin.hasPrefix("sequence ") { object["origin"] = origin }
         if !answer.warnings.isEmpty { object["warnings"] = answer.warnings }
         return object
     }

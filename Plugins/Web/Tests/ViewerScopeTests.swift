@@ -89,6 +89,8 @@ struct ViewerScopeTests {
         acme.send("capture\n")
         let stream = String(decoding: try await heard.value, as: UTF8.self)
         #expect(stream.contains("\"session\":\"acme\"") && !stream.contains("globex"), "\(stream.prefix(2000))")
+        // The answer heard names no client of the machine (stdin's line, a device, an address).
+        #expect(stream.contains("event: answer") && !stream.contains("\"origin\""), "\(stream.prefix(2000))")
 
         // A share of one chosen shot, with its originals: that shot and nothing else.
         let made = try await http("POST", "/api/share", port: port, headers: asOperator, body: Data(#"{"shots":[\#(acmeIDs[0])],"originals":true}"#.utf8))
