@@ -216,11 +216,12 @@ public enum XMPSidecar {
     static func replaceDurably(_ path: String, with data: Data, mode: mode_t = 0o644) throws(SidecarError) {
         let folder = PathName.parent(path)
         let opened = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        if let link = ConfinedFolder.linkedFolder(above: path) ?? (opened < 0 && errno == ELOOP ? folder : nil) {
+        let openError = opened < 0 ? errno : 0  // before the checks below change errno
+        if let link = ConfinedFolder.linkedFolder(above: path) ?? (openError == ELOOP ? folder : nil) {
             if opened >= 0 { close(opened) }
             throw SidecarError(path: path, reason: "it lies in '\(link)', a symbolic link inside the capture folder, which is never written through; replace the link with the folder it points at", refused: true)
         }
-        guard opened >= 0 else { throw SidecarError(path: path, reason: "its folder cannot be opened: \(String(cString: strerror(errno)))") }
+        guard opened >= 0 else { throw SidecarError(path: path, reason: "its folder cannot be opened: \(String(cString: strerror(openError)))") }
         defer { close(opened) }
         let pinned = access("/proc/self/fd", F_OK) == 0 ? "/proc/self/fd/\(opened)/\(PathName.lastComponent(path))" : path
         do throws(SystemError) { try DurableFile.replace(pinned, with: data, mode: mode) } catch {

@@ -204,7 +204,8 @@ struct ShotsCommand: ParsableCommand {
     static func place(_ place: CatalogueSequencePlace) -> String {
         var words = ["\(place.name)#\(place.run) \(place.index)/\(place.count)"]
         if let ev = place.ev { words.append(String(format: "%+g EV", ev)) } else if let setting = place.setting, let value = place.value { words.append("\(setting)=\(value)") }
-        return words.joined(separator: " ")
+        // A place read back from a photo's XMP is text from outside: no control character reaches the terminal.
+        return LogText.escaped(words.joined(separator: " "))
     }
 
     static func table(_ shots: [CatalogueShot]) -> String {
