@@ -15,30 +15,42 @@ import ShutterPipeSupport
 enum JPEGMarks {
     static let xmpIdentifier = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
 
+    /// A JPEG's segments before its image data, each one's marker and (start, end) in
+    /// `bytes` (which start with the JPEG's SOI), and where the image data starts (its SOS
+    /// marker); nil for the scan when `bytes` end first. Nil when a segment's length runs
+    /// past `bytes` or is impossible.
+    static func segments(_ bytes: ArraySlice<UInt8>) -> (segments: [(marker: UInt8, start: Int, end: Int)], scan: Int?)? {
+        var segments: [(marker: UInt8, start: Int, end: Int)] = []
+        var index = bytes.startIndex + 2
+        while index + 4 <= bytes.endIndex, bytes[index] == 0xFF {
+            let marker = bytes[index + 1]
+            if marker == 0xDA { return (segments, index) }  // start of scan
+            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+            guard length >= 2, index + 2 + length <= bytes.endIndex else { return nil }
+            segments.append((marker, index, index + 2 + length))
+            index += 2 + length
+        }
+        let scanHere = index + 1 < bytes.endIndex && bytes[index] == 0xFF && bytes[index + 1] == 0xDA
+        return (segments, scanHere ? index : nil)
+    }
+
+    /// The APP1 segment holding the XMP packet (named by Adobe's namespace), if any.
+    static func xmpSegment(in bytes: ArraySlice<UInt8>, _ segments: [(marker: UInt8, start: Int, end: Int)]) -> (marker: UInt8, start: Int, end: Int)? {
+        segments.first { segment in
+            segment.marker == 0xE1 && segment.end - segment.start > 4 + xmpIdentifier.count
+                && bytes[(segment.start + 4)..<(segment.start + 4 + xmpIdentifier.count)].elementsEqual(xmpIdentifier)
+        }
+    }
+
     static func write(_ marks: ShotMarks, into path: String) throws(SidecarError) {
         // Never through a link: a photo swapped for a link to another private JPEG would
         // otherwise come back as a copy of it, marks merged, under the photo's name.
         guard let data = read(path) else { throw SidecarError(path: path, reason: "cannot read it, or it is not a regular file (a link is never followed)") }
         let bytes = [UInt8](data)
         guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { throw SidecarError(path: path, reason: "not a JPEG; left as it is") }
-        // The segments before the image data: (start, end) of each, with its marker.
-        var segments: [(marker: UInt8, start: Int, end: Int)] = []
-        var index = 2
-        while index + 4 <= bytes.count, bytes[index] == 0xFF {
-            let marker = bytes[index + 1]
-            if marker == 0xDA { break }  // start of scan
-            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
-            guard length >= 2, index + 2 + length <= bytes.count else { throw SidecarError(path: path, reason: "its segments are damaged; left as it is") }
-            segments.append((marker, index, index + 2 + length))
-            index += 2 + length
-        }
-        guard index + 1 < bytes.count, bytes[index] == 0xFF, bytes[index + 1] == 0xDA else {
-            throw SidecarError(path: path, reason: "no image data found; left as it is")
-        }
-        let existing = segments.first { segment in
-            segment.marker == 0xE1 && segment.end - segment.start > 4 + xmpIdentifier.count
-                && Array(bytes[(segment.start + 4)..<(segment.start + 4 + xmpIdentifier.count)]) == xmpIdentifier
-        }
+        guard let (segments, scan) = Self.segments(bytes[...]) else { throw SidecarError(path: path, reason: "its segments are damaged; left as it is") }
+        guard let index = scan else { throw SidecarError(path: path, reason: "no image data found; left as it is") }
+        let existing = Self.xmpSegment(in: bytes[...], segments)
         var packet: String
         if let existing {
             guard let text = String(bytes: bytes[(existing.start + 4 + xmpIdentifier.count)..<existing.end], encoding: .utf8) else {

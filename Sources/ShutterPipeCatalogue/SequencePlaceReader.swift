@@ -31,21 +31,9 @@ enum SequencePlaceReader {
         let count = head.withUnsafeMutableBytes { pread(file.descriptor, $0.baseAddress, $0.count, 0) }
         guard count > 4 else { return nil }
         let bytes = head[..<count]
-        guard bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
-        var index = 2
-        while index + 4 <= count, bytes[index] == 0xFF {
-            let marker = bytes[index + 1]
-            if marker == 0xDA { break }
-            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
-            guard length >= 2, index + 2 + length <= count else { return nil }
-            let body = bytes[(index + 4)..<(index + 2 + length)]
-            if marker == 0xE1, body.starts(with: JPEGMarks.xmpIdentifier) {
-                let packet = String(decoding: body.dropFirst(JPEGMarks.xmpIdentifier.count), as: UTF8.self)
-                return try? XMPDocument(packet)
-            }
-            index += 2 + length
-        }
-        return nil
+        guard bytes[0] == 0xFF, bytes[1] == 0xD8, let (segments, _) = JPEGMarks.segments(bytes),
+              let xmp = JPEGMarks.xmpSegment(in: bytes, segments) else { return nil }
+        return try? XMPDocument(String(decoding: bytes[(xmp.start + 4 + JPEGMarks.xmpIdentifier.count)..<xmp.end], as: UTF8.self))
     }
 }
 

@@ -223,7 +223,7 @@ public enum XMPSidecar {
         }
         guard opened >= 0 else { throw SidecarError(path: path, reason: "its folder cannot be opened: \(String(cString: strerror(openError)))") }
         defer { close(opened) }
-        let pinned = access("/proc/self/fd", F_OK) == 0 ? "/proc/self/fd/\(opened)/\(PathName.lastComponent(path))" : path
+        let pinned = ConfinedFolder.pinsThroughProc ? "/proc/self/fd/\(opened)/\(PathName.lastComponent(path))" : path
         do throws(SystemError) { try DurableFile.replace(pinned, with: data, mode: mode) } catch {
             throw SidecarError(path: path, reason: error.description.replacingOccurrences(of: "/proc/self/fd/\(opened)", with: folder))
         }

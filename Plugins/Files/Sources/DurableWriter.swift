@@ -37,7 +37,7 @@ enum DurableWriter {
         let directory = PathName.parent(path)
         precondition(folder == nil || folder?.path == directory, "a file is prepared in its own folder")
         let reached = folder?.pinned ?? directory
-        if unnamed, FileManager.default.fileExists(atPath: "/proc/self/fd") {
+        if unnamed, ConfinedFolder.pinsThroughProc {
             let descriptor = sp_open_unnamed(reached, 0o644)
             if descriptor >= 0 {
                 let prepared = PreparedFile(folder: directory, confined: folder, descriptor: descriptor, temporaryPath: nil)

@@ -178,8 +178,8 @@ public final class HotFolderBackend: CaptureBackend {
             return
         }
         // Holes cost the sender nothing and would cost us their size, in memory and on disk.
-        if file.size > 1_000_000 && Int64(file.status.st_blocks) * 512 < file.size / 8 {
-            return refuse(name, "it is sparse: \(formatByteCount(file.size)) of which only \(formatByteCount(Int64(file.status.st_blocks) * 512)) were written",
+        if let sparse = UntrustedFile.sparseness(file.status) {
+            return refuse(name, "it is sparse: \(formatByteCount(sparse.size)) of which only \(formatByteCount(sparse.written)) were written",
                           fix: "have the sender write the photo's bytes")
         }
         let key = IngestedLedger.key(name, file.status)

@@ -133,7 +133,7 @@ final class RcloneUpload: Sendable {
     /// The path by which rclone reads the file open here: this process's descriptor, which
     /// keeps naming that very file whatever is renamed or linked in its place.
     static func reachable(_ file: UntrustedFile, or path: String) -> String {
-        access("/proc/self/fd", F_OK) == 0 ? "/proc/\(getpid())/fd/\(file.descriptor)" : path
+        ConfinedFolder.pinsThroughProc ? "/proc/\(getpid())/fd/\(file.descriptor)" : path
     }
 
     /// A fresh folder of symbolic links, each named as its file is to be at the remote;

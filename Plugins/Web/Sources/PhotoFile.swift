@@ -58,9 +58,7 @@ enum PhotoFile {
     /// Why a file is not a photo: mostly holes (a sparse file costs its writer nothing and
     /// would cost the page its whole size in memory). Cameras and editors write every byte.
     static func sparseness(_ info: stat) -> String? {
-        let size = Int64(info.st_size), written = Int64(info.st_blocks) * 512
-        guard size > 1_000_000 && written < size / 8 else { return nil }
-        return "sparse (\(formatByteCount(size)), of which \(formatByteCount(written)) were written)"
+        UntrustedFile.sparseness(info).map { "sparse (\(formatByteCount($0.size)), of which \(formatByteCount($0.written)) were written)" }
     }
 
     /// The largest photo read for the page: 4 GB (a 400 MP multi-shot TIFF is 2.4 GB).

@@ -117,18 +117,21 @@ public final class ConfinedFolder {
     /// a link put in its place after the open changes nothing. Where `/proc` is missing, the
     /// folder's own path (`path/name`).
     public func pinned(_ name: String) -> String {
-        Self.hasProc ? "/proc/self/fd/\(descriptor)/\(name)" : "\(path)/\(name)"
+        Self.pinsThroughProc ? "/proc/self/fd/\(descriptor)/\(name)" : "\(path)/\(name)"
     }
 
     /// The folder itself, pinned as ``pinned(_:)`` is.
-    public var pinned: String { Self.hasProc ? "/proc/self/fd/\(descriptor)" : path }
+    public var pinned: String { Self.pinsThroughProc ? "/proc/self/fd/\(descriptor)" : path }
 
     /// Makes the names in the folder durable.
     public func sync() throws(SystemError) {
         guard fsync(descriptor) == 0 else { throw SystemError("fsync the folder '\(path)'") }
     }
 
-    private static let hasProc = access("/proc/self/fd", F_OK) == 0
+    /// Whether an open descriptor can be named as a path (`/proc/self/fd/N`, or
+    /// `/proc/PID/fd/N` for another process of the same user): how a file or folder opened
+    /// without following links is handed to code that takes paths.
+    public static let pinsThroughProc = access("/proc/self/fd", F_OK) == 0
 
     /// Whether the file system holding `path` keeps owners, modes and links of its own:
     /// not FAT, exFAT or a FUSE one (a camera card, an SSD formatted for Macs and PCs), where

@@ -120,6 +120,14 @@ public final class UntrustedFile {
     /// Every byte, through the descriptor, at most ``Limits/bytes``: a file that grew past
     /// the limit while it was read is refused, one that shrank gives what it has. The
     /// bytes are read straight into the buffer the `Data` keeps (no zero fill, no copy).
+    /// How much of a file is holes, when it is mostly holes: a sparse file of a gigabyte
+    /// costs its writer nothing and whoever reads it its whole size. Over 1 MB, with less
+    /// than an eighth of it written; nil otherwise (cameras and editors write every byte).
+    public static func sparseness(_ status: stat) -> (size: Int64, written: Int64)? {
+        let size = Int64(status.st_size), written = Int64(status.st_blocks) * 512
+        return size > 1_000_000 && written < size / 8 ? (size, written) : nil
+    }
+
     public func read() throws(UntrustedFileError) -> Data {
         var capacity = Int(min(size, limits.bytes))
         var buffer = malloc(max(1, capacity))!
