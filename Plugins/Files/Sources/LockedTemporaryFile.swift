@@ -53,19 +53,7 @@ struct LockedTemporaryFile {
     /// on failure (the files sink's writes, named or unnamed).
     static func write(_ chunks: [Data], to descriptor: Int32) -> Int32 {
         for chunk in chunks {
-            let failure: Int32 = chunk.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        return errno
-                    }
-                    offset += written
-                }
-                return 0
-            }
-            if failure != 0 { return failure }
+            do { try DescriptorIO.writeAll(chunk, to: descriptor) } catch { return error.code }
         }
         return 0
     }

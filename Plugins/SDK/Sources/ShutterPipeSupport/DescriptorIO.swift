@@ -41,6 +41,12 @@ public enum DescriptorIO {
         return try readAll(from: descriptor)
     }
 
+    /// The most one `write` is given. Measured on this project's machines (a Firecracker
+    /// guest, ext4): one 12 MB `write` from a buffer just filled took 20 ms, the same bytes in
+    /// 1 MiB pieces 2 ms, and the file's fsync after it 5.5 ms against 3.3 ms. A photo in
+    /// memory is such a buffer; smaller pieces cost one system call per MiB.
+    public static let largestWrite = 1 << 20
+
     /// Returns 0 or the errno of the failure.
     private static func writeAll(_ raw: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32 {
         var pipeSignal = sigset_t()
@@ -54,7 +60,7 @@ public enum DescriptorIO {
         var failure: Int32 = 0
         var offset = 0
         while offset < raw.count {
-            let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+            let written = write(descriptor, raw.baseAddress! + offset, min(raw.count - offset, largestWrite))
             if written < 0 && errno == EINTR { continue }
             if written < 0 { failure = errno; break }
             if written == 0 { failure = EIO; break }
