@@ -97,7 +97,7 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
 
     /// Writes every file of `photo`, then fsyncs the folders; returns where they are.
     public func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
-        try await io.run { [self] in try digests.storing { () throws(ShutterError) in try self.storeNow(photo, context: context) } }
+        try await io.run { [self] () throws(ShutterError) in try self.storeNow(photo, context: context) }
     }
 
     /// Free bytes where the last photo went (or would go).

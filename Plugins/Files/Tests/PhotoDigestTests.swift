@@ -21,41 +21,54 @@ private final class DigestCatalogue: ShotCatalogue {
     var cacheFolder: String? { nil }
 }
 
-@Suite("files sink: digests after the stores", .timeLimit(.minutes(2)))
+/// A catalogue that takes digests only as the test lets them through its gate.
+private final class GatedDigestCatalogue: ShotCatalogue {
+    let gate = Gate("digest handed over")
+    let digests = Mutex<[String: String]>([:])
+    func shot(_ id: Int) async throws -> CatalogueShot? { nil }
+    func shot(for shot: ShotID) async throws -> CatalogueShot? { nil }
+    func shots(_ filter: ShotFilter) async throws -> [CatalogueShot] { [] }
+    func count(_ filter: ShotFilter) async throws -> Int { 0 }
+    func mark(_ id: Int, _ changes: [ShotMarkChange]) async throws -> CatalogueShot {
+        throw ShutterError(.unexpected, "not a real catalogue")
+    }
+    func observe(_ observer: @escaping @Sendable (CatalogueChange) -> Void) {}
+    func recordDigest(of path: String, sha256: String) async {
+        try? await gate.pass(honouringCancellation: false)
+        digests.withLock { $0[path] = sha256 }
+    }
+    var cacheFolder: String? { nil }
+}
+
+@Suite("files sink: digests beside the stores", .timeLimit(.minutes(2)))
 struct PhotoDigestTests {
-    @Test("a photo's digest waits while the sink stores the next one, and is made once the store ends: sha256sum's digest of the same bytes")
-    func waitsForStores() async throws {
-        let folder = TemporaryDirectory("photo-digest-gate")
-        // Several slices, so that the hashing looks at the sink more than once.
-        let bytes = Data((0..<(3 * PhotoDigest.Queue.slice + 12_345)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+    @Test("a photo's digest, made from the bytes in several chunks, is sha256sum's digest of the file")
+    func matchesSha256sum() async throws {
+        let folder = TemporaryDirectory("photo-digest")
+        let bytes = Data((0..<(3 << 20) + 12_345).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
         let path = folder.file("IMG_0001.JPG")
         try bytes.write(to: URL(fileURLWithPath: path))
         let expected = String(try await runProgram(["/usr/bin/sha256sum", path]).text.prefix(64))
 
         let queue = PhotoDigest.Queue()
         let catalogue = DigestCatalogue()
-        let began = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let ended = DispatchSemaphore(value: 0)
-        // The next shot's store, held open by the test.
-        let store = Thread {
-            queue.storing {
-                began.signal()
-                _ = release.wait(timeout: .now() + 60)
-            }
-            ended.signal()
-        }
-        store.start()
-        #expect(try await offThePool { began.wait(timeout: .now() + 60) } == .success)
-        #expect(queue.submit(path, [bytes.prefix(1000), bytes.dropFirst(1000)], to: catalogue))
-        // The digest thread reaches the gate and holds back; nothing is recorded meanwhile.
-        #expect(await eventually { queue.heldBack })
-        #expect(catalogue.digests.withLock { $0.isEmpty })
-        release.signal()
-        #expect(try await offThePool { ended.wait(timeout: .now() + 60) } == .success)
+        #expect(queue.submit(path, [bytes.prefix(1000), Data(), bytes.dropFirst(1000)], to: catalogue))
         #expect(await eventually { catalogue.digests.withLock { $0[path] } != nil })
         #expect(catalogue.digests.withLock { $0[path] } == expected)
-        #expect(!queue.heldBack)
+    }
+
+    @Test("the store never waits for a digest: photos are hashed while the catalogue still holds the earlier ones, on every thread of the queue")
+    func hashesBesideTheCatalogue() async throws {
+        let queue = PhotoDigest.Queue()
+        let catalogue = GatedDigestCatalogue()
+        let photos = (0..<(PhotoDigest.Queue.threads + 2)).map { index in ("/photos/IMG_\(index).JPG", Data(repeating: UInt8(index), count: 1 << 20)) }
+        // Submitting returns at once, whatever the catalogue does with what it gets.
+        for (path, bytes) in photos { #expect(queue.submit(path, [bytes], to: catalogue)) }
+        // Every thread hashes a photo and waits at the catalogue: none is held back for another.
+        #expect(await eventually { catalogue.gate.arrivals == PhotoDigest.Queue.threads })
+        catalogue.gate.open()
+        try await offThePool { queue.waitUntilDone(within: .seconds(60)) }
+        #expect(catalogue.digests.withLock { $0 } == Dictionary(uniqueKeysWithValues: photos.map { ($0.0, PhotoDigest.hex(PhotoDigest.sha256([$0.1]))!) }))
     }
 
     @Test("at the session's end the sink's own thread hashes beside the queue's: every queued photo's digest is handed over before waitUntilDone returns")
@@ -64,7 +77,7 @@ struct PhotoDigestTests {
         let catalogue = DigestCatalogue()
         var expected: [String: String] = [:]
         for index in 0..<12 {
-            let bytes = Data(repeating: UInt8(index), count: 2 * PhotoDigest.Queue.slice + index)
+            let bytes = Data(repeating: UInt8(index), count: (2 << 20) + index)
             let path = "/photos/IMG_\(index).JPG"
             expected[path] = PhotoDigest.hex(PhotoDigest.sha256([bytes]))
             #expect(queue.submit(path, [bytes], to: catalogue))
@@ -76,18 +89,16 @@ struct PhotoDigestTests {
     @Test("the bytes waiting are bounded: a photo past the budget is not queued (the catalogue reads it back later)")
     func bounded() async throws {
         let queue = PhotoDigest.Queue()
-        let catalogue = DigestCatalogue()
-        let began = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        // A store held open keeps the queue from draining while it fills.
-        Thread { queue.storing { began.signal(); _ = release.wait(timeout: .now() + 60) } }.start()
-        #expect(try await offThePool { began.wait(timeout: .now() + 60) } == .success)
+        // A catalogue that holds every digest keeps the queue from draining while it fills.
+        let catalogue = GatedDigestCatalogue()
         let large = Data(count: PhotoDigest.Queue.mostBytes / 2)
         #expect(queue.submit("/photos/a.jpg", [large], to: catalogue))
         #expect(queue.submit("/photos/b.jpg", [large], to: catalogue))
         #expect(!queue.submit("/photos/c.jpg", [Data(count: 1)], to: catalogue))
-        release.signal()
+        catalogue.gate.open()
         try await offThePool { queue.waitUntilDone(within: .seconds(60)) }
         #expect(catalogue.digests.withLock { Set($0.keys) } == ["/photos/a.jpg", "/photos/b.jpg"])
+        // Handed over, the budget is free again.
+        #expect(queue.submit("/photos/c.jpg", [Data(count: 1)], to: catalogue))
     }
 }
