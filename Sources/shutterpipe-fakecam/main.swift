@@ -162,15 +162,16 @@ do {
 } catch {
     fail("\(error)")
 }
-signal(SIGUSR1, SIG_IGN)
 signal(SIGPIPE, SIG_IGN)
-let button = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
-button.setEventHandler { @Sendable in server.pressButton() }
-button.resume()
-signal(SIGUSR2, SIG_IGN)
-let cable = DispatchSource.makeSignalSource(signal: SIGUSR2, queue: .global())
-cable.setEventHandler { @Sendable in server.toggleCable() }
-cable.resume()
+// The button and the cable, taken from before the ready file says the camera is there.
+let signals: SignalForwarder.Listener
+do {
+    signals = try SignalForwarder.listen([SIGUSR1, SIGUSR2]) { number in
+        if number == SIGUSR1 { server.pressButton() } else { server.toggleCable() }
+    }
+} catch {
+    fail("\(error)")
+}
 if let readyFile = options.readyFile {
     let temporary = readyFile + ".tmp"
     try? Data("\(server.port)\n".utf8).write(to: URL(fileURLWithPath: temporary))
@@ -179,3 +180,4 @@ if let readyFile = options.readyFile {
 log("listening on 127.0.0.1:\(server.port) (use --port ptpip:127.0.0.1:\(server.port):\(server.port) --camera \"PTP/IP Camera\")")
 OwnedThread.start("fakecam accept") { server.serve() }
 while true { sleep(3600) }
+

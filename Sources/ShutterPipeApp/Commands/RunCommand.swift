@@ -82,12 +82,18 @@ struct RunCommand: ParsableCommand {
             statusUpdates?.update(status)
         }, tracker: statusUpdates?.tracker ?? ShotTracker())
         statusUpdates?.update(CoordinatorStatus())
-        let signals = SignalHandler { signal in
-            log.info("\(ChildProcess.ExitStatus.name(ofSignal: signal)): finishing what is queued, then stopping (again to stop now)")
-            coordinator.shutdown()
+        let signals: SignalHandler?
+        do {
+            signals = try SignalHandler { signal in
+                log.info("\(ChildProcess.ExitStatus.name(ofSignal: signal)): finishing what is queued, then stopping (again to stop now)")
+                coordinator.shutdown()
+            }
+        } catch {
+            signals = nil
+            log.warning("cannot take SIGINT, SIGTERM and SIGHUP (\(error)): they end the session at once, without answering the shot in flight")
         }
         let status = await coordinator.run()
-        signals.cancel()
+        signals?.cancel()
         statusUpdates?.stop()
         output.clearStatus()
         guard status.triggerFailures.isEmpty && status.startFailures.isEmpty else { return ShutterPipeCLI.runFailed }
