@@ -57,6 +57,11 @@ public final class ShotTracker: Sendable {
     }
 
     private let state = Mutex<[Int: Shot]>([:])
+    /// The files of the last shots that ended (camera and file → shot number): a preview
+    /// decoded as the bytes came may follow the shot's answer by a few milliseconds.
+    private let ended = Mutex<[(key: String, number: Int)]>([])
+    /// How many ended shots' files are remembered.
+    static let endedKept = 16
     private let observers = Mutex<[@Sendable () -> Void]>([])
 
     /// Creates a tracker; `changed` hears every change of phase and every early preview
@@ -76,19 +81,25 @@ public final class ShotTracker: Sendable {
 
     /// An early preview from the backend: it belongs to the shot whose download reported
     /// its file (a preview decoded during the download may come once the shot is being
-    /// stored), else to the shot being captured; one larger than ``EarlyPreview/largest``
-    /// is dropped.
-    func show(_ preview: EarlyPreview) {
-        guard preview.jpeg.count <= EarlyPreview.largest else { return }
+    /// stored, or once it was answered), else to the shot being captured; one larger than
+    /// ``EarlyPreview/largest`` is dropped. Returns the number of the shot it belongs to.
+    @discardableResult
+    func show(_ preview: EarlyPreview) -> Int? {
+        guard preview.jpeg.count <= EarlyPreview.largest else { return nil }
         let key = "\(preview.camera ?? "")/\(preview.file)"
-        let taken = state.withLock { shots -> Bool in
+        let taken = state.withLock { shots -> Int? in
             let owner = shots.values.filter { $0.downloads[key] != nil }.max { $0.number < $1.number }
                 ?? shots.values.filter({ $0.phase != .storing }).min(by: { $0.number < $1.number })
-            guard let number = owner?.number else { return false }
+            guard let number = owner?.number else { return nil }
             shots[number]?.preview = preview
-            return true
+            return number
         }
-        if taken { changed() }
+        if let taken {
+            changed()
+            return taken
+        }
+        // Answered already: the shot that downloaded the file, if it was one of the last.
+        return ended.withLock { ended in ended.last { $0.key == key }?.number }
     }
 
     /// The shots in flight, oldest first.
@@ -130,7 +141,13 @@ public final class ShotTracker: Sendable {
     }
 
     func ended(_ number: Int) {
-        state.withLock { _ = $0.removeValue(forKey: number) }
+        let shot = state.withLock { $0.removeValue(forKey: number) }
+        if let shot, !shot.downloads.isEmpty {
+            ended.withLock { ended in
+                ended += shot.downloads.keys.sorted().map { (key: $0, number: number) }
+                if ended.count > Self.endedKept { ended.removeFirst(ended.count - Self.endedKept) }
+            }
+        }
         changed()
     }
 }

@@ -18,8 +18,11 @@ extension ShutterCoordinator {
             ingress?.submitCameraShot(photo)
         }, progress: { [shotsInFlight] progress in
             shotsInFlight.report(progress)
-        }, preview: { [shotsInFlight] preview in
-            shotsInFlight.show(preview)
+        }, preview: { [shotsInFlight, sessionObservers] preview in
+            // Displays hear it with its shot's number, after the answer too (a preview decoded
+            // as the bytes came may follow it by a few milliseconds).
+            guard let shot = shotsInFlight.show(preview), !sessionObservers.isEmpty else { return }
+            Task { for sessionObserver in sessionObservers { await sessionObserver.previewed(preview, shot: shot) } }
         })
         do {
             try await withDeadline(settings.enterTimeout, "entering photo mode") {

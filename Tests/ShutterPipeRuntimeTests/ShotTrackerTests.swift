@@ -69,3 +69,45 @@ struct ShotTrackerTests {
         #expect(trigger.answers.map(\.state) == [.enteredPhotoMode, .photoSuccess, .photoSuccess, .exitedOrUnableToEnter])
     }
 }
+
+/// A backend whose capture reports its file's download, and that shows a picture of it
+/// when the test says so (a preview decoded as the bytes came, after the answer).
+final class LatePreviewBackend: CaptureBackend {
+    private let context = Mutex<BackendContext?>(nil)
+    var cameraName: String { "late" }
+    func prepare(_ context: BackendContext) async throws { self.context.withLock { $0 = context } }
+    func capture() async throws -> CapturedPhoto {
+        context.withLock { $0 }?.report(DownloadProgress(file: "IMG_0007.JPG", bytes: 5, total: 5))
+        return CapturedPhoto(files: [CapturedFile(name: "IMG_0007.JPG", data: Data("photo".utf8))], camera: "late")
+    }
+    func show(_ file: String) { context.withLock { $0 }?.show(EarlyPreview(file: file, jpeg: Data([0xFF, 0xD8, 0xFF, 0xD9]), source: "preview")) }
+    func stop() async {}
+}
+
+/// A display: it hears the session's early pictures, and ends at once as a trigger.
+final class PreviewWatcher: TriggerSource, SessionObserver {
+    let previewed = Mutex<[(file: String, shot: Int)]>([])
+    func run(delivering events: EventChannel) async throws {}
+    func observe(_ answer: ShutterAnswer, trigger: String) async {}
+    func previewed(_ preview: EarlyPreview, shot: Int) async { previewed.withLock { $0.append((preview.file, shot)) } }
+}
+
+extension ShotTrackerTests {
+    @Test("a picture the backend shows after the shot was answered (a preview decoded as the bytes came) still reaches the displays, with that shot's number; one of a file no shot downloaded reaches none")
+    func previewAfterTheAnswer() async throws {
+        let backend = LatePreviewBackend()
+        let watcher = PreviewWatcher()
+        let trigger = ScriptedTrigger([.send(.enter), .send(.capture), .awaitAnswers(2), .holdOpen])
+        let tracker = ShotTracker()
+        let coordinator = ShutterCoordinator(backend: backend, triggers: [NamedTrigger(name: "t", source: trigger), NamedTrigger(name: "page", source: watcher)],
+                                             sinks: [NamedSink(name: "s", sink: RecordingSink())], session: "test", log: .discarding, tracker: tracker)
+        let run = Task { await coordinator.run() }
+        #expect(await eventually { trigger.answers.map(\.state) == [.enteredPhotoMode, .photoSuccess] && tracker.shots.isEmpty })
+        backend.show("IMG_0007.JPG")
+        backend.show("OTHER.JPG")
+        #expect(await eventually { watcher.previewed.withLock { $0.count } >= 1 })
+        coordinator.shutdown()
+        _ = await run.value
+        #expect(watcher.previewed.withLock { $0.map(\.file) } == ["IMG_0007.JPG"] && watcher.previewed.withLock { $0.map(\.shot) } == [1])
+    }
+}

@@ -10,9 +10,17 @@ final class ImageJob<Value: Sendable>: Sendable {
 
     init() { done.enter() }
 
-    func finish(_ result: Result<Value, ShutterError>) {
-        outcome.withLock { $0 = result }
-        done.leave()
+    /// Ends the job with `result`, once: a later finish (a decode that ends after the
+    /// job was given a preview from elsewhere) changes nothing. Returns whether it ended it.
+    @discardableResult
+    func finish(_ result: Result<Value, ShutterError>) -> Bool {
+        let first = outcome.withLock { outcome -> Bool in
+            guard outcome == nil else { return false }
+            outcome = result
+            return true
+        }
+        if first { done.leave() }
+        return first
     }
 
     var result: Result<Value, ShutterError> {

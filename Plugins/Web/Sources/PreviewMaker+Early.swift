@@ -57,6 +57,8 @@ extension PreviewMaker {
     func adoptEarly(shot: Int, as path: String) -> Bool {
         let key = Self.key(path) + "|upright"
         let (adopted, made) = state.withLock { state -> (Bool, Data?) in
+            state.storedKeys.append((shot, key))
+            if state.storedKeys.count > 8 { state.storedKeys.removeFirst(state.storedKeys.count - 8) }
             if let index = state.early.firstIndex(where: { $0.shot == shot }) {
                 let data = state.early.remove(at: index).data
                 state.keep(key, data)
@@ -69,6 +71,36 @@ extension PreviewMaker {
         }
         if let made { disk.withLock { $0 }?.write(made, key: key, longEdge: longEdge) }
         return adopted
+    }
+}
+
+extension PreviewMaker {
+    /// A sharp preview of shot `shot` made elsewhere: the camera worker decodes a JPEG as
+    /// its bytes come off the wire and sends its preview a few milliseconds after the last
+    /// byte, often once the shot was stored and answered. It becomes the shot's preview:
+    /// whoever waits for the one being made (from the bytes, or from the stored file) gets
+    /// it now, and the stored file's preview is this one. One that is not a JPEG of a
+    /// preview's size (at least 1000 px, at most twice the page's long edge) is not taken.
+    func offerSharp(_ preview: Data, shot: Int) {
+        guard let size = Self.dimensions(preview), max(size.width, size.height) >= min(longEdge, 1000),
+              max(size.width, size.height) <= 2 * longEdge else { return }
+        let (finishing, storedAs) = state.withLock { state -> ([ImageJob<Data>], String?) in
+            var finishing: [ImageJob<Data>] = []
+            if let (making, job) = state.earlyJob, making == shot { finishing.append(job) }
+            guard let key = state.earlyKeys.removeValue(forKey: shot) ?? state.storedKeys.last(where: { $0.shot == shot })?.key else {
+                // Not stored yet: the stored file adopts it (``adoptEarly``).
+                state.early.removeAll { $0.shot == shot }
+                state.early.append((shot, preview))
+                if state.early.count > 4 { state.early.removeFirst(state.early.count - 4) }
+                return (finishing, nil)
+            }
+            if let job = state.making.removeValue(forKey: key) { finishing.append(job) }
+            state.keep(key, preview)
+            return (finishing, key)
+        }
+        for job in finishing { job.finish(.success(preview)) }
+        if let storedAs { disk.withLock { $0 }?.write(preview, key: storedAs, longEdge: longEdge) }
+        log.debug("preview of shot \(shot) taken from the backend (decoded as its bytes came)\(storedAs == nil ? "" : ", after it was stored")")
     }
 }
 

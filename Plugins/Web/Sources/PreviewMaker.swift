@@ -41,6 +41,9 @@ final class PreviewMaker: Sendable {
         var earlyJob: (shot: Int, job: ImageJob<Data>)?
         /// The cache key its stored file has, once it was stored while it was being made.
         var earlyKeys: [Int: String] = [:]
+        /// The cache keys of the last shots' stored files, by shot number: a preview the
+        /// backend made may come after the shot was stored (``offerSharp(_:shot:)``).
+        var storedKeys: [(shot: Int, key: String)] = []
     }
 
     init(longEdge: Int, budget: DecodeBudget = .defaults, log: Logger = .discarding) {
@@ -169,10 +172,8 @@ final class PreviewMaker: Sendable {
             state.withLock { state in
                 state.making[key] = nil
                 if counted && decoded { state.made += 1 }
-                if inMemory, case .success(let data) = result {
-                    state.cache.append((key, data))
-                    if state.cache.count > Self.cacheSize { state.cache.removeFirst(state.cache.count - Self.cacheSize) }
-                }
+                // One given meanwhile (the backend's preview, ``offerSharp``) stays.
+                if inMemory, case .success(let data) = result { state.keep(key, data) }
             }
             job.finish(result)
             return try result.get()

@@ -165,6 +165,15 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         previews.prepareEarly(jpeg.data, shot: shot) { [progress] preview in progress.sharpPreview(preview, of: shot) }
     }
 
+    /// A picture the backend showed of a shot before its files were whole. One of a
+    /// preview's size (the camera worker's, decoded as the bytes came; not a camera's
+    /// thumbnail) is the shot's preview from now on: the page's request for the stored
+    /// photo's preview gets it at once, though it came after the answer, instead of
+    /// waiting for a decode of the photo.
+    public func previewed(_ preview: EarlyPreview, shot: Int) async {
+        previews.offerSharp(preview.jpeg, shot: shot)
+    }
+
     /// Records an answer in the library and tells the pages, once (the request that waits
     /// for it may have done so first); returns its photo's id.
     @discardableResult

@@ -100,3 +100,31 @@ struct PreviewTests {
 func dimensions(_ data: Data) -> [Int] {
     jpegSize(data).map { [$0.0, $0.1] } ?? []
 }
+
+extension PreviewTests {
+    @Test("a preview the backend made (the camera worker's, decoded as the bytes came) after its shot was stored is that stored photo's preview: nothing is decoded from the file, and a request waiting for a decode gets it; a camera's small thumbnail is not taken")
+    func backendPreviewAfterStored() async throws {
+        let folder = TemporaryDirectory("backend-preview")
+        let photo = try await Self.madePhoto()
+        let worker = try await offThePool { SyntheticJPEG.make(width: 1500, height: 1125, shot: 9) }
+        let thumbnail = try await offThePool { SyntheticJPEG.make(width: 160, height: 120, shot: 9) }
+        try await offThePool {
+            // Shot 1: stored (no preview from its bytes was made), then the worker's comes.
+            let path = folder.file("IMG_0001.jpg")
+            try photo.write(to: URL(fileURLWithPath: path))
+            let maker = PreviewMaker(longEdge: 1600)
+            #expect(!maker.adoptEarly(shot: 1, as: path))
+            maker.offerSharp(thumbnail, shot: 1)
+            #expect(!maker.isCached(path), "a thumbnail is no preview")
+            maker.offerSharp(worker, shot: 1)
+            #expect(try maker.preview(of: path) == worker)
+            #expect(maker.madeCount == 0, "decoded from the file")
+            // Shot 2: the worker's preview comes before the file is stored: the file adopts it.
+            let second = folder.file("IMG_0002.jpg")
+            try photo.write(to: URL(fileURLWithPath: second))
+            maker.offerSharp(worker, shot: 2)
+            #expect(maker.adoptEarly(shot: 2, as: second))
+            #expect(try maker.preview(of: second) == worker && maker.madeCount == 0)
+        }
+    }
+}

@@ -58,7 +58,7 @@ public enum PluginEntry {
     /// 6, a catalogued shot knows its place in a sequence (``CatalogueShot/sequence``,
     /// ``CatalogueSequencePlace``), so that a sequence's frames are one group.
     @_alwaysEmitIntoClient
-    public static var contractMinor: Int32 { 6 }
+    public static var contractMinor: Int32 { 7 }
 
     /// The Swift compiler the plugin was built with, `major * 100 + minor`.
     @_alwaysEmitIntoClient

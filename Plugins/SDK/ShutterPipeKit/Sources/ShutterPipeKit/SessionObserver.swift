@@ -26,6 +26,14 @@ public protocol SessionObserver: Sendable {
     /// the work. The bytes are the camera's: decode them within limits. (Added in
     /// contract 9.4.)
     func captured(_ photo: CapturedPhoto, shot: Int) async
+
+    /// Sees a picture the backend showed of shot `shot` before its files were whole
+    /// (``BackendContext/show(_:)``): a camera's thumbnail, or a preview decoded as the
+    /// bytes came. It may come after the shot's answer (a preview finished a few
+    /// milliseconds after the last byte, while the shot was stored): a display then takes
+    /// it as the stored photo's preview instead of decoding the photo. It must return at
+    /// once. (Added in contract 9.7.)
+    func previewed(_ preview: EarlyPreview, shot: Int) async
 }
 
 extension SessionObserver {
@@ -34,4 +42,7 @@ extension SessionObserver {
 
     /// Nothing to do by default.
     public func captured(_ photo: CapturedPhoto, shot: Int) async {}
+
+    /// Nothing to do by default.
+    public func previewed(_ preview: EarlyPreview, shot: Int) async {}
 }
