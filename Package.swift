@@ -123,7 +123,7 @@ let package = Package(
         .target(name: "ShutterPipeApp", dependencies: [kit, support, "ShutterPipeRuntime", "CYAML", "ShutterPipeCatalogue"] + pluginModules,
                 path: "Sources/ShutterPipeApp", swiftSettings: strict),
         .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp", "CLinux"], path: "Sources/shutterpipe", swiftSettings: strict),
-        .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit, support, fixtures], path: "Sources/shutterpipe-fakecam", swiftSettings: strict),
+        .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit, support, "ShutterPipeRuntime", fixtures], path: "Sources/shutterpipe-fakecam", swiftSettings: strict),
 
         // Tests
         // The helpers every test uses; their C part kills a test's children when the test

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
+import ShutterPipeRuntime
 import ShutterPipeSupport
 import ShutterPipeKit
 import Synchronization

@@ -4,6 +4,7 @@
 import Dispatch
 import Foundation
 import ShutterPipeKit
+import ShutterPipeRuntime
 import ShutterPipeSupport
 
 let usage = """

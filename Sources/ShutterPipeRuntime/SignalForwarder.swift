@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
+import ShutterPipeSupport
 import Synchronization
 
 /// Hands signals to a thread of their own, from the moment ``listen(_:_:)`` returns.

@@ -1,12 +1,12 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import ShutterPipeSupport
+import ShutterPipeRuntime
 import Synchronization
 import TestSupport
 import Testing
 
-@Suite("Support: signals handed to a thread")
+@Suite("signals handed to a thread")
 struct SignalForwarderTests {
     @Test("a signal sent the moment listen returns is taken, every time, by the listener of that signal only; once cancelled it is ignored, not the process's end")
     func takenFromTheStart() async throws {
