@@ -75,6 +75,8 @@ let package = Package(
         .executable(name: "shutterpipe", targets: ["shutterpipe"]),
         .executable(name: "shutterpipe-fakecam", targets: ["shutterpipe-fakecam"]),
         .executable(name: "shutterpipe-camera-worker", targets: ["shutterpipe-camera-worker"]),
+        // The sample step program of a spin: a turntable on a serial line.
+        .executable(name: "shutterpipe-turntable", targets: ["shutterpipe-turntable"]),
     ],
     dependencies: [
         .package(path: "Plugins/SDK/ShutterPipeKit"),
@@ -124,6 +126,8 @@ let package = Package(
                 path: "Sources/ShutterPipeApp", swiftSettings: strict),
         .executableTarget(name: "shutterpipe", dependencies: ["ShutterPipeApp", "CLinux"], path: "Sources/shutterpipe", swiftSettings: strict),
         .executableTarget(name: "shutterpipe-fakecam", dependencies: [kit, support, "ShutterPipeRuntime", fixtures], path: "Sources/shutterpipe-fakecam", swiftSettings: strict),
+        // A sample for those who adapt it to their table: Glibc alone, no SDK.
+        .executableTarget(name: "shutterpipe-turntable", path: "Plugins/Examples/SerialTurntable/Sources", swiftSettings: strict),
 
         // Tests
         // The helpers every test uses; their C part kills a test's children when the test
@@ -146,7 +150,7 @@ let package = Package(
         .testTarget(name: "ReliabilityTests", dependencies: [kit, support, "ShutterPipeRuntime", fixtures, "CLinux", "ShutterPipeApp", "FilesSink", "EvdevTrigger",
                                                              "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker", "TestSupport"],
                     path: "Tests/ReliabilityTests", swiftSettings: strict),
-        .testTarget(name: "EndToEndTests", dependencies: [kit, support, "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker", "TestSupport"],
+        .testTarget(name: "EndToEndTests", dependencies: [kit, support, "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker", "shutterpipe-turntable", "TestSupport", "CTestSupport"],
                     path: "Tests/EndToEndTests", swiftSettings: strict),
         .testTarget(name: "CatalogueTests", dependencies: [kit, support, fixtures, "ShutterPipeCatalogue", "shutterpipe", "TestSupport"], path: "Tests/CatalogueTests",
                     swiftSettings: strict),

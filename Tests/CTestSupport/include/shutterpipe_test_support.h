@@ -1,6 +1,7 @@
 #ifndef SHUTTERPIPE_TEST_SUPPORT_H
 #define SHUTTERPIPE_TEST_SUPPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -8,6 +9,11 @@
 /// handler can read them: when the test process is interrupted (Ctrl-C, SIGTERM from a
 /// runner, a closed terminal) or exits, every group still tracked is killed, so no
 /// `shutterpipe run`, camera, broker or browser outlives the tests that started it.
+
+/// Opens a pseudo-terminal (a serial line a test plays the other end of): returns its
+/// master's descriptor and writes the path of its slave (/dev/pts/N) into `name`; -1 and
+/// errno on failure.
+int shutterpipe_test_open_pty(char *name, size_t size);
 
 /// Starts tracking `group` (a child started as the leader of its own process group).
 /// Returns 0, or -1 when the table is full (the group is then not tracked).
