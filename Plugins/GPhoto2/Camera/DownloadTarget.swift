@@ -24,12 +24,55 @@ final class DownloadTarget {
 
     /// The preview decoded as the bytes arrive, if one is wanted.
     private let stream: StreamPreview?
+    /// For a RAW: its front, kept while its embedded JPEG is looked for (``RawPreviewWindow``);
+    /// `nil` for a JPEG, whose every byte is the stream's.
+    private var rawFront: Data?
+    /// For a RAW: where its embedded JPEG is, once found; only those bytes are the stream's.
+    private var window: Range<Int>?
 
-    init(descriptor: Int32, progress: @escaping (Int64) -> Void, thumbnail: ((Data) -> Void)? = nil, stream: StreamPreview? = nil) {
+    /// `raw`: the file is a RAW, whose embedded JPEG is streamed (a JPEG's bytes all are).
+    init(descriptor: Int32, progress: @escaping (Int64) -> Void, thumbnail: ((Data) -> Void)? = nil, stream: StreamPreview? = nil, raw: Bool = false) {
         self.descriptor = descriptor
         self.progress = progress
         self.thumbnail = thumbnail
         self.stream = stream
+        self.rawFront = raw && stream != nil ? Data() : nil
+    }
+
+    /// Hands the stream the piece of the file at `start`: all of a JPEG; of a RAW, what
+    /// lies in its embedded JPEG, once the front said where that is.
+    private func feed(_ piece: UnsafeRawBufferPointer, at start: Int) {
+        guard let stream else { return }
+        guard var front = rawFront else {
+            if let window {
+                let from = max(window.lowerBound, start), to = min(window.upperBound, start + piece.count)
+                if from < to { stream.feed(UnsafeRawBufferPointer(rebasing: piece[(from - start)..<(to - start)])) }
+            } else {
+                stream.feed(piece)
+            }
+            return
+        }
+        front.append(contentsOf: piece.prefix(RawPreviewWindow.scanned - front.count))
+        switch front.withUnsafeBytes({ RawPreviewWindow.locate($0) }) {
+        case .found(let range, let orientation):
+            rawFront = nil
+            window = range
+            stream.orient(orientation)
+            // What of it came already: from the front (the rest of this piece beyond it too).
+            let kept = min(range.upperBound, front.count)
+            if range.lowerBound < kept { front[range.lowerBound..<kept].withUnsafeBytes { stream.feed($0) } }
+            let end = start + piece.count
+            if end > front.count, range.upperBound > front.count {
+                let from = max(range.lowerBound, front.count), to = min(range.upperBound, end)
+                if from < to { stream.feed(UnsafeRawBufferPointer(rebasing: piece[(from - start)..<(to - start)])) }
+            }
+        case .needs(let bytes) where bytes <= RawPreviewWindow.scanned && front.count < RawPreviewWindow.scanned:
+            rawFront = front
+        default:
+            // No JPEG to stream: the stream gets nothing and makes no preview.
+            rawFront = nil
+            window = 0..<0
+        }
     }
 
     /// Keeps the front of the file until the thumbnail is found (or known to be absent),
@@ -69,7 +112,7 @@ final class DownloadTarget {
         return table
     }()
 
-    private func write(_ data: UnsafeMutablePointer<UInt8>, count: Int) -> Int32 {
+    func write(_ data: UnsafeMutablePointer<UInt8>, count: Int) -> Int32 {
         var done = 0
         while done < count {
             let result = Glibc.write(descriptor, data + done, count - done)
@@ -82,7 +125,7 @@ final class DownloadTarget {
         }
         written += Int64(count)
         lookForThumbnail(data, count: count)
-        stream?.feed(UnsafeRawBufferPointer(start: data, count: count))
+        feed(UnsafeRawBufferPointer(start: data, count: count), at: Int(written) - count)
         progress(written)
         return GP_OK
     }

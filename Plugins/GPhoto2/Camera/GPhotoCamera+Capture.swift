@@ -163,13 +163,17 @@ extension GPhotoCamera {
     /// as soon as its bytes are in: a display paints it long before the file is whole.
     ///
     /// `preview` hears, once, the file's sharp preview decoded while its bytes arrived
-    /// (``StreamPreview``: a JPEG only), on a thread of its own, shortly after the download.
+    /// (``StreamPreview``: a JPEG's, or the largest JPEG a TIFF-based RAW embeds,
+    /// ``RawPreviewWindow``), on a thread of its own, shortly after the download.
     func download(_ path: CameraPath, into descriptor: Int32, progress: @escaping (Int64) -> Void = { _ in },
                   thumbnail: ((Data) -> Void)? = nil, preview: (@Sendable (Data) -> Void)? = nil) throws(GPhotoFailure) -> Int {
-        let isJPEG = ["jpg", "jpeg"].contains(PathName.fileExtension(path.name).lowercased())
-        let stream = isJPEG ? preview.flatMap { StreamPreview(made: $0) } : nil
+        let kind = PathName.fileExtension(path.name).lowercased()
+        let isJPEG = ["jpg", "jpeg"].contains(kind)
+        // TIFF-based RAWs: their largest embedded JPEG is streamed (CR3 and RAF are not TIFF).
+        let isRAW = ["dng", "cr2", "nef", "nrw", "arw", "srf", "sr2", "pef", "orf", "rw2", "erf", "3fr", "iiq"].contains(kind)
+        let stream = isJPEG || isRAW ? preview.flatMap { StreamPreview(made: $0) } : nil
         defer { stream?.finish() }
-        let target = DownloadTarget(descriptor: descriptor, progress: progress, thumbnail: thumbnail, stream: stream)
+        let target = DownloadTarget(descriptor: descriptor, progress: progress, thumbnail: thumbnail, stream: stream, raw: isRAW)
         var file: OpaquePointer?
         try check(gp_file_new_from_handler(&file, DownloadTarget.handler, Unmanaged.passUnretained(target).toOpaque()), "preparing a download")
         defer { gp_file_unref(file) }

@@ -27,6 +27,8 @@ final class StreamPreview: @unchecked Sendable {  // its mutable state is only t
     private var ended = false
     private var front = Data()
     private var finished = false
+    /// The orientation the file says elsewhere (a RAW's IFD0, for its embedded JPEG).
+    private var orientation: Int?
     private let made: @Sendable (Data) -> Void
 
     /// Whether the decoding thread is done with everything it was fed (for tests).
@@ -70,6 +72,12 @@ final class StreamPreview: @unchecked Sendable {  // its mutable state is only t
         condition.unlock()
     }
 
+    /// Turns the preview by `orientation` (EXIF 1-8) rather than by what the fed JPEG says:
+    /// a RAW's embedded JPEG takes the RAW's.
+    func orient(_ orientation: Int) {
+        condition.withLock { self.orientation = orientation }
+    }
+
     /// The download has ended: the preview follows when the picture is whole.
     func finish() {
         condition.lock()
@@ -94,10 +102,11 @@ final class StreamPreview: @unchecked Sendable {  // its mutable state is only t
             // Whole (the tail is not needed) or failed: the rest is only drained.
         }
         guard result == 2 else { return }
-        let orientation = condition.withLock { front }.withUnsafeBytes { ExifThumbnail.orientation(in: $0) }
+        let (kept, given) = condition.withLock { (self.front, self.orientation) }
+        let upright = given ?? kept.withUnsafeBytes { ExifThumbnail.orientation(in: $0) }
         var out: UnsafeMutablePointer<UInt8>?
         var size: UInt = 0
-        guard sp_stream_jpeg(stream, Int32(orientation), 85, &out, &size) == 0, let out else { return }
+        guard sp_stream_jpeg(stream, Int32(upright), 85, &out, &size) == 0, let out else { return }
         let jpeg = Data(bytes: out, count: Int(size))
         free(out)
         made(jpeg)

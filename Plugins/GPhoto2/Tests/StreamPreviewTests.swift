@@ -81,3 +81,85 @@ struct StreamPreviewTests {
         return made.withLock { $0 }
     }
 }
+
+extension StreamPreviewTests {
+    @Test("a DNG downloading in 7 KiB pieces: the JPEG it embeds (after the sensor's data) is found from the file's front and decoded as its bytes come, turned upright by the RAW's own orientation (6), Pillow's picture of the same JPEG turned; a DNG without one gives none")
+    func rawEmbeddedPreview() async throws {
+        let folder = TemporaryDirectory("stream-preview-raw")
+        let embedded = folder.file("embedded.jpg"), raw = folder.file("IMG_0001.DNG"), bare = folder.file("IMG_0002.DNG")
+        _ = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/Browser/pixels.py", "tagged", embedded, "2400", "1600", "1"])
+        _ = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/RawSamples/make_dng.py", raw, "--width", "600", "--height", "400", "--preview", embedded, "--orientation", "6"])
+        _ = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/RawSamples/make_dng.py", bare, "--width", "600", "--height", "400"])
+        let file = try Data(contentsOf: URL(fileURLWithPath: raw))
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: embedded))
+        // The window is the embedded JPEG's bytes exactly; the front alone says where.
+        guard case .found(let range, let orientation) = file.withUnsafeBytes({ RawPreviewWindow.locate($0) }) else {
+            Issue.record("no window in the DNG"); return
+        }
+        #expect(file[range] == jpeg && orientation == 6)
+        // Cut short inside IFD0: more bytes are asked for.
+        if case .needs(let more) = file.prefix(40).withUnsafeBytes({ RawPreviewWindow.locate($0) }) {
+            #expect(more > 40 && more < 4096)
+        } else {
+            Issue.record("a front cut inside IFD0 asked for no more bytes")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: bare)).withUnsafeBytes { RawPreviewWindow.locate($0) } == .none)
+        #expect(jpeg.withUnsafeBytes { RawPreviewWindow.locate($0) } == .none)
+
+        let made = try #require(try await Self.download(file, piece: 7 * 1024))
+        let preview = folder.file("preview.jpg")
+        try made.write(to: URL(fileURLWithPath: preview))
+        let shape = try await runProgram(["/usr/bin/python3", "-c", "import sys; from PIL import Image; print(Image.open(sys.argv[1]).size)", preview])
+        #expect(shape.text.trimmingCharacters(in: .whitespacesAndNewlines) == "(800, 1200)", "\(shape.text)")
+        let turned = folder.file("turned.png")
+        _ = try await runProgram(["/usr/bin/python3", "-c", "import sys; from PIL import Image; Image.open(sys.argv[1]).convert('RGB').transpose(Image.Transpose.ROTATE_270).resize((800, 1200)).save(sys.argv[2])", embedded, turned])
+        let compared = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/Browser/pixels.py", "compare", preview, "0", "0", turned, "0", "0", "800", "1200"])
+        let mean = (try JSONSerialization.jsonObject(with: compared.data) as? [String: Any])?["mean"] as? Double ?? 255
+        #expect(mean < 6, "mean difference per value \(mean)")
+        #expect(try await Self.download(Data(contentsOf: URL(fileURLWithPath: bare)), piece: 7 * 1024) == nil)
+    }
+
+    @Test("a RAW's front damaged at random (offsets past the end, loops, huge counts): the window is found, needs more, or is none; never a crash or a read out of bounds")
+    func rawFrontDamaged() async throws {
+        let folder = TemporaryDirectory("stream-preview-raw-damaged")
+        let embedded = folder.file("embedded.jpg"), raw = folder.file("IMG_0001.DNG")
+        _ = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/Browser/pixels.py", "tagged", embedded, "320", "200", "1"])
+        _ = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/RawSamples/make_dng.py", raw, "--width", "64", "--height", "48", "--preview", embedded])
+        let file = try Data(contentsOf: URL(fileURLWithPath: raw))
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            var damaged = file.prefix(1024)
+            for _ in 0..<8 { damaged[Int.random(in: 0..<damaged.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+            switch damaged.withUnsafeBytes({ RawPreviewWindow.locate($0) }) {
+            case .found(let range, let orientation): #expect(range.lowerBound >= 0 && !range.isEmpty && (1...8).contains(orientation))
+            case .needs(let bytes): #expect(bytes > damaged.count && bytes <= RawPreviewWindow.scanned)
+            case .none: break
+            }
+        }
+    }
+
+    /// Feeds `file` through a download's target (a RAW's name), in pieces, and waits (off
+    /// the pool) for the preview its stream makes; nil when none comes.
+    static func download(_ file: Data, piece: Int) async throws -> Data? {
+        let made = Mutex<Data?>(nil)
+        let arrived = DispatchSemaphore(value: 0)
+        let stream = try #require(StreamPreview { jpeg in made.withLock { $0 = jpeg }; arrived.signal() })
+        let folder = TemporaryDirectory("raw-download")
+        let memory = open(folder.file("download"), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        defer { close(memory) }
+        let target = DownloadTarget(descriptor: memory, progress: { _ in }, stream: stream, raw: true)
+        var bytes = [UInt8](file)
+        var offset = 0
+        while offset < bytes.count {
+            let count = min(piece, bytes.count - offset)
+            let status = bytes.withUnsafeMutableBufferPointer { target.write($0.baseAddress! + offset, count: count) }
+            #expect(status == 0)
+            offset += count
+        }
+        stream.finish()
+        // Drained: the decoding thread is done with what it was fed (a preview or none).
+        #expect(await eventually(timeout: .seconds(60)) { stream.drained })
+        _ = try await offThePool { arrived.wait(timeout: .now()) }
+        return made.withLock { $0 }
+    }
+}
