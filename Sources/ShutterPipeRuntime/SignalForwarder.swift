@@ -69,6 +69,9 @@ public enum SignalForwarder {
             guard pipe(&ends) == 0 else { throw SystemError("make a pipe for signals") }
             // Children started later (plugins' programs, camera workers) do not inherit it.
             ends.forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
+            // A handler never blocks: in a storm that fills the pipe a signal is dropped, as
+            // the kernel drops one of a kind already pending.
+            _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
             writeEnd = ends[1]
             state.reading = ends[0]
         }
