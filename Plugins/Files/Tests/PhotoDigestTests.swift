@@ -6,25 +6,12 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// A catalogue that keeps the digests it is given, and nothing else.
+/// A catalogue that keeps the digests it is given, and nothing else; with a gate, it takes
+/// each only as the test lets it through.
 private final class DigestCatalogue: ShotCatalogue {
     let digests = Mutex<[String: String]>([:])
-    func shot(_ id: Int) async throws -> CatalogueShot? { nil }
-    func shot(for shot: ShotID) async throws -> CatalogueShot? { nil }
-    func shots(_ filter: ShotFilter) async throws -> [CatalogueShot] { [] }
-    func count(_ filter: ShotFilter) async throws -> Int { 0 }
-    func mark(_ id: Int, _ changes: [ShotMarkChange]) async throws -> CatalogueShot {
-        throw ShutterError(.unexpected, "not a real catalogue")
-    }
-    func observe(_ observer: @escaping @Sendable (CatalogueChange) -> Void) {}
-    func recordDigest(of path: String, sha256: String) async { digests.withLock { $0[path] = sha256 } }
-    var cacheFolder: String? { nil }
-}
-
-/// A catalogue that takes digests only as the test lets them through its gate.
-private final class GatedDigestCatalogue: ShotCatalogue {
-    let gate = Gate("digest handed over")
-    let digests = Mutex<[String: String]>([:])
+    let gate: Gate?
+    init(gate: Gate? = nil) { self.gate = gate }
     func shot(_ id: Int) async throws -> CatalogueShot? { nil }
     func shot(for shot: ShotID) async throws -> CatalogueShot? { nil }
     func shots(_ filter: ShotFilter) async throws -> [CatalogueShot] { [] }
@@ -34,7 +21,7 @@ private final class GatedDigestCatalogue: ShotCatalogue {
     }
     func observe(_ observer: @escaping @Sendable (CatalogueChange) -> Void) {}
     func recordDigest(of path: String, sha256: String) async {
-        try? await gate.pass(honouringCancellation: false)
+        try? await gate?.pass(honouringCancellation: false)
         digests.withLock { $0[path] = sha256 }
     }
     var cacheFolder: String? { nil }
@@ -60,13 +47,13 @@ struct PhotoDigestTests {
     @Test("the store never waits for a digest: photos are hashed while the catalogue still holds the earlier ones, on every thread of the queue")
     func hashesBesideTheCatalogue() async throws {
         let queue = PhotoDigest.Queue()
-        let catalogue = GatedDigestCatalogue()
+        let catalogue = DigestCatalogue(gate: Gate("digest handed over"))
         let photos = (0..<(PhotoDigest.Queue.threads + 2)).map { index in ("/photos/IMG_\(index).JPG", Data(repeating: UInt8(index), count: 1 << 20)) }
         // Submitting returns at once, whatever the catalogue does with what it gets.
         for (path, bytes) in photos { #expect(queue.submit(path, [bytes], to: catalogue)) }
         // Every thread hashes a photo and waits at the catalogue: none is held back for another.
-        #expect(await eventually { catalogue.gate.arrivals == PhotoDigest.Queue.threads })
-        catalogue.gate.open()
+        #expect(await eventually { catalogue.gate!.arrivals == PhotoDigest.Queue.threads })
+        catalogue.gate!.open()
         try await offThePool { queue.waitUntilDone(within: .seconds(60)) }
         #expect(catalogue.digests.withLock { $0 } == Dictionary(uniqueKeysWithValues: photos.map { ($0.0, PhotoDigest.hex(PhotoDigest.sha256([$0.1]))!) }))
     }
@@ -90,12 +77,12 @@ struct PhotoDigestTests {
     func bounded() async throws {
         let queue = PhotoDigest.Queue()
         // A catalogue that holds every digest keeps the queue from draining while it fills.
-        let catalogue = GatedDigestCatalogue()
+        let catalogue = DigestCatalogue(gate: Gate("digest handed over"))
         let large = Data(count: PhotoDigest.Queue.mostBytes / 2)
         #expect(queue.submit("/photos/a.jpg", [large], to: catalogue))
         #expect(queue.submit("/photos/b.jpg", [large], to: catalogue))
         #expect(!queue.submit("/photos/c.jpg", [Data(count: 1)], to: catalogue))
-        catalogue.gate.open()
+        catalogue.gate!.open()
         try await offThePool { queue.waitUntilDone(within: .seconds(60)) }
         #expect(catalogue.digests.withLock { Set($0.keys) } == ["/photos/a.jpg", "/photos/b.jpg"])
         // Handed over, the budget is free again.

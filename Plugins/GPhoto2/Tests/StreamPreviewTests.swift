@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 @testable import GPhoto2Camera
+import ShutterPipeSupport
 import Synchronization
 import Testing
 import TestSupport

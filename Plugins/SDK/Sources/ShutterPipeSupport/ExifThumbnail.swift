@@ -136,7 +136,7 @@ public enum ExifThumbnail {
     }
 
     /// Reads within the first `limit` bytes (a segment's end, or the bytes there are).
-    private struct Reader {
+    struct Reader {
         let bytes: UnsafeRawBufferPointer
         let count: Int
         /// The segment's end, when reading within one.

@@ -3,11 +3,14 @@
 /// download comes: the camera worker then decodes that JPEG while its bytes arrive
 /// (``StreamPreview``), as it does a JPEG's.
 ///
+/// The same reading of a file's front as ``ExifThumbnail`` (which finds the small
+/// thumbnail there), for the largest picture instead.
+///
 /// The front is the camera's, read within bounds: every offset is checked against the
 /// bytes there, at most ``mostIFDs`` directories are looked at, and a front that needs
 /// more than ``scanned`` bytes gives no window (the page decodes the stored file then).
-enum RawPreviewWindow {
-    enum Outcome: Equatable {
+public enum RawPreviewWindow {
+    public enum Outcome: Equatable, Sendable {
         /// The JPEG's bytes in the file, and the orientation IFD0 gives (1 when none).
         case found(Range<Int>, orientation: Int)
         /// The front is too short yet: look again with at least this many bytes.
@@ -17,9 +20,9 @@ enum RawPreviewWindow {
     }
 
     /// The most of a file's front that is kept to find the window.
-    static let scanned = 1 << 20
+    public static let scanned = 1 << 20
     /// The most directories looked at (IFD0, its chain, their SubIFDs).
-    static let mostIFDs = 16
+    public static let mostIFDs = 16
 
     private struct Directory {
         var width = 0
@@ -33,7 +36,7 @@ enum RawPreviewWindow {
     }
 
     /// Looks at `front`, the first bytes of a file (all of it so far).
-    static func locate(_ front: UnsafeRawBufferPointer) -> Outcome {
+    public static func locate(_ front: UnsafeRawBufferPointer) -> Outcome {
         guard front.count >= 8 else { return .needs(8) }
         let little: Bool
         switch (front[0], front[1]) {
@@ -41,7 +44,7 @@ enum RawPreviewWindow {
         case (0x4D, 0x4D): little = false
         default: return .none
         }
-        let reader = Reader(bytes: front, little: little)
+        let reader = Bytes(reader: ExifThumbnail.Reader(bytes: front), little: little)
         // 42 for TIFF, DNG, CR2, NEF, ARW, PEF; ORF and RW2 use their own numbers.
         guard [42, 0x4F52, 0x5352, 0x55].contains(reader.u16(2)) else { return .none }
         var queue = [reader.u32(4)]
@@ -76,7 +79,7 @@ enum RawPreviewWindow {
 
     private struct Short: Error { let bytes: Int }
 
-    private static func read(_ offset: Int, _ reader: Reader) -> Result<Directory, Short> {
+    private static func read(_ offset: Int, _ reader: Bytes) -> Result<Directory, Short> {
         guard offset + 2 <= reader.count else { return .failure(Short(bytes: offset + 2)) }
         let count = reader.u16(offset)
         let end = offset + 2 + count * 12 + 4
@@ -115,22 +118,12 @@ enum RawPreviewWindow {
         return .success(directory)
     }
 
-    /// Reads unsigned values in the file's byte order, within the bytes there.
-    private struct Reader {
-        let bytes: UnsafeRawBufferPointer
+    /// The front in the file's byte order (``ExifThumbnail``'s reading, within the bytes there).
+    private struct Bytes {
+        let reader: ExifThumbnail.Reader
         let little: Bool
-        var count: Int { bytes.count }
-
-        func u16(_ at: Int) -> Int {
-            guard at >= 0, at + 2 <= bytes.count else { return 0 }
-            let a = Int(bytes[at]), b = Int(bytes[at + 1])
-            return little ? a | b << 8 : a << 8 | b
-        }
-
-        func u32(_ at: Int) -> Int {
-            guard at >= 0, at + 4 <= bytes.count else { return 0 }
-            let low = u16(little ? at : at + 2), high = u16(little ? at + 2 : at)
-            return low | high << 16
-        }
+        var count: Int { reader.count }
+        func u16(_ at: Int) -> Int { reader.number(at, 2, little) }
+        func u32(_ at: Int) -> Int { reader.number(at, 4, little) }
     }
 }
