@@ -79,17 +79,19 @@ public final class ShotTracker: Sendable {
         for observer in observers.withLock({ $0 }) { observer() }
     }
 
-    /// An early preview from the backend: it belongs to the shot whose download reported
-    /// its file (a preview decoded during the download may come once the shot is being
-    /// stored, or once it was answered), else to the shot being captured; one larger than
-    /// ``EarlyPreview/largest`` is dropped. Returns the number of the shot it belongs to.
+    /// An early preview from the backend: it belongs to the shot in flight whose download
+    /// reported its file; else to the ended shot that downloaded it, if it was one of the
+    /// last (a preview decoded during the download may come once the shot was answered);
+    /// else to the shot being captured (a backend that reports no download). One larger
+    /// than ``EarlyPreview/largest`` is dropped. Returns the number of the shot it belongs to.
     @discardableResult
     func show(_ preview: EarlyPreview) -> Int? {
         guard preview.jpeg.count <= EarlyPreview.largest else { return nil }
         let key = "\(preview.camera ?? "")/\(preview.file)"
+        let late = ended.withLock { ended in ended.last { $0.key == key }?.number }
         let taken = state.withLock { shots -> Int? in
             let owner = shots.values.filter { $0.downloads[key] != nil }.max { $0.number < $1.number }
-                ?? shots.values.filter({ $0.phase != .storing }).min(by: { $0.number < $1.number })
+                ?? (late == nil ? shots.values.filter({ $0.phase != .storing }).min(by: { $0.number < $1.number }) : nil)
             guard let number = owner?.number else { return nil }
             shots[number]?.preview = preview
             return number
@@ -98,8 +100,7 @@ public final class ShotTracker: Sendable {
             changed()
             return taken
         }
-        // Answered already: the shot that downloaded the file, if it was one of the last.
-        return ended.withLock { ended in ended.last { $0.key == key }?.number }
+        return late
     }
 
     /// The shots in flight, oldest first.

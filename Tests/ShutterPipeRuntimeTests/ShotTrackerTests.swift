@@ -70,15 +70,21 @@ struct ShotTrackerTests {
     }
 }
 
-/// A backend whose capture reports its file's download, and that shows a picture of it
-/// when the test says so (a preview decoded as the bytes came, after the answer).
+/// A backend whose captures report their file's download (IMG_0001.JPG, IMG_0002.JPG …), the
+/// second held at a gate, and that shows a picture of a file when the test says so (a
+/// preview decoded as the bytes came, after the answer).
 final class LatePreviewBackend: CaptureBackend {
     private let context = Mutex<BackendContext?>(nil)
+    private let captures = Mutex(0)
+    let second = Gate("second capture")
     var cameraName: String { "late" }
     func prepare(_ context: BackendContext) async throws { self.context.withLock { $0 = context } }
     func capture() async throws -> CapturedPhoto {
-        context.withLock { $0 }?.report(DownloadProgress(file: "IMG_0007.JPG", bytes: 5, total: 5))
-        return CapturedPhoto(files: [CapturedFile(name: "IMG_0007.JPG", data: Data("photo".utf8))], camera: "late")
+        let number = captures.withLock { $0 += 1; return $0 }
+        if number == 2 { try await second.pass() }
+        let name = String(format: "IMG_%04d.JPG", number)
+        context.withLock { $0 }?.report(DownloadProgress(file: name, bytes: 5, total: 5))
+        return CapturedPhoto(files: [CapturedFile(name: name, data: Data("photo".utf8))], camera: "late")
     }
     func show(_ file: String) { context.withLock { $0 }?.show(EarlyPreview(file: file, jpeg: Data([0xFF, 0xD8, 0xFF, 0xD9]), source: "preview")) }
     func stop() async {}
@@ -93,21 +99,27 @@ final class PreviewWatcher: TriggerSource, SessionObserver {
 }
 
 extension ShotTrackerTests {
-    @Test("a picture the backend shows after the shot was answered (a preview decoded as the bytes came) still reaches the displays, with that shot's number; one of a file no shot downloaded reaches none")
+    @Test("a picture the backend shows after the shot was answered (a preview decoded as the bytes came) still reaches the displays, with that shot's number, though the next shot is being captured; one of a file no shot downloaded goes to the shot being captured")
     func previewAfterTheAnswer() async throws {
         let backend = LatePreviewBackend()
         let watcher = PreviewWatcher()
-        let trigger = ScriptedTrigger([.send(.enter), .send(.capture), .awaitAnswers(2), .holdOpen])
+        let trigger = ScriptedTrigger([.send(.enter), .send(.capture), .awaitAnswers(2), .send(.capture), .holdOpen])
         let tracker = ShotTracker()
         let coordinator = ShutterCoordinator(backend: backend, triggers: [NamedTrigger(name: "t", source: trigger), NamedTrigger(name: "page", source: watcher)],
                                              sinks: [NamedSink(name: "s", sink: RecordingSink())], session: "test", log: .discarding, tracker: tracker)
         let run = Task { await coordinator.run() }
-        #expect(await eventually { trigger.answers.map(\.state) == [.enteredPhotoMode, .photoSuccess] && tracker.shots.isEmpty })
-        backend.show("IMG_0007.JPG")
+        // Shot 1 answered; shot 2 held in its capture.
+        await backend.second.waitForArrivals(1)
+        #expect(trigger.answers.map(\.state) == [.enteredPhotoMode, .photoSuccess] && tracker.shots.map(\.number) == [2])
+        backend.show("IMG_0001.JPG")
+        #expect(await eventually { watcher.previewed.withLock { $0.count } == 1 })
         backend.show("OTHER.JPG")
-        #expect(await eventually { watcher.previewed.withLock { $0.count } >= 1 })
+        #expect(await eventually { watcher.previewed.withLock { $0.count } == 2 })
+        backend.second.open()
+        #expect(await eventually { trigger.answers.count == 3 })
         coordinator.shutdown()
         _ = await run.value
-        #expect(watcher.previewed.withLock { $0.map(\.file) } == ["IMG_0007.JPG"] && watcher.previewed.withLock { $0.map(\.shot) } == [1])
+        let heard = watcher.previewed.withLock { $0 }
+        #expect(heard.map(\.file) == ["IMG_0001.JPG", "OTHER.JPG"] && heard.map(\.shot) == [1, 2], "\(heard)")
     }
 }

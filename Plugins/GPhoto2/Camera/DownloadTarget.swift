@@ -124,9 +124,12 @@ final class DownloadTarget {
             done += result
         }
         written += Int64(count)
+        // The report first: the session knows the file is this shot's before the thumbnail
+        // found in these bytes comes (a camera that reuses names would have it taken for
+        // the earlier shot's late preview otherwise).
+        progress(written)
         lookForThumbnail(data, count: count)
         feed(UnsafeRawBufferPointer(start: data, count: count), at: Int(written) - count)
-        progress(written)
         return GP_OK
     }
 }
