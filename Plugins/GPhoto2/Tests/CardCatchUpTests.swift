@@ -21,7 +21,7 @@ struct CardCatchUpTests {
         let folder = TemporaryDirectory("catch-up")
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out"), backend: "  keepOnCamera: true"), in: folder)
         let environment = ["HOME": camera.home.path]
-        var session = try RunningProcess(["run", "--config", config], in: folder.path, environment: environment)
+        var session = try RunningProcess(["run", "--config", config, "--verbose"], in: folder.path, environment: environment)
         #expect(await shoot(session, "enter", answers: 1).last == "enteredPhotoMode", "\(session.stderrSoFar)")
         #expect(await shoot(session, answers: 2).last?.hasPrefix("photoSuccess") == true)
 
@@ -41,6 +41,7 @@ struct CardCatchUpTests {
         session.closeInput()
         #expect(await session.wait(timeout: .seconds(30)).status == 0)
         #expect(stored(folder).count == 7 && count("imported from the card", in: session.stderrSoFar) == 5)
+        let firstLog = session.stderrSoFar
         // Marked in the catalogue as imported, not captured.
         let listed = try await shutterpipe(["shots", "--config", config, "--json"], in: folder.path, environment: environment)
         let triggers = (try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]] ?? []).compactMap { $0["trigger"] as? String }
@@ -53,7 +54,10 @@ struct CardCatchUpTests {
         session.send("exit\n")
         session.closeInput()
         let outcome = await session.wait(timeout: .seconds(30))
-        #expect(outcome.status == 0 && !outcome.stderr.contains("imported from the card"), "\(outcome.stderr.suffix(1500))")
+        let ledgers = (try? FileManager.default.contentsOfDirectory(atPath: camera.home.path))?.filter { $0.hasPrefix("delivered-") }
+            .map { "\($0): \((try? String(contentsOfFile: camera.home.file($0), encoding: .utf8)) ?? "unreadable")" } ?? []
+        #expect(outcome.status == 0 && !outcome.stderr.contains("imported from the card"),
+                "\(outcome.stderr.suffix(1500))\nledgers: \(ledgers)\nfirst session: \(firstLog.suffix(5000))")
         let onCard = try await camera.filesOnCard()
         #expect(stored(folder).count == 8 && onCard.count == 8, "\(onCard)")
     }
