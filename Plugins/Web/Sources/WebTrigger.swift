@@ -170,7 +170,10 @@ public final class WebTrigger: TriggerSource, SessionObserver {
     /// thumbnail) is the shot's preview from now on: the page's request for the stored
     /// photo's preview gets it at once, though it came after the answer, instead of
     /// waiting for a decode of the photo.
+    /// Only while a page listens, as for the bytes (``captured(_:shot:)``): otherwise nobody
+    /// may ever ask for it, and keeping it would cost a write to the preview cache a shot.
     public func previewed(_ preview: EarlyPreview, shot: Int) async {
+        guard hub.count > 0 else { return }
         previews.offerSharp(preview.jpeg, shot: shot)
     }
 
