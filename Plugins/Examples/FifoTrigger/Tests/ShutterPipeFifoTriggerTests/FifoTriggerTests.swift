@@ -12,9 +12,16 @@ struct FifoTriggerTests {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("fifo-\(UUID().uuidString)").path
 
     /// Writes `text` into the pipe, as `echo capture > PATH` does.
-    func write(_ text: String) throws {
-        let descriptor = open(path, O_WRONLY | O_NONBLOCK)
-        guard descriptor >= 0 else { throw POSIXError(.ENOENT) }
+    /// The pipe can exist a moment before the trigger has opened it: a writer that opens it
+    /// then gets ENXIO (no reader yet), so that is tried again, for a minute at most.
+    func write(_ text: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        var descriptor = open(path, O_WRONLY | O_NONBLOCK)
+        while descriptor < 0 && errno == ENXIO && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+            descriptor = open(path, O_WRONLY | O_NONBLOCK)
+        }
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { close(descriptor) }
         _ = Array(text.utf8).withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
     }
@@ -29,14 +36,14 @@ struct FifoTriggerTests {
     func conformance() async throws {
         let problems = await Conformance.checkTrigger(FifoTrigger(path: path), expecting: 2) {
             try await waitForPipe()  // the trigger makes it as its run begins
-            try write("enter\ncapture\n")
+            try await write("enter\ncapture\n")
         }
         #expect(problems.isEmpty, "\(problems)")
     }
 
     @Test("leaves no thread and no descriptor behind across starts and stops")
     func cleansUp() async {
-        let problems = await Conformance.checkTriggerCleansUp({ FifoTrigger(path: path) }, stimulate: { try write("capture\n") })
+        let problems = await Conformance.checkTriggerCleansUp({ FifoTrigger(path: path) }, stimulate: { try await write("capture\n") })
         #expect(problems.isEmpty, "\(problems)")
     }
 }
