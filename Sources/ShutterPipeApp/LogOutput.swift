@@ -105,6 +105,7 @@ public final class LogOutput: Sendable {
         case .info: level = ""
         case .warning: level = "warning: "
         case .error: level = "error: "
+        @unknown default: level = "\(record.level.rawValue): "
         }
         // One record, one line: what came from outside cannot forge another or drive the terminal.
         return "\(Self.clock(record.time)) [\(LogText.escaped(record.source))] \(level)\(LogText.escaped(record.message))"

@@ -39,10 +39,13 @@ public enum CatalogueMarker {
         }
         let adding = changes.flatMap { change -> [String] in if case .addKeywords(let words) = change { return words }; return [] }
         let removing = changes.flatMap { change -> [String] in if case .removeKeywords(let words) = change { return words }; return [] }
-        let touchesMarks = changes.contains { change in
+        var touchesMarks = false
+        for change in changes {
             switch change {
-            case .rating, .label, .pick: return true
-            case .addKeywords, .removeKeywords: return false
+            case .rating, .label, .pick: touchesMarks = true
+            case .addKeywords, .removeKeywords: break
+            @unknown default:
+                throw ShutterError(.invalidConfiguration, "this catalogue does not know the mark change \(change): it is newer than this shutterpipe", fix: "update shutterpipe")
             }
         }
         var written: [String] = []

@@ -54,6 +54,7 @@ struct AnswerLog: Sendable {
         switch answer.request.action {
         case .read: verb = "settings read"
         case .change: verb = "settings change"
+        @unknown default: verb = "settings request"
         }
         var fields: [(String, String)] = [("event", "settings"), ("trigger", trigger), ("ms", Self.ms(answer.duration))]
         if let origin = answer.request.origin { fields.append(("origin", origin)) }

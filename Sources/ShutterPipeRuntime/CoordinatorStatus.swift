@@ -48,6 +48,8 @@ public struct CoordinatorStatus: Sendable, Equatable {
             photosFailed += 1
         case .enteredPhotoMode, .exitedOrUnableToEnter:
             break
+        @unknown default:
+            break
         }
     }
 }

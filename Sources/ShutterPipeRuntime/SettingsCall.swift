@@ -18,6 +18,9 @@ enum SettingsCall {
                     try await control.apply(changes, camera: camera)
                 }
                 return SettingsAnswer(request: request, settings: applied)
+            @unknown default:
+                return SettingsAnswer(request: request, failure: ShutterError(.invalidConfiguration, "this shutterpipe does not know the settings request \(request.action): it is newer than its contract",
+                                                                              fix: "update shutterpipe, or send get or set"))
             }
         } catch let refusal as SettingsRefusal {
             return SettingsAnswer(request: request, settings: refusal.settings, failure: refusal.error)

@@ -239,6 +239,10 @@ public actor ShutterCoordinator {
             case .unknown:
                 log.info("unknown command \(request.origin.map { "'\($0)' " } ?? "")from \(trigger.name): ignored")
                 await answerInOrder(ShutterAnswer(request: request, state: currentModeState), to: trigger, started: started)
+            @unknown default:
+                // An event of a newer contract (the SDK grew, this coordinator did not): as unknown.
+                log.info("event '\(request.event.rawValue)' from \(trigger.name) is newer than this shutterpipe: ignored, as an unknown command")
+                await answerInOrder(ShutterAnswer(request: request, state: currentModeState), to: trigger, started: started)
             }
         case .settings(let request, let triggerIndex, let reply):
             ingress?.dequeued()

@@ -7,15 +7,25 @@ import Testing
 
 /// The contract evolves without breaking (docs/plugins.md, "How the contract evolves"):
 /// the example plugin, built against the previous contract revision's SDK
-/// (Tests/Fixtures/previous-contract.tar.xz), loads into today's host and passes today's kit.
+/// (Tests/Fixtures/previous-contract.tar.xz), loads into today's host and passes today's
+/// kit. Right after a major rise the previous revision is of the old major: then the
+/// same plugin must be refused by name, before any of its code runs. (ContractGrowthTests
+/// shows the next minor of today's major.)
 @Suite("A plugin built against the previous contract revision", .timeLimit(.minutes(20)))
 struct PreviousContractTests {
-    @Test("loads into today's host, declares what it declared then, and passes today's conformance kit")
+    @Test("of today's major: loads into today's host, declares what it declared then, and passes today's conformance kit; of the major before: refused, naming both contracts and the fix")
     func passesTodaysKit() async throws {
         let (contract, library) = try await previousContractPlugin()
         #expect(contract != "\(ShutterPipeSDK.contract)", "the fixture is today's contract: run scripts/snapshot-contract with the previous revision's last commit")
-        #expect(contract.hasPrefix("\(ShutterPipeSDK.contract.major)."))
         let registry = PluginRegistry()
+        guard contract.hasPrefix("\(ShutterPipeSDK.contract.major).") else {
+            #expect(contract.hasPrefix("\(ShutterPipeSDK.contract.major - 1)."), "the fixture is neither of today's major nor of the one before: run scripts/snapshot-contract")
+            let refusal = #expect(throws: PluginLoadError.self) { try PluginLoader.load(library, into: registry) }
+            #expect(refusal?.reason == "built against contract \(contract) with \(ShutterPipeSDK.toolchain), but this shutterpipe \(ShutterPipeSDK.version) has contract \(ShutterPipeSDK.contract) with \(ShutterPipeSDK.toolchain); rebuild the plugin against this shutterpipe's SDK",
+                    "\(String(describing: refusal))")
+            #expect(registry.descriptors.isEmpty)
+            return
+        }
         try PluginLoader.load(library, into: registry)
         let descriptor = try #require(registry.descriptors.first { $0.type == "manifest" })
         #expect(descriptor.origin == .library(library) && descriptor.abilities.isEmpty)

@@ -64,3 +64,47 @@ private actor PreviousContractBuild {
         return try await built!.value
     }
 }
+
+/// The contract as its next minor revision could have it (scripts/grow-contract: a new
+/// shutter event `focus` and a new camera-setting kind `point`), built once per test run
+/// in .build/contract-growth. Returns the folder of its libShutterPipeKit.so.
+public func grownContract() async throws -> String {
+    try await GrowthBuilds.shared.grownContract()
+}
+
+/// The growth probe (Tests/Fixtures/GrowthProbe), a plugin built against today's contract,
+/// built once per test run. Returns the path of its shared library.
+public func growthProbePlugin() async throws -> String {
+    try await GrowthBuilds.shared.probe()
+}
+
+private actor GrowthBuilds {
+    static let shared = GrowthBuilds()
+    private var grown: Task<String, any Error>?
+    private var probeBuild: Task<String, any Error>?
+
+    func grownContract() async throws -> String {
+        if grown == nil {
+            grown = Task {
+                let build = try await runProgram(["\(repositoryRoot)/scripts/grow-contract"], timeout: .seconds(900))
+                guard build.status == 0, let folder = build.text.split(separator: "\n").last.map(String.init) else {
+                    throw TestSupportError("scripts/grow-contract failed: \(build.text.suffix(2000))\(build.errors.suffix(2000))")
+                }
+                return folder
+            }
+        }
+        return try await grown!.value
+    }
+
+    func probe() async throws -> String {
+        if probeBuild == nil {
+            probeBuild = Task {
+                let package = "\(repositoryRoot)/Tests/Fixtures/GrowthProbe"
+                let build = try await runProgram(["swift", "build", "--package-path", package], timeout: .seconds(900))
+                guard build.status == 0 else { throw TestSupportError("building the growth probe failed: \(build.text.suffix(2000))\(build.errors.suffix(2000))") }
+                return "\(package)/.build/debug/libShutterPipeGrowthProbe.so"
+            }
+        }
+        return try await probeBuild!.value
+    }
+}

@@ -67,6 +67,8 @@ public enum SettingValues {
             return .success(.integer(seconds))
         case .button:
             return .failure(.readOnly)
+        @unknown default:
+            return .failure(.readOnly)  // a kind newer than this plugin: shown, never written
         }
     }
 

@@ -118,6 +118,8 @@ public final class MPRISTrigger: TriggerSource {
         case .exitedOrUnableToEnter:
             next.playbackStatus = "Stopped"
             next.title = answer.failure.map { "Cannot enter photo mode: \(shortReason($0))" } ?? "Stopped"
+        @unknown default:
+            break  // a newer contract's state: the player keeps what it shows
         }
         return next
     }

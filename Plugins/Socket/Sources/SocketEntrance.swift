@@ -12,9 +12,10 @@ extension SocketTrigger: SessionEntrance {
 
     /// Sends the mark request to the socket at `address` and reads the session's reply.
     public func sendMarks(_ changes: [ShotMarkChange], of id: Int, camera: String?, to address: String, timeout: Duration) throws(SessionEntranceFailure) -> String {
+        let line = try Self.markLine(id, camera: camera, changes)
         let reply: Data
         do {
-            reply = try SessionSocket.request(Self.markLine(id, camera: camera, changes), to: address, timeout: timeout)
+            reply = try SessionSocket.request(line, to: address, timeout: timeout)
         } catch {
             if case .noSession = error { throw .noSession(error.description) }
             throw .failed(error.description)
@@ -23,7 +24,8 @@ extension SocketTrigger: SessionEntrance {
     }
 
     /// `{"mark":12,"rating":4}` (`"camera":"B"` for one camera's frame), a line.
-    static func markLine(_ id: Int, camera: String?, _ changes: [ShotMarkChange]) -> Data {
+    /// A change this build does not know (a newer contract's) is refused, not dropped.
+    static func markLine(_ id: Int, camera: String?, _ changes: [ShotMarkChange]) throws(SessionEntranceFailure) -> Data {
         var object: [String: Any] = ["mark": id]
         if let camera { object["camera"] = camera }
         for change in changes {
@@ -33,6 +35,7 @@ extension SocketTrigger: SessionEntrance {
             case .pick(let pick): object["pick"] = pick.word ?? "none"
             case .addKeywords(let words): object["keywords"] = words
             case .removeKeywords(let words): object["removeKeywords"] = words
+            @unknown default: throw .failed("the socket trigger cannot send the mark change \(change): it is newer than this shutterpipe's socket; update shutterpipe")
             }
         }
         var line = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)

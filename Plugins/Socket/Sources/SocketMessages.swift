@@ -251,6 +251,7 @@ public struct SocketReply: Codable, Sendable, Equatable {
         switch answer.request.action {
         case .change: event = "set"
         case .read: event = "get"
+        @unknown default: event = "settings"  // a newer contract's request: named by its summary
         }
         summary = answer.summary
         ms = Int(answer.duration.milliseconds.rounded())

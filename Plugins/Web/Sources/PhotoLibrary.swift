@@ -59,6 +59,7 @@ final class PhotoLibrary: Sendable {
         case .exitedOrUnableToEnter: summary.inPhotoMode = false
         case .photoSuccess: summary.inPhotoMode = true
         case .photoFailed: if answer.failure?.cause == .notInPhotoMode { summary.inPhotoMode = false }
+        @unknown default: break  // a newer contract's state: it says nothing this page knows
         }
         guard answer.state == .photoSuccess || answer.state == .photoFailed, answer.failure?.cause != .busy else { return nil }
         if answer.state == .photoSuccess { summary.stored += 1 } else { summary.failed += 1 }

@@ -17,6 +17,8 @@ enum CommandHelp {
             case .positional:
                 let word = argument.valueName + (definition.repeats ? "..." : "")
                 parts.append(definition.required ? word : "[\(word)]")
+            @unknown default:
+                parts.append("[\(argument.display) …]")  // a kind newer than this shutterpipe
             }
         }
         return parts.joined(separator: " ")
@@ -36,6 +38,7 @@ enum CommandHelp {
             case .positional: left = argument.valueName
             case .flag: left = argument.display
             case .option: left = "\(argument.display) \(argument.valueName)"
+            @unknown default: left = "\(argument.display) …"
             }
             if let short = definition.short { left = "-\(short), " + left }
             var notes: [String] = []

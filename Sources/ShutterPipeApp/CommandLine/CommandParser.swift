@@ -95,6 +95,8 @@ enum CommandParser {
                 }
             case .positional:
                 preconditionFailure("positionals are never found by name")
+            @unknown default:
+                throw UsageError("option '\(argument.display)' is of a kind this shutterpipe does not know: its command is newer; update shutterpipe")
             }
         }
         for (position, argument) in declared.enumerated() where argument.definition.kind == .positional {

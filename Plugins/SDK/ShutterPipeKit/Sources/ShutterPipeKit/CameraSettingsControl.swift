@@ -48,8 +48,9 @@ public struct SettingsRefusal: Error, Sendable, Equatable, CustomStringConvertib
 
 /// One camera setting, with its value and what it may be set to.
 public struct CameraSetting: Sendable, Equatable, Codable {
-    /// What kind of value it takes.
-    @frozen public enum Kind: String, Sendable, Equatable, Codable, CaseIterable {
+    /// What kind of value it takes. It may grow (contract 10 on): switch over it with
+    /// `@unknown default`, and show a kind you do not know as its ``CameraSetting/value``, read-only.
+    public enum Kind: String, Sendable, Equatable, Codable, CaseIterable {
         /// Free text.
         case text
         /// A number between ``CameraSetting/range``'s bounds.
@@ -159,8 +160,8 @@ public struct SettingChange: Sendable, Hashable, Codable {
 /// A request from a trigger to read or change camera settings, sent with
 /// ``EventChannel/send(_:answer:)``.
 public struct SettingsRequest: Sendable, Equatable {
-    /// What is asked.
-    @frozen public enum Action: Sendable, Equatable {
+    /// What is asked. It may grow (contract 10 on): refuse what you do not know.
+    public enum Action: Sendable, Equatable {
         /// Read these settings; every setting when empty.
         case read([String])
         /// Change these settings, all or none.

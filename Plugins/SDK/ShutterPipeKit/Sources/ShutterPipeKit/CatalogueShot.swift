@@ -42,6 +42,8 @@ public enum ShotState: String, Sendable, Codable {
 }
 
 /// A pick flag: Lightroom's pick and reject, CaptureGRID's.
+///
+/// Closed (`@frozen`): XMP's pick is -1, 0 or 1 in every editor that writes it.
 @frozen public enum Pick: Int, Sendable, Codable {
     case rejected = -1
     case none = 0
@@ -236,6 +238,7 @@ public struct CatalogueFrame: Sendable, Equatable, Codable {
 
 /// Which shots to list.
 public struct ShotFilter: Sendable {
+    /// Closed (`@frozen`): the five order comparisons; "not" is written as two filters.
     @frozen public enum Comparison: String, Sendable { case equal = "=", atLeast = ">=", atMost = "<=", above = ">", below = "<" }
     public var session: String?
     public var camera: String?

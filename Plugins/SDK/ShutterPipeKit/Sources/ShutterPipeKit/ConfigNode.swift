@@ -22,7 +22,7 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
 ///
 /// The YAML loader builds these; plugins read them through ``PluginOptions``.
 public struct ConfigNode: Sendable {
-    /// The shape of a node.
+    /// The shape of a node. Closed (`@frozen`): YAML has these three and no other.
     @frozen public enum Value: Sendable {
         /// A scalar, as text. `quoted` is true for `'…'`/`"…"` scalars, which are
         /// never null.

@@ -1,7 +1,8 @@
 import Foundation
 
-/// How much a log record matters.
-@frozen public enum LogLevel: String, Sendable, Comparable, CaseIterable {
+/// How much a log record matters. It may grow (contract 10 on): switch over it with
+/// `@unknown default`, and compare levels with `<` rather than listing them.
+public enum LogLevel: String, Sendable, Comparable, CaseIterable {
     /// Detail for developers; shown with `--verbose`.
     case debug
     /// What happened: one line per event.

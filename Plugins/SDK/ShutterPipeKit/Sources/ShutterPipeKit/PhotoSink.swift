@@ -1,6 +1,6 @@
 /// What a sink does with a photo's bytes, which decides whether the camera may delete
-/// its copy.
-@frozen public enum SinkRole: String, Sendable, CaseIterable {
+/// its copy. It may grow (contract 10 on): switch over it with `@unknown default`.
+public enum SinkRole: String, Sendable, CaseIterable {
     /// Keeps the bytes of every file of every photo (the `files` sink, an upload to an
     /// archive). Once every archival sink has stored every file of a shot, the backend
     /// may delete it from the camera's card.

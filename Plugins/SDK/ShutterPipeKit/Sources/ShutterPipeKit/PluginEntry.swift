@@ -38,27 +38,21 @@ public enum PluginEntry {
     /// catalogue; 7, the catalogue's paging and change reports; 8, session labels,
     /// `CapturedFile.cameraSerial`, `CapturedPhoto.origin`, `PhotoSink.statusNote()`;
     /// 9, the contract evolves: library evolution, minor revisions, the toolchain in the
-    /// handshake, declared abilities.
+    /// handshake, declared abilities (its minors: 1, ask and answer; 2, the shots in flight;
+    /// 3, a sink's digest; 4, first pixels; 5, plugins answer for themselves; 6, a shot's
+    /// place in a sequence; 7, a backend's late preview, ``SessionObserver/previewed(_:shot:)``);
+    /// 10, enums that grow are not `@frozen` (``ShutterEvent``, ``ShutterState``,
+    /// ``CameraSetting/Kind``, ``SettingsRequest/Action``, ``PluginKind``, ``SinkRole``,
+    /// ``ShotMarkChange``, ``LogLevel``, ``ArgumentDefinition/Kind``): a new event or
+    /// setting kind is a minor revision from now on, and plugins switch with
+    /// `@unknown default`.
     @_alwaysEmitIntoClient
-    public static var abi: Int32 { 9 }
+    public static var abi: Int32 { 10 }
 
     /// The contract's minor revision the plugin was built against: additive changes since
-    /// the major. History of 9: 0, the first; 1, ask and answer: ``EventChannel/submit(_:)``
-    /// returns a ``PendingAnswer`` (``TriggerEvent/pendingAnswer``,
-    /// ``ShutterAnswer/deliver(to:)``), and `TriggerSource.sync(_:)` has a default; 2, the
-    /// shots in flight for displays (``SessionView/shotsInFlight``, ``ShotInFlight``); 3, a
-    /// stored file's digest as its sink computed it (``ShotCatalogue/recordDigest(of:sha256:)``);
-    /// 4, first pixels: a backend shows a picture of a shot before its file is whole
-    /// (``BackendContext/show(_:)``, ``EarlyPreview``, ``ShotInFlight/preview``), and
-    /// displays hear when the shots in flight change (``SessionView/observeShotsInFlight``)
-    /// and see a photo's bytes before the sinks store them (``SessionObserver/captured(_:shot:)``);
-    /// 5, plugins answer for themselves: a sink says where it keeps photos and how it names
-    /// sidecars (``PhotoArchive``, ``ArchiveLayout``, ``SidecarNaming``), a trigger how to
-    /// reach the running session and how to hand it marks (``SessionEntrance``);
-    /// 6, a catalogued shot knows its place in a sequence (``CatalogueShot/sequence``,
-    /// ``CatalogueSequencePlace``), so that a sequence's frames are one group.
+    /// the major. History of 10: 0, the first.
     @_alwaysEmitIntoClient
-    public static var contractMinor: Int32 { 7 }
+    public static var contractMinor: Int32 { 0 }
 
     /// The Swift compiler the plugin was built with, `major * 100 + minor`.
     @_alwaysEmitIntoClient

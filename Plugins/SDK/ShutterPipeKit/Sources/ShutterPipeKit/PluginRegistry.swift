@@ -1,7 +1,7 @@
 import Synchronization
 
-/// The three kinds of plugin.
-@frozen public enum PluginKind: String, Sendable, CaseIterable {
+/// The kinds of plugin. It may grow (contract 10 on): switch over it with `@unknown default`.
+public enum PluginKind: String, Sendable, CaseIterable {
     /// A ``TriggerSource``.
     case trigger
     /// A ``CaptureBackend``.
@@ -11,6 +11,9 @@ import Synchronization
 }
 
 /// Where a plugin type comes from.
+///
+/// Closed (`@frozen`): a type is compiled into shutterpipe or loaded from a library;
+/// there is no third place.
 @frozen public enum PluginOrigin: Sendable, Equatable, CustomStringConvertible {
     /// Part of shutterpipe.
     case builtIn

@@ -104,8 +104,9 @@ public struct ShotMarks: Sendable, Equatable, Codable {
     }
 }
 
-/// One change to a shot's marks.
-@frozen public enum ShotMarkChange: Sendable, Equatable {
+/// One change to a shot's marks. It may grow (contract 10 on): a catalogue refuses a
+/// change it does not know.
+public enum ShotMarkChange: Sendable, Equatable {
     /// A rating from 0 (none) to 5.
     case rating(Int)
     /// A colour label; `nil` clears it.

@@ -3,7 +3,10 @@
 /// These are the four events of the remote-shutter flow that earbud SDKs use: a device
 /// asks to enter photo mode, to take a photo, or to leave photo mode. Anything a trigger
 /// cannot map to one of those arrives as ``unknown``.
-@frozen public enum ShutterEvent: String, Sendable, CaseIterable, Codable {
+///
+/// It may grow (contract 10 on): a new event is a minor revision, so switch over it with
+/// `@unknown default` and answer what you do not know as ``unknown``.
+public enum ShutterEvent: String, Sendable, CaseIterable, Codable {
     /// Enter photo mode: prepare the capture backend.
     case enter
     /// Take one photo.
@@ -21,7 +24,9 @@
 }
 
 /// The state the coordinator syncs back to a trigger device in answer to an event.
-@frozen public enum ShutterState: String, Sendable, CaseIterable, Codable {
+///
+/// It may grow (contract 10 on): switch over it with `@unknown default`.
+public enum ShutterState: String, Sendable, CaseIterable, Codable {
     /// Photo mode was entered (or was already on).
     case enteredPhotoMode
     /// Photo mode could not be entered, or has been left.

@@ -3,8 +3,8 @@ import Synchronization
 /// How the host sees one declared option, flag or positional argument: what it parses
 /// and what the help says.
 public struct ArgumentDefinition: Sendable, Equatable {
-    /// What kind of thing it is on the command line.
-    @frozen public enum Kind: Sendable, Equatable {
+    /// What kind of thing it is on the command line. It may grow (contract 10 on).
+    public enum Kind: Sendable, Equatable {
         /// `--name VALUE`.
         case option
         /// `--name`, no value.
