@@ -16,6 +16,8 @@ struct SequenceShot: Sendable {
     var closes = true
     /// A lens move before it: the frame waits for the lens to settle.
     var settles = false
+    /// A bulb's exposure: the frame is held open this long (``BulbCapture``).
+    var bulb: Duration?
 }
 
 extension SequencePlan {
@@ -26,7 +28,8 @@ extension SequencePlan {
     func shots(_ steps: [SequenceStep], inner: (plan: SequencePlan, steps: [SequenceStep])?) -> [SequenceShot] {
         guard let inner, !inner.steps.isEmpty else {
             return steps.enumerated().map { index, step in
-                SequenceShot(changes: step.changes, frame: step.frame, outer: index, settles: kind == .focusStack && !step.changes.isEmpty)
+                SequenceShot(changes: step.changes, frame: step.frame, outer: index, settles: kind == .focusStack && !step.changes.isEmpty,
+                             bulb: kind == .bulb ? exposure : nil)
             }
         }
         let each = inner.steps.count, total = steps.count * each
@@ -40,7 +43,8 @@ extension SequencePlan {
                 if frame.setting == nil { frame.value = nil }
                 shots.append(SequenceShot(changes: position == 0 ? step.changes : [], innerChanges: innerStep.changes, frame: frame, outer: outer,
                                           opens: position == 0, closes: position == each - 1,
-                                          settles: (position == 0 && kind == .focusStack && !step.changes.isEmpty) || (inner.plan.kind == .focusStack && !innerStep.changes.isEmpty)))
+                                          settles: (position == 0 && kind == .focusStack && !step.changes.isEmpty) || (inner.plan.kind == .focusStack && !innerStep.changes.isEmpty),
+                                          bulb: inner.plan.kind == .bulb ? inner.plan.exposure : nil))
             }
         }
         return shots

@@ -9,6 +9,7 @@ import ShutterPipeSupport
 ///   stack: {kind: focus-stack, frames: 9, from: 1000, step: 4, settle: 100ms}
 ///   bracket: {kind: bracket, frames: 3, setting: shutterspeed, ev: 1}
 ///   timelapse: {kind: interval, frames: 600, every: 1s}
+///   night: {kind: bulb, frames: 4, exposure: 30s}
 /// ```
 public struct SequencePlan: Sendable, Equatable {
     public enum Kind: String, Sendable, Equatable, CaseIterable {
@@ -16,6 +17,7 @@ public struct SequencePlan: Sendable, Equatable {
         case focusStack = "focus-stack"
         case interval
         case spin
+        case bulb
 
         /// In words, for answers and the log.
         public var words: String {
@@ -24,6 +26,7 @@ public struct SequencePlan: Sendable, Equatable {
             case .focusStack: "focus stack"
             case .interval: "interval"
             case .spin: "spin"
+            case .bulb: "bulb"
             }
         }
 
@@ -59,7 +62,9 @@ public struct SequencePlan: Sendable, Equatable {
     public var command: [String] = []
     /// How long a spin's step may run before it is killed and the spin fails.
     public var stepTimeout: Duration = .seconds(30)
-    /// Another plan (a bracket or a focus stack) shot at each of this one's frames
+    /// A bulb's exposure: how long the shutter is held open, on the monotonic clock.
+    public var exposure: Duration = .seconds(1)
+    /// Another plan (a bracket, a focus stack or a bulb) shot at each of this one's frames
     /// instead of one frame: a bracket at each angle of a spin, a focus stack at each
     /// moment of an interval.
     public var each: String?
@@ -75,7 +80,7 @@ public struct SequencePlan: Sendable, Equatable {
         switch kind {
         case .bracket: "shutterspeed"
         case .focusStack: "focusdistance"
-        case .interval, .spin: nil
+        case .interval, .spin, .bulb: nil
         }
     }
 
@@ -101,7 +106,7 @@ public struct SequencePlan: Sendable, Equatable {
                 let suggestion = closestMatch(to: kindName, in: kinds).map { "; did you mean '\($0)'?" } ?? ""
                 throw block.error("unknown kind '\(LogText.escaped(kindName))'\(suggestion) The kinds: \(kinds.joined(separator: ", "))", key: "kind")
             }
-            var plan = SequencePlan(name: name, kind: kind, frames: try block.int("frames", default: kind == .bracket ? 3 : kind == .spin ? 36 : 9, in: 1...10_000))
+            var plan = SequencePlan(name: name, kind: kind, frames: try block.int("frames", default: kind == .bracket ? 3 : kind == .spin ? 36 : kind == .bulb ? 1 : 9, in: 1...10_000))
             plan.setting = try block.string("setting")
             plan.camera = try block.string("camera")
             switch kind {
@@ -122,6 +127,17 @@ public struct SequencePlan: Sendable, Equatable {
                 }
                 plan.settle = try block.duration("settle", default: .zero)
                 plan.stepTimeout = try block.duration("timeout", default: plan.stepTimeout)
+            case .bulb:
+                guard block.contains("exposure") else {
+                    throw block.error("'exposure' is required: how long the shutter stays open, such as 30s or 2m")
+                }
+                plan.exposure = try block.duration("exposure", default: plan.exposure)
+                guard plan.exposure >= .milliseconds(1), plan.exposure <= .seconds(12 * 3600) else {
+                    throw block.error("'exposure' must be between 1ms and 12h", key: "exposure")
+                }
+                guard !block.contains("each") else {
+                    throw block.error("a bulb takes no 'each': an interval or a spin can shoot a bulb at each of its frames (each: \(name))", key: "each")
+                }
             }
             if let inner = try block.string("each") { plan.each = inner }
             block.recordUnknownKeys()
@@ -136,8 +152,8 @@ public struct SequencePlan: Sendable, Equatable {
                 let known = plans.keys.filter { $0 != name }.sorted()
                 throw ConfigError("config: sequence '\(name)': 'each' names no other sequence ('\(LogText.escaped(innerName))'); the sequences are: \(known.joined(separator: ", "))", at: location)
             }
-            guard inner.kind == .bracket || inner.kind == .focusStack, inner.each == nil else {
-                throw ConfigError("config: sequence '\(name)': 'each' must name a bracket or a focus stack that has no 'each' of its own; '\(innerName)' is \(inner.each == nil ? inner.kind.withArticle : "combined")", at: location)
+            guard [.bracket, .focusStack, .bulb].contains(inner.kind), inner.each == nil else {
+                throw ConfigError("config: sequence '\(name)': 'each' must name a bracket, a focus stack or a bulb that has no 'each' of its own; '\(innerName)' is \(inner.each == nil ? inner.kind.withArticle : "combined")", at: location)
             }
             if let outerKey = plan.setting ?? plan.defaultSetting, outerKey == (inner.setting ?? inner.defaultSetting) {
                 throw ConfigError("config: sequence '\(name)': it and '\(innerName)' both step '\(outerKey)'; a combined sequence steps two settings", at: location)
@@ -162,6 +178,15 @@ extension SequencePlan {
             SequenceFrame(name: name, kind: kind.words, index: index + 1, count: frames, setting: current?.key, value: value, ev: ev)
         }
         guard kind != .interval else { return ((0..<frames).map { SequenceStep(changes: [], frame: frame($0)) }, []) }
+        if kind == .bulb {
+            // Each frame held open as long: its place says for how long.
+            let steps = (0..<frames).map { index in
+                var place = frame(index, value: formatDuration(exposure))
+                place.setting = "bulb"
+                return SequenceStep(changes: [], frame: place)
+            }
+            return (steps, [])
+        }
         if kind == .spin {
             // The angle each frame is taken at, the table turned a step between frames.
             let steps = (0..<frames).map { index in

@@ -66,6 +66,10 @@ extension ShutterCoordinator {
         }
         let shots = plan.shots(steps, inner: innerPlan)
         let innerCamera = inner?.camera ?? plan.camera
+        if shots.contains(where: { $0.bulb != nil }), !(backendAbilities.contains(.bulbCapture) && backend is any BulbCapture) {
+            return refuse(ShutterError(.invalidConfiguration, "sequence '\(plan.name)' holds the shutter open (bulb), but the backend '\(await backend.cameraName)' cannot",
+                                       fix: "bulb needs a camera backend with a bulb control, such as gphoto2; or take a timed exposure with a bracket or an interval"))
+        }
 
         let stepping = [key, innerPlan.flatMap { $0.plan.setting ?? $0.plan.defaultSetting }].compactMap { $0 }
         log.info("sequence '\(plan.name)' from \(by): \(plan.kind.withArticle) of \(steps.count) frame(s)"
@@ -138,7 +142,7 @@ extension ShutterCoordinator {
                 tally.withLock { frame.state == .photoSuccess ? ($0.taken += 1) : ($0.failed += 1) }
                 eachFrame?(frame)
             }
-            await capture(event, from: trigger, started: .now)
+            await capture(event, from: trigger, started: .now, bulb: shot.bulb)
             sequenceFrame = nil
             guard shot.closes, shot.outer + 1 < steps.count else { continue }
             // Between two of the plan's frames: the inner plan's setting back where it

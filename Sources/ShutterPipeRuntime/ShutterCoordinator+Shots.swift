@@ -10,8 +10,9 @@ extension ShutterCoordinator {
     }
 
     /// Takes a photo and leaves it to a store task, which answers; a failure before that
-    /// is answered here, in order.
-    func capture(_ request: TriggerEvent, from trigger: NamedTrigger, started: ContinuousClock.Instant) async {
+    /// is answered here, in order. With `bulb`, the shutter is held open that long (a
+    /// bulb sequence's frame: the backend is a ``BulbCapture``, checked before).
+    func capture(_ request: TriggerEvent, from trigger: NamedTrigger, started: ContinuousClock.Instant, bulb: Duration? = nil) async {
         if !status.inPhotoMode {
             guard settings.autoEnter else {
                 let failure = ShutterError(.notInPhotoMode, "not in photo mode", fix: "send enter first, or set coordinator.autoEnter: true")
@@ -32,7 +33,12 @@ extension ShutterCoordinator {
             // A capture for a later moment (a rig's `at`) has the wait on top of its deadline.
             let fireAt = request.fireAt
             let wait = fireAt.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSinceNow) * 1000)) } ?? .zero
-            photo = try await withDeadline(settings.captureTimeout + wait, "capture") { try await backend.capture(at: fireAt) }
+            if let bulb, let holder = backend as? any BulbCapture {
+                // The exposure is the camera's time, on top of the capture's deadline.
+                photo = try await withDeadline(settings.captureTimeout + bulb, "bulb capture") { try await holder.captureBulb(for: bulb) }
+            } else {
+                photo = try await withDeadline(settings.captureTimeout + wait, "capture") { try await backend.capture(at: fireAt) }
+            }
         } catch {
             var failed = ShutterAnswer(request: request, state: .photoFailed,
                                        failure: ShutterError.wrapping(error, as: .cameraFailure), shot: id)

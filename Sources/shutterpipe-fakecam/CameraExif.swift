@@ -6,12 +6,13 @@ import Foundation
 /// reads a body's; a bracket's frames show the exposure each was taken with.
 enum CameraExif {
     /// An APP1 "Exif" segment (marker included).
-    static func segment(exposureTime: Double, fNumber: Double, iso: UInt32, focusMillimetres: UInt32?) -> Data {
+    /// A `measured` exposure time (a bulb's) is written to the millisecond.
+    static func segment(exposureTime: Double, measured: Bool = false, fNumber: Double, iso: UInt32, focusMillimetres: UInt32?) -> Data {
         var tiff = Data()
         func u16(_ value: Int) { tiff.append(UInt8(value & 0xFF)); tiff.append(UInt8((value >> 8) & 0xFF)) }
         func u32(_ value: Int) { u16(value & 0xFFFF); u16((value >> 16) & 0xFFFF) }
         let make = Array("shutterpipe\0".utf8), model = Array("PTP/IP Camera\0".utf8)
-        let exposure = rational(exposureTime), aperture = (Int((fNumber * 10).rounded()), 10)
+        let exposure = measured ? (Int((exposureTime * 1000).rounded()), 1000) : rational(exposureTime), aperture = (Int((fNumber * 10).rounded()), 10)
         // In tag order, as an IFD must be: ExposureTime, FNumber, ISO, ExifVersion "0230",
         // SubjectDistance (m), ColorSpace sRGB.
         var exifEntries: [(tag: Int, type: Int, count: Int, value: [Int])] = [

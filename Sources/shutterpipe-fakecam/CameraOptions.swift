@@ -71,4 +71,8 @@ struct CameraOptions: Sendable {
     /// A file that gets one line per InitiateCapture: when it arrived, in CLOCK_MONOTONIC
     /// nanoseconds (comparable across the cameras of a rig on one machine).
     var captureLog: String?
+    /// Bulb (`--bulb`): PTP's open capture (InitiateOpenCapture, TerminateOpenCapture),
+    /// which libgphoto2 offers as `movie`, holds the shutter open; the photo's ExposureTime
+    /// is how long it was open, to the millisecond.
+    var bulb = false
 }

@@ -112,6 +112,7 @@ enum PTP {
         case getObject = 0x1009, getThumb = 0x100A, deleteObject = 0x100B, initiateCapture = 0x100E
         case getDevicePropDesc = 0x1014, getDevicePropValue = 0x1015, setDevicePropValue = 0x1016
         case getPartialObject = 0x101B
+        case terminateOpenCapture = 0x1018, initiateOpenCapture = 0x101C  // bulb (--bulb)
         case getStreamInfo = 0x1024, getStream = 0x1025  // PTP 1.1 streams: live view
     }
 

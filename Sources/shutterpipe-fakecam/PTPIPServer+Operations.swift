@@ -74,6 +74,14 @@ extension PTPIPServer {
             case .success: return (.ok, nil, [])
             case .failure(let code): log("capture refused: \(code == .deviceBusy ? "device busy" : "store full")"); return (code, nil, [])
             }
+        case .initiateOpenCapture where camera.options.bulb:
+            let response = camera.openBulb()
+            log(response == .ok ? "bulb: the shutter is open" : "bulb refused: \(response)")
+            return (response, nil, [])
+        case .terminateOpenCapture where camera.options.bulb:
+            guard let seconds = camera.closeBulb() else { return (.generalError, nil, []) }
+            log(String(format: "bulb: the shutter closed after %.3f ms", seconds * 1000))
+            return (.ok, nil, [])
         case .getStreamInfo where camera.options.noLiveView, .getStream where camera.options.noLiveView:
             return (.operationNotSupported, nil, [])
         case .getStreamInfo:

@@ -148,7 +148,7 @@ final class PTPIPServer: Sendable {
                     if dataType == PTP.Packet.endData.rawValue { break }
                 }
             }
-            if code == PTP.Operation.initiateCapture.rawValue, let path = camera.options.captureLog {
+            if code == PTP.Operation.initiateCapture.rawValue || code == PTP.Operation.initiateOpenCapture.rawValue, let path = camera.options.captureLog {
                 var now = timespec()
                 clock_gettime(CLOCK_MONOTONIC, &now)
                 let line = "\(UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec))\n"
@@ -176,6 +176,9 @@ final class PTPIPServer: Sendable {
             w.u16(response.rawValue); w.u32(transaction)
             responseParameters.forEach { w.u32($0) }
             sendPacket(client, .commandResponse, w.data)
+            if code == PTP.Operation.terminateOpenCapture.rawValue && response == .ok {
+                announceCapture(transaction: transaction)  // the bulb's files, as a capture's
+            }
             if code == PTP.Operation.initiateCapture.rawValue {
                 switch lastCapture.withLock({ $0 }) {
                 case .success where response == .ok:

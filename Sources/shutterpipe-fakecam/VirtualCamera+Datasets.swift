@@ -10,7 +10,7 @@ extension VirtualCamera {
         var w = PTPWriter()
         w.u16(100); w.u32(0); w.u16(0); w.string(""); w.u16(0)
         w.array16([0x1001, 0x1002, 0x1003, 0x1004, 0x1005, 0x1006, 0x1007, 0x1008, 0x1009, 0x100B, 0x100E, 0x1014, 0x1015, 0x1016, 0x101B]
-                  + (options.noLiveView ? [] : [0x1024, 0x1025]))
+                  + (options.noLiveView ? [] : [0x1024, 0x1025]) + (options.bulb ? [0x1018, 0x101C] : []))
         w.array16([0x4002, 0x400A, 0x400D])
         w.array16(state.withLock { $0.properties.keys.sorted() })
         w.array16([PTP.formatJPEG])

@@ -41,6 +41,10 @@ final class VirtualCamera: Sendable {
         var dropped = false
         /// The `--images` files read so far, by index (mapped).
         var sourceBytes: [Int: Data] = [:]
+        /// A bulb exposure open since then (CLOCK_MONOTONIC ns), and the length of the one
+        /// just closed, in seconds, for the photo it makes.
+        var bulbOpenedAt: UInt64?
+        var bulbSeconds: Double?
     }
 
     static let dcim: UInt32 = 1, folder: UInt32 = 2
@@ -111,6 +115,33 @@ final class VirtualCamera: Sendable {
         }
     }
 
+    /// Opens the shutter for a bulb exposure (InitiateOpenCapture), or refuses as a capture
+    /// is refused; DeviceBusy while one is open.
+    func openBulb() -> PTP.Response {
+        if state.withLock({ $0.bulbOpenedAt != nil }) { return .deviceBusy }
+        if case .failure(let code) = capture() { return code }
+        state.withLock { $0.bulbOpenedAt = Self.monotonicNanoseconds() }
+        return .ok
+    }
+
+    /// Closes the bulb exposure (TerminateOpenCapture): how long it was open, in seconds,
+    /// or `nil` when none was.
+    func closeBulb() -> Double? {
+        state.withLock { state in
+            guard let opened = state.bulbOpenedAt else { return nil }
+            state.bulbOpenedAt = nil
+            let seconds = Double(Self.monotonicNanoseconds() - opened) / 1e9
+            state.bulbSeconds = seconds
+            return seconds
+        }
+    }
+
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
     /// Whether the capture just taken makes no file (`--empty-captures`: those numbered).
     func lastCaptureIsEmpty() -> Bool {
         state.withLock { options.emptyCaptures.contains($0.captures) }
@@ -147,9 +178,9 @@ final class VirtualCamera: Sendable {
     static func exposure(_ state: State) -> String {
         let iso = state.properties[0x500F]?.current ?? 0
         let fNumber = Double(state.properties[0x5007]?.current ?? 0) / 100
-        let time = Double(state.properties[0x500D]?.current ?? 0) / 10_000
+        let time = state.bulbSeconds ?? Double(state.properties[0x500D]?.current ?? 0) / 10_000
         let aperture = fNumber == fNumber.rounded() ? String(Int(fNumber)) : String(fNumber)
-        let shutter = time >= 1 || time == 0 ? "\(Int(time))" : "1/\(Int((1 / time).rounded()))"
+        let shutter = state.bulbSeconds != nil ? "bulb \(String(format: "%.3f", time))" : time >= 1 || time == 0 ? "\(Int(time))" : "1/\(Int((1 / time).rounded()))"
         return "iso \(iso) f/\(aperture) \(shutter) s"
     }
 
@@ -159,6 +190,7 @@ final class VirtualCamera: Sendable {
     }
 
     private func addShot(_ state: inout State) -> [UInt32] {
+        defer { state.bulbSeconds = nil }  // a bulb's length is its one exposure's
         state.imageCounter += 1
         let number = state.imageCounter
         let rawPlusJPEG = state.properties[0x5004]?.current == 1
@@ -170,7 +202,7 @@ final class VirtualCamera: Sendable {
             let synthesised = chart.map { $0.jpeg(width: options.width, height: options.height, distance: lens.millimetres.load(ordering: .relaxed), comment: comment) }
                 ?? SyntheticJPEG.make(width: options.width, height: options.height, shot: number, detail: options.detail, comment: comment)
             // The camera's EXIF right after SOI: what the exposure was taken with.
-            let exif = CameraExif.segment(exposureTime: Double(state.properties[0x500D]?.current ?? 0) / 10_000,
+            let exif = CameraExif.segment(exposureTime: state.bulbSeconds ?? Double(state.properties[0x500D]?.current ?? 0) / 10_000, measured: state.bulbSeconds != nil,
                                           fNumber: Double(state.properties[0x5007]?.current ?? 0) / 100, iso: state.properties[0x500F]?.current ?? 0,
                                           focusMillimetres: chart == nil ? nil : lens.millimetres.load(ordering: .relaxed))
             let jpeg = synthesised.prefix(2) + exif + synthesised.dropFirst(2)

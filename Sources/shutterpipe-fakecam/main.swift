@@ -61,7 +61,11 @@ Options:
   --battery PERCENT     battery level reported (default 87)
   --verbose             log every operation to stderr
   --capture-log FILE    append when each InitiateCapture arrived (CLOCK_MONOTONIC ns), a line
-                        each: for measuring how far apart a rig's cameras fire
+                        each: for measuring how far apart a rig's cameras fire (and when
+                        each bulb exposure opened)
+  --bulb                a camera with bulb: PTP's open capture (InitiateOpenCapture and
+                        TerminateOpenCapture, libgphoto2's `movie`) holds the shutter open;
+                        the photo's ExposureTime is how long it was open, to the millisecond
   --malformed PERCENT   damage that share of the packets sent, for fuzzing PTP/IP clients
                         (lying lengths, cut payloads, unknown types, flipped bytes, garbage)
   --seed N              the seed of --malformed's choices (default 1), to replay a run
@@ -146,6 +150,7 @@ while !arguments.isEmpty {
     case "--battery": options.battery = min(100, number(argument))
     case "--verbose": options.verbose = true
     case "--capture-log": options.captureLog = value(argument)
+    case "--bulb": options.bulb = true
     case "--malformed": options.malformedPercent = min(100, number(argument))
     case "--seed": options.seed = UInt64(number(argument))
     case "-h", "--help": Console.standardOutput.printLine(usage); exit(0)

@@ -80,6 +80,6 @@ struct CommandLineTests {
         for (kind, type) in [("trigger", "stdin"), ("backend", "file-stub"), ("sink", "files")] {
             #expect(outcome.lines.contains { $0.hasPrefix(kind) && $0.contains(" \(type) ") && $0.contains("built-in") }, "\(outcome.stdout)")
         }
-        #expect(outcome.lines.contains { $0.hasPrefix("backend") && $0.contains(" gphoto2 ") && $0.contains(" cameraSettings,liveView ") }, "\(outcome.stdout)")
+        #expect(outcome.lines.contains { $0.hasPrefix("backend") && $0.contains(" gphoto2 ") && $0.contains(" bulbCapture,cameraSettings,liveView ") }, "\(outcome.stdout)")
     }
 }

@@ -9,7 +9,8 @@ extension CameraSession {
     /// How long a fresh worker's first capture waits for the camera to be opened.
     static let freshWorkerPatience: Duration = .seconds(3)
 
-    func capture() -> (WorkerReply, [Int32]) {
+    /// Takes one exposure and downloads its files; with `bulb`, held open that long.
+    func capture(bulb: Duration? = nil) -> (WorkerReply, [Int32]) {
         defer { lastCaptureEnded = .now }
         let fired = WorkerProtocol.monotonicNanoseconds()
         if camera == nil, selection != nil { reconnect() }  // during an outage: one attempt now
@@ -29,7 +30,16 @@ extension CameraSession {
             // A camera that gives every exposure the same name: the stored shot still under
             // it is deleted before the camera is fired again.
             if card.reusesNames { clearReusedNamesBeforeFiring() }
-            let exposure = try camera.capture(meanwhile: runQueuedDuringExposure)
+            var held: (controls: [String], exposure: Duration)?
+            if let bulb {
+                let controls = try camera.bulbControls()
+                guard !controls.isEmpty else {
+                    return (.failed(WorkerFailure(ShutterError(.invalidConfiguration, "this camera has no bulb control libgphoto2 can drive: no 'bulb' setting, and no PTP open capture",
+                                                               fix: GPhotoCamera.bulbFix))), [])
+                }
+                held = (controls, bulb)
+            }
+            let exposure = try camera.capture(bulb: held, meanwhile: runQueuedDuringExposure)
             // This enter's own shots, stored or failed: never a catch-up's to import.
             for added in exposure.files + exposure.earlier { handledSinceEnter[added.path] = added }
             for earlier in exposure.earlier { storeButtonShot(earlier, from: camera) }

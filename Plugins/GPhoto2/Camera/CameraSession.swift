@@ -81,6 +81,8 @@ final class CameraSession: @unchecked Sendable {
             // wake-up and the camera's command.
             if let moment { WallClock.sleep(until: Date(timeIntervalSince1970: Double(moment) / 1e9)) }
             return capture()
+        case .bulb(let milliseconds):
+            return capture(bulb: .milliseconds(milliseconds))
         case .delete(let paths):
             return (queueDeletes(paths), [])
         case .delivered(let paths):
@@ -222,6 +224,13 @@ final class CameraSession: @unchecked Sendable {
         if failure.code == GP_ERROR_NO_SPACE || text.localizedCaseInsensitiveContains("store full")
             || text.localizedCaseInsensitiveContains("ran full") {
             return ShutterError(.storageUnavailable, "the camera's card is full (\(text))", fix: "free space or change the card")
+        }
+        if failure.operation == GPhotoCamera.openingBulb, !failure.lostConnection {
+            return ShutterError(.invalidConfiguration, "this camera has no bulb control that works: \(failure.detail ?? text)", fix: GPhotoCamera.bulbFix)
+        }
+        if failure.operation == GPhotoCamera.closingBulb, !failure.lostConnection {
+            return ShutterError(.cameraFailure, "the bulb exposure could not be closed: \(failure.detail ?? text)",
+                                fix: "look at the camera: end the exposure on the body (switch it off and on) before the next shot")
         }
         if failure.code == GP_ERROR_CAMERA_BUSY {
             return ShutterError(.cameraFailure, "the camera is busy and refused \(action) (\(text))",

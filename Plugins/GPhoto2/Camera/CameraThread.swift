@@ -85,7 +85,7 @@ final class CameraThread: @unchecked Sendable {  // `jobs` and `stopping` are gu
     func submit(_ request: WorkerRequest, _ run: @escaping () -> Void) {
         let job = Job(yieldsToCapture: request.yieldsToCapture, request: request, run: run)
         lock.withLock {
-            if case .capture = request {
+            if request.isCapture {
                 let position = (jobs.lastIndex { !$0.yieldsToCapture }).map { $0 + 1 } ?? 0
                 jobs.insert(job, at: position)
             } else {

@@ -36,7 +36,11 @@ extension GPhotoCamera {
     ///
     /// `meanwhile` runs while the exposure's events are awaited, at most every 30 ms: the
     /// live-view frames and delete requests that come during a long exposure.
-    func capture(meanwhile: () -> Void = {}) throws(GPhotoFailure) -> Exposure {
+    ///
+    /// With `bulb`, the shutter is opened with the first of those controls the camera
+    /// takes and held open for that long (``holdOpen(with:for:)``) instead of
+    /// InitiateCapture; the files come the same way.
+    func capture(bulb: (controls: [String], exposure: Duration)? = nil, meanwhile: () -> Void = {}) throws(GPhotoFailure) -> Exposure {
         var exposure = Exposure()
         // What was announced before the order is not this exposure's (a millisecond when
         // nothing is pending).
@@ -44,7 +48,13 @@ extension GPhotoCamera {
             guard let event = try nextEventLoggingFailures(timeoutMilliseconds: 1) else { break }
             if case .fileAdded(let file) = event { exposure.earlier.append(file) }
         }
-        try check(gp_camera_trigger_capture(camera, context), "capturing")
+        if let bulb {
+            let (control, held) = try holdOpen(with: bulb.controls, for: bulb.exposure)
+            let milliseconds = Double(held.components.seconds) * 1000 + Double(held.components.attoseconds) / 1e15
+            WorkerLog.info("bulb: held open \(String(format: "%.1f", milliseconds)) ms with '\(control)' (asked \(formatDuration(bulb.exposure)))")
+        } else {
+            try check(gp_camera_trigger_capture(camera, context), "capturing")
+        }
         var completed: ContinuousClock.Instant?
         var lastFile: ContinuousClock.Instant?
         var lastMeanwhile = ContinuousClock.now

@@ -13,14 +13,14 @@ import Synchronization
 /// process loads no camera driver. A worker that crashes or hangs is killed and started
 /// again, the shot in flight is answered, and the session goes on. Photo bytes come from
 /// the workers as in-memory files mapped here, never copied on the way.
-public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
+public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource, BulbCapture {
     /// The type name in configs.
     public static let typeName = "gphoto2"
 
     /// Registers the `gphoto2` type and the `cameras` command.
     public static func register(in registry: PluginRegistry) throws {
-        try registry.registerBackend(typeName, summary: "tethered cameras through libgphoto2, one or several, each in a worker process: capture, download, settings, reconnection",
-                                     abilities: [.liveView, .cameraSettings]) { options, environment in
+        try registry.registerBackend(typeName, summary: "tethered cameras through libgphoto2, one or several, each in a worker process: capture, bulb, download, settings, reconnection",
+                                     abilities: [.liveView, .cameraSettings, .bulbCapture]) { options, environment in
             GPhoto2Backend(options: try Options(options), log: environment.log)
         }
         try registry.registerCommand(CamerasCommand.self)
@@ -119,8 +119,25 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource {
     /// Fires every camera at `moment`: each camera thread sleeps until then by itself.
     public func capture(at moment: Date?) async throws -> CapturedPhoto {
         let due = moment.flatMap { $0.timeIntervalSinceNow > 0 ? UInt64($0.timeIntervalSince1970 * 1e9) : nil }
+        return try await fire(.capture(atUnixNanoseconds: due))
+    }
+
+    /// Holds every camera's shutter open for `exposure` (bulb), each timed by its worker
+    /// on the monotonic clock, and downloads every file of every exposure.
+    ///
+    /// Once sent, it is not given up: a worker killed mid-exposure would leave its shutter
+    /// open. A caller that stops waiting (the session's deadline) leaves the worker to
+    /// close the shutter; the files stay on the card.
+    public func captureBulb(for exposure: Duration) async throws -> CapturedPhoto {
+        let milliseconds = Int(exposure.components.seconds * 1000 + exposure.components.attoseconds / 1_000_000_000_000_000)
+        return try await Task { try await self.fire(.bulb(milliseconds: max(1, milliseconds))) }.value
+    }
+
+    /// Sends `request` (a capture or a bulb) to every camera and gathers every file of
+    /// every exposure into one photo.
+    private func fire(_ request: WorkerRequest) async throws -> CapturedPhoto {
         // Every worker gets the order before any answer is awaited.
-        let fired = workers.map { worker in (worker, sentAt: WorkerProtocol.monotonicNanoseconds(), id: worker.send(.capture(atUnixNanoseconds: due))) }
+        let fired = workers.map { worker in (worker, sentAt: WorkerProtocol.monotonicNanoseconds(), id: worker.send(request)) }
         var files: [CapturedFile] = []
         var failures: [(String, ShutterError)] = []
         var model = selections[0].name

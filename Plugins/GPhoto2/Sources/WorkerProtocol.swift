@@ -165,6 +165,8 @@ public enum WorkerRequest: Codable, Sendable, Equatable {
     /// Take one exposure and download every file of it; with a moment (wall clock, Unix
     /// ns), the camera thread sleeps until then and fires (a rig's `at`).
     case capture(atUnixNanoseconds: UInt64?)
+    /// Take one exposure held open this long (bulb), and download every file of it.
+    case bulb(milliseconds: Int)
     /// Delete these files from the card (the photo is archived).
     case delete([CardPath])
     /// These files' shot is stored durably: a catch-up never imports them.
@@ -194,7 +196,15 @@ extension WorkerRequest {
     public var yieldsToCapture: Bool {
         switch self {
         case .delete, .delivered, .status, .preview: true
-        case .open, .capture, .close, .list, .abandon, .readSettings, .applySettings: false
+        case .open, .capture, .bulb, .close, .list, .abandon, .readSettings, .applySettings: false
+        }
+    }
+
+    /// Whether it fires the camera: it goes before the jobs that yield to a capture.
+    public var isCapture: Bool {
+        switch self {
+        case .capture, .bulb: true
+        default: false
         }
     }
 }

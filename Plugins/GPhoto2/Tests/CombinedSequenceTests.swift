@@ -56,13 +56,16 @@ struct CombinedSequenceTests {
         #expect(places.map(\.ev) == [0, -1, 2.06, 0, -1, 2.06, 0, -1, 2.06].map(Optional.some), "\(places.map(\.ev))")
     }
 
-    @Test("'each' naming no sequence, an interval, or a plan stepping the same setting is a config error at its line, with the names there are")
+    @Test("'each' naming no sequence, an interval, or a plan stepping the same setting, and a bulb without its exposure, of one too long, or with an 'each', are config errors at their line, with the names there are")
     func mistakes() async throws {
         let folder = TemporaryDirectory("sequence-combined-mistakes")
         let cases: [(String, String)] = [
             ("turn: {kind: spin, frames: 3, command: [/bin/true], each: hdrr}", "sequence 'turn': 'each' names no other sequence ('hdrr'); the sequences are: hdr, lapse"),
-            ("turn: {kind: spin, frames: 3, command: [/bin/true], each: lapse}", "sequence 'turn': 'each' must name a bracket or a focus stack that has no 'each' of its own; 'lapse' is an interval"),
+            ("turn: {kind: spin, frames: 3, command: [/bin/true], each: lapse}", "sequence 'turn': 'each' must name a bracket, a focus stack or a bulb that has no 'each' of its own; 'lapse' is an interval"),
             ("turn: {kind: bracket, frames: 3, each: hdr}", "sequence 'turn': it and 'hdr' both step 'shutterspeed'"),
+            ("night: {kind: bulb, frames: 3}", "'exposure' is required: how long the shutter stays open"),
+            ("night: {kind: bulb, exposure: 30s, each: hdr}", "a bulb takes no 'each': an interval or a spin can shoot a bulb at each of its frames (each: night)"),
+            ("night: {kind: bulb, exposure: 13h}", "'exposure' must be between 1ms and 12h"),
         ]
         for (line, message) in cases {
             let config = try writeConfig("""

@@ -28,12 +28,15 @@ public struct PluginAbility: RawRepresentable, Hashable, Sendable, Comparable, C
     public static let photoArchive = PluginAbility("photoArchive")
     /// A trigger lets other programs reach the running session: ``SessionEntrance`` (9.5).
     public static let sessionEntrance = PluginAbility("sessionEntrance")
+    /// A backend holds the shutter open for a time it is given: ``BulbCapture`` (10.1).
+    public static let bulbCapture = PluginAbility("bulbCapture")
 
     /// Every ability this shutterpipe knows, with the protocol it stands for.
     public static let known: [PluginAbility: String] = [
         .liveView: "LiveViewSource", .cameraSettings: "CameraSettingsControl",
         .sessionObserver: "SessionObserver", .shotCatalogue: "ShotCatalogue",
         .photoArchive: "PhotoArchive", .sessionEntrance: "SessionEntrance",
+        .bulbCapture: "BulbCapture",
     ]
 
     /// The known abilities `plugin` implements: what the host assumes of a plugin it made
@@ -52,6 +55,7 @@ public struct PluginAbility: RawRepresentable, Hashable, Sendable, Comparable, C
         case .shotCatalogue: return plugin is any ShotCatalogue
         case .photoArchive: return plugin is any PhotoArchive
         case .sessionEntrance: return plugin is any SessionEntrance
+        case .bulbCapture: return plugin is any BulbCapture
         default: return nil
         }
     }

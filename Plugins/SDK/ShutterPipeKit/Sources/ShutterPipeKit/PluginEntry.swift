@@ -50,9 +50,10 @@ public enum PluginEntry {
     public static var abi: Int32 { 10 }
 
     /// The contract's minor revision the plugin was built against: additive changes since
-    /// the major. History of 10: 0, the first.
+    /// the major. History of 10: 0, the first; 1, bulb: a backend holds the shutter open
+    /// for a time it is given (``BulbCapture``, ``PluginAbility/bulbCapture``).
     @_alwaysEmitIntoClient
-    public static var contractMinor: Int32 { 0 }
+    public static var contractMinor: Int32 { 1 }
 
     /// The Swift compiler the plugin was built with, `major * 100 + minor`.
     @_alwaysEmitIntoClient
