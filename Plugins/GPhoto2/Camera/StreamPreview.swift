@@ -16,23 +16,23 @@ import Synchronization
 /// preview later. Once the download has ended (``finish()``) and the picture is whole, it
 /// is turned upright (the EXIF orientation in the file's front), encoded, and handed to
 /// `made` on that thread. A damaged JPEG, or one over the pixel budget, gives none.
-final class StreamPreview: @unchecked Sendable {  // its mutable state is only touched under `condition`
+final class StreamPreview: Sendable {
     /// The long edge of the preview: the page's.
     static let longEdge: Int32 = 1600
     /// The largest picture decoded (the page's default budget).
     static let maxPixels: Int64 = 200_000_000
 
-    private let condition = NSCondition()
-    private var pieces: [Data] = []
-    private var ended = false
-    private var front = Data()
-    private var finished = false
-    /// The orientation the file says elsewhere (a RAW's IFD0, for its embedded JPEG).
-    private var orientation: Int?
+    /// The download's pieces, on their way to the decoding thread: every one is needed, so
+    /// none is dropped (a 10 MB photo is about 160 of them).
+    private let pieces = ValueChannel<Data>(capacity: 1 << 20)
+    /// The file's first 256 KiB (for its EXIF orientation), and the orientation the file
+    /// says elsewhere (a RAW's IFD0, for its embedded JPEG).
+    private let front = Mutex((bytes: Data(), orientation: Int?.none))
+    private let finished = Atomic(false)
     private let made: @Sendable (Data) -> Void
 
     /// Whether the decoding thread is done with everything it was fed (for tests).
-    var drained: Bool { condition.withLock { finished } }
+    var drained: Bool { finished.load(ordering: .acquiring) }
 
     /// Decoders still at work: one at a time. In a burst the decoding thread (idle CPU
     /// only) may lag; a download that comes meanwhile gets no streamed preview rather than
@@ -58,51 +58,39 @@ final class StreamPreview: @unchecked Sendable {  // its mutable state is only t
             decode(box.stream)
             sp_stream_free(box.stream)
             Self.active.withLock { $0 -= 1 }
-            condition.withLock { finished = true }
+            finished.store(true, ordering: .releasing)
         }
     }
 
     /// The next piece of the file; returns at once.
     func feed(_ bytes: UnsafeRawBufferPointer) {
         let piece = Data(bytes)
-        condition.lock()
-        if front.count < 256 << 10 { front.append(piece.prefix((256 << 10) - front.count)) }
-        pieces.append(piece)
-        condition.signal()
-        condition.unlock()
+        front.withLock { front in
+            if front.bytes.count < 256 << 10 { front.bytes.append(piece.prefix((256 << 10) - front.bytes.count)) }
+        }
+        pieces.send(piece)
     }
 
     /// Turns the preview by `orientation` (EXIF 1-8) rather than by what the fed JPEG says:
     /// a RAW's embedded JPEG takes the RAW's.
     func orient(_ orientation: Int) {
-        condition.withLock { self.orientation = orientation }
+        front.withLock { $0.orientation = orientation }
     }
 
     /// The download has ended: the preview follows when the picture is whole.
     func finish() {
-        condition.lock()
-        ended = true
-        condition.signal()
-        condition.unlock()
+        pieces.finish()
     }
 
     private func decode(_ stream: OpaquePointer) {
         var result: Int32 = 1
-        while true {
-            condition.lock()
-            while pieces.isEmpty && !ended { condition.wait() }
-            let batch = pieces
-            pieces.removeAll()
-            let done = ended && batch.isEmpty
-            condition.unlock()
-            if done { break }
-            for piece in batch where result == 1 {
-                result = piece.withUnsafeBytes { sp_stream_feed(stream, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
-            }
-            // Whole (the tail is not needed) or failed: the rest is only drained.
+        // Until the download has ended: the preview comes after its last byte.
+        while case .value(let piece) = pieces.receive() {
+            guard result == 1 else { continue }  // whole (the tail is not needed) or failed: the rest is only drained
+            result = piece.withUnsafeBytes { sp_stream_feed(stream, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
         }
         guard result == 2 else { return }
-        let (kept, given) = condition.withLock { (self.front, self.orientation) }
+        let (kept, given) = front.withLock { ($0.bytes, $0.orientation) }
         let upright = given ?? kept.withUnsafeBytes { ExifThumbnail.orientation(in: $0) }
         var out: UnsafeMutablePointer<UInt8>?
         var size: UInt = 0

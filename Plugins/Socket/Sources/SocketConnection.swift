@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import ShutterPipeSupport
+import Synchronization
 
 /// One client of the socket trigger: its descriptor, and the replies on their way to it.
 ///
@@ -16,16 +17,13 @@ import ShutterPipeSupport
 ///   blocks. A client that does not read its replies fills the socket's buffer, then this
 ///   queue; past ``limit`` replies it is disconnected. Before, each unread reply pinned a
 ///   thread of the cooperative pool in a blocking write.
-final class SocketConnection: @unchecked Sendable {  // the queue is guarded by `condition`
+final class SocketConnection: Sendable {
     /// The replies a client may leave unread, beyond what the kernel buffers.
     static let limit = 256
 
     let descriptor: Int32
-    private let condition = NSCondition()
-    private var queue: [Data] = []
-    private var ended = false
-    private var writing = false
-    private var writerEnded = false
+    private let replies = ValueChannel<Data>(capacity: SocketConnection.limit)
+    private let writerEnded = Atomic(false)
 
     /// Takes `descriptor` (closed with this object) and starts the writer thread.
     init(descriptor: Int32) {
@@ -38,55 +36,31 @@ final class SocketConnection: @unchecked Sendable {  // the queue is guarded by 
     /// Queues `line` for the client. Returns false, queueing nothing, when the client has
     /// ``limit`` replies unread: the caller disconnects it.
     func send(_ line: Data) -> Bool {
-        condition.withLock {
-            guard !ended else { return true }  // gone: the reply has nowhere to go
-            guard queue.count < Self.limit else { return false }
-            queue.append(line)
-            condition.signal()
-            return true
-        }
+        replies.send(line) != .full  // closed: gone, the reply has nowhere to go
     }
 
     /// Ends the connection both ways: the reader's `read` and the writer's `write` return.
     /// Queued replies are dropped.
     func hangUp() {
-        condition.withLock {
-            ended = true
-            queue = []
-            condition.signal()
-        }
+        replies.cancel()
         shutdown(descriptor, Int32(SHUT_RDWR))
     }
 
     /// Whether replies are still queued or being written.
-    var isWriting: Bool { condition.withLock { !queue.isEmpty || writing } }
+    var isWriting: Bool { !replies.isIdle }
 
     /// Whether the writer thread has returned (and let go of the connection).
-    var hasWriterEnded: Bool { condition.withLock { writerEnded } }
+    var hasWriterEnded: Bool { writerEnded.load(ordering: .acquiring) }
 
     /// The client closed its end: what is queued is still written, then the writer ends.
     func finishWriting() {
-        condition.withLock {
-            ended = true
-            condition.signal()
-        }
+        replies.finish()
     }
 
     private func write() {
-        defer { condition.withLock { writerEnded = true } }
-        while true {
-            condition.lock()
-            while queue.isEmpty && !ended { condition.wait() }
-            if queue.isEmpty {
-                condition.unlock()
-                return
-            }
-            let line = queue.removeFirst()
-            writing = true
-            condition.unlock()
-            let written = (try? DescriptorIO.writeAll(line, to: descriptor)) != nil
-            condition.withLock { writing = false }
-            if !written {
+        defer { writerEnded.store(true, ordering: .releasing) }
+        while case .value(let line) = replies.receive() {
+            guard (try? DescriptorIO.writeAll(line, to: descriptor)) != nil else {
                 hangUp()  // the client went away
                 return
             }

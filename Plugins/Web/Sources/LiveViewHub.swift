@@ -130,11 +130,10 @@ final class LiveViewHub: Sendable {
     }
 
     /// One viewer's stream: the newest frame waits, older ones are dropped.
-    final class Viewer: HTTPStream, @unchecked Sendable {  // `waiting`, `pending`, `ended` under `lock`
-        private let lock = NSCondition()
-        private var waiting: Data?
-        private var pending = Data()
-        private var ended = false
+    final class Viewer: HTTPStream, Sendable {
+        private let frames = ValueChannel<Data>(capacity: 1, overflow: .dropOldest)
+        /// What is left of the frame being sent: its connection's thread's alone.
+        private let pending = Mutex(Data())
         private let onClosed: @Sendable (Viewer) -> Void
 
         init(onClosed: @escaping @Sendable (Viewer) -> Void) {
@@ -142,17 +141,12 @@ final class LiveViewHub: Sendable {
         }
 
         func offer(_ part: Data) {
-            lock.lock()
-            waiting = part
-            lock.signal()
-            lock.unlock()
+            frames.send(part)
         }
 
+        /// Ends the stream once the frame that waits (if any) is sent.
         func end() {
-            lock.lock()
-            ended = true
-            lock.broadcast()
-            lock.unlock()
+            frames.finish()
         }
 
         func closed() {
@@ -161,19 +155,16 @@ final class LiveViewHub: Sendable {
         }
 
         func next(maximum: Int) -> Data? {
-            lock.lock()
-            defer { lock.unlock() }
-            while pending.isEmpty {
-                if let part = waiting {
-                    waiting = nil
-                    pending = part
-                    break
+            var part = pending.withLock { $0 }
+            while part.isEmpty {
+                switch frames.receive(until: .now + .seconds(1)) {
+                case .value(let frame): part = frame
+                case .closed: return nil
+                case .timedOut: continue
                 }
-                if ended { return nil }
-                _ = lock.wait(until: Date(timeIntervalSinceNow: 1))
             }
-            let chunk = pending.prefix(maximum)
-            pending = Data(pending.dropFirst(chunk.count))
+            let chunk = part.prefix(maximum)
+            pending.withLock { $0 = Data(part.dropFirst(chunk.count)) }
             return Data(chunk)
         }
     }
