@@ -48,7 +48,7 @@ let builtInPlugins: [BuiltInPlugin] = [
     BuiltInPlugin(folder: "Evdev", module: "EvdevTrigger", links: ["CLinux"], testLinks: ["CLinux", "shutterpipe"]),
     BuiltInPlugin(folder: "MPRIS", module: "MPRISTrigger", links: ["CDBus"], testLinks: ["shutterpipe"]),
     // The gphoto2 backend's host side: no libgphoto2 (that is in its camera worker).
-    BuiltInPlugin(folder: "GPhoto2", module: "GPhoto2Backend",
+    BuiltInPlugin(folder: "GPhoto2", module: "GPhoto2Backend", links: ["CTurboJPEG"],
                   testLinks: [fixtures, "GPhoto2Camera", "CGPhoto2", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"]),
     BuiltInPlugin(folder: "Command", module: "CommandSink", testLinks: ["shutterpipe"]),
     BuiltInPlugin(folder: "Files", module: "FilesSink", links: ["CLinux", "CExif", "CCrypto"], testLinks: [fixtures, "shutterpipe"]),

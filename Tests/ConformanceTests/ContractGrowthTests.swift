@@ -44,7 +44,14 @@ struct ContractGrowthTests {
         #expect(listing.lines.contains { $0.hasPrefix("trigger") && $0.contains(" growth-probe ") && $0.contains(probe) }, "\(listing.stdout)")
 
         let config = try Self.session(folder, probe: probe)
-        let run = try await shutterpipe(["run", "--config", config], input: "get\nset focuspoint=3,4\nfocus\n", in: folder.path, environment: onGrown)
+        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: onGrown)
+        // The gate: the probe's report is written (its events answered in photo mode)
+        // before standard input says anything, whose end leaves photo mode.
+        let reportFile = folder.file("report.txt")
+        #expect(await eventually { FileManager.default.fileExists(atPath: reportFile) }, "\(session.stderrSoFar)")
+        _ = session.send("get\nset focuspoint=3,4\nfocus\n")
+        session.closeInput()
+        let run = await session.wait(timeout: .seconds(60))
         #expect(run.status == 0, "\(run.stderr)")
         // The plugin: the event parsed by the grown contract reaches the host and comes
         // back answered; the kind it never knew is read, its allowed values in the

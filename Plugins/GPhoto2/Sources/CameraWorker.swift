@@ -1,4 +1,3 @@
-// Over 300 lines: the worker's lifecycle is one state machine under one lock (start, publish, give up, restart); split, its invariants would span files.
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -31,28 +30,14 @@ final class CameraWorker: Sendable {
         let sent: @Sendable (UInt64) -> Void
     }
 
-    private struct Running: Sendable {
+    /// A worker process: the child and the channel to it.
+    struct WorkerProcess: Sendable {
         let child: ChildProcess
         let channel: MessageChannel
-        let generation: Int
     }
-    private struct State {
-        var running: Running?
-        /// The newest worker's generation, counted when its start is scheduled.
-        var generation = 0
-        /// A start is under way (on a thread of its own): requests wait in `waiting`.
-        var starting = false
-        /// Requests sent while no worker runs, in order: the one being started gets them
-        /// before anyone else can reach it.
-        var waiting: [WorkerEnvelope] = []
-        /// The worker being started, once spawned and until published: what waited is
-        /// written to it, and a request given up meanwhile is abandoned through it.
-        var delivering: Running?
-        var stopping = false
-        var killedBecause: String?
-    }
-    /// Held only for moves of these values, never across a spawn or a write.
-    private let state = Mutex(State())
+    private typealias Running = WorkerLifecycle<WorkerProcess>.Generation
+    /// Held only for a transition, never across a spawn or a write.
+    private let state = Mutex(WorkerLifecycle<WorkerProcess>())
     private let launcher: WorkerLauncher
 
     /// A worker for the camera `name`, whose settings folder is `settingsFolder/name`.
@@ -85,21 +70,22 @@ final class CameraWorker: Sendable {
     /// thread of its own: this never blocks on a spawn); a worker found gone is replaced.
     func send(_ request: WorkerRequest) -> UInt64 {
         for attempt in 1...2 {
-            enum Route { case now(Running, UInt64), later(UInt64, start: Int?) }
-            let route = state.withLock { state -> Route in
-                if let running = state.running { return .now(running, pending.register(generation: running.generation)) }
-                let start = Self.reserveStart(&state)
-                let id = pending.register(generation: state.generation)
-                state.waiting.append(WorkerEnvelope(id: id, request: request))
-                return .later(id, start: start)
+            let (route, id) = state.withLock { state -> (WorkerLifecycle<WorkerProcess>.Route, UInt64) in
+                var id: UInt64 = 0
+                let route = state.route { generation in
+                    id = pending.register(generation: generation)
+                    return WorkerEnvelope(id: id, request: request)
+                }
+                if case .now(let running) = route { id = pending.register(generation: running.number) }
+                return (route, id)
             }
             switch route {
-            case .later(let id, let start):
+            case .waiting(_, let start):
                 if let start { startWorker(generation: start) }
                 return id
-            case .now(let running, let id):
+            case .now(let running):
                 do {
-                    try WorkerProtocol.send(WorkerEnvelope(id: id, request: request), over: running.channel)
+                    try WorkerProtocol.send(WorkerEnvelope(id: id, request: request), over: running.worker.channel)
                     return id
                 } catch {
                     // It died and its reader has not seen it yet: replace it and send again.
@@ -121,17 +107,13 @@ final class CameraWorker: Sendable {
             try await pending.wait(for: id)
         } onCancel: {
             // Still waiting for a worker being started: it is never sent.
-            let unsent = state.withLock { state -> Bool in
-                guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return false }
-                state.waiting.remove(at: index)
-                return true
-            }
+            let unsent = state.withLock { $0.withdraw(id) }
             if unsent {
                 _ = pending.abandon(id)
                 pending.fail(id, with: ShutterError(.timeout, "given up before the camera worker for '\(name)' had started"))  // clears its slot
             } else if pending.abandon(id) {
                 kill(because: "the camera worker for '\(name)' did not answer in time; killed and restarted")
-            } else if let channel = state.withLock({ $0.running?.channel ?? $0.delivering?.channel }) {
+            } else if let channel = state.withLock({ ($0.running ?? $0.delivering)?.worker.channel }) {
                 // Sent, not begun: the worker skips it (it keeps the id even when the
                 // request itself comes after, from a worker still being given what waited).
                 try? WorkerProtocol.send(WorkerEnvelope(id: 0, request: .abandon(id)), over: channel)
@@ -149,17 +131,9 @@ final class CameraWorker: Sendable {
 
     // MARK: The process
 
-    /// Marks a start as scheduled unless one runs or is under way; its generation, or nil.
-    private static func reserveStart(_ state: inout State) -> Int? {
-        guard state.running == nil, !state.starting else { return nil }
-        state.starting = true
-        state.generation += 1
-        return state.generation
-    }
-
     /// Starts a worker unless one runs or is being started.
     private func scheduleStart() {
-        if let generation = state.withLock({ Self.reserveStart(&$0) }) { startWorker(generation: generation) }
+        if let generation = state.withLock({ $0.reserveStart() }) { startWorker(generation: generation) }
     }
 
     /// Starts worker `generation` on a thread of its own (one start at a time: the
@@ -170,17 +144,13 @@ final class CameraWorker: Sendable {
         OwnedThread.start("shutterpipe worker start \(name)") { [self] in
             let running: Running
             do { running = try spawn(generation) } catch {
-                let waiting = state.withLock { state -> [WorkerEnvelope] in
-                    state.starting = false
-                    defer { state.waiting = [] }
-                    return state.waiting
-                }
+                let waiting = state.withLock { $0.startFailed() }
                 let failure = ShutterError.wrapping(error, as: .cameraFailure)
                 if waiting.isEmpty { log.error("\(failure)", [("camera", name)]) }
                 for envelope in waiting { pending.fail(envelope.id, with: failure) }
                 return
             }
-            state.withLock { $0.delivering = running }
+            state.withLock { $0.spawned(running) }
             OwnedThread.start("shutterpipe worker \(name)") { [self, running] in self.read(running) }
             var first: (FirstRequest, UInt64)?
             if generation > 1, !state.withLock({ $0.stopping }), let request = listeners.withLock({ $0.restart })() {
@@ -189,17 +159,7 @@ final class CameraWorker: Sendable {
                 first = (request, id)
             }
             while true {
-                let waiting = state.withLock { state -> [WorkerEnvelope] in
-                    guard !state.waiting.isEmpty else {
-                        state.running = running
-                        state.delivering = nil
-                        state.starting = false
-                        state.stopping = false
-                        return []
-                    }
-                    defer { state.waiting = [] }
-                    return state.waiting
-                }
+                let waiting = state.withLock { $0.takeWaitingOrPublish() }
                 if waiting.isEmpty { break }
                 for envelope in waiting { deliver(envelope, to: running) }
             }
@@ -209,19 +169,19 @@ final class CameraWorker: Sendable {
 
     /// Writes `envelope` to a worker not yet published; a failure fails its request.
     private func deliver(_ envelope: WorkerEnvelope, to running: Running) {
-        do { try WorkerProtocol.send(envelope, over: running.channel) } catch {
+        do { try WorkerProtocol.send(envelope, over: running.worker.channel) } catch {
             pending.fail(envelope.id, with: ShutterError(.cameraFailure, "the camera worker for '\(name)' could not be reached: \(error)"))
         }
     }
 
     private func spawn(_ generation: Int) throws(ShutterError) -> Running {
         let (child, channel) = try launcher.launch()
-        return Running(child: child, channel: channel, generation: generation)
+        return Running(worker: WorkerProcess(child: child, channel: channel), number: generation)
     }
 
     /// Reads what the worker sends until it ends.
     private func read(_ running: Running) {
-        while let (data, descriptors) = (try? running.channel.receive()) ?? nil {
+        while let (data, descriptors) = (try? running.worker.channel.receive()) ?? nil {
             guard let message = try? WorkerProtocol.decode(WorkerMessage.self, from: data) else {
                 descriptors.forEach { _ = close($0) }
                 log.warning("camera worker '\(name)' sent a malformed message")
@@ -245,18 +205,13 @@ final class CameraWorker: Sendable {
     /// new one starts. `waitingForItsEnd` (on the reader's own thread, never the pool)
     /// waits for its exit status to say how it ended.
     private func retire(_ running: Running, waitingForItsEnd: Bool) {
-        let (current, because, stopping) = state.withLock { state -> (Bool, String?, Bool) in
-            guard state.running?.generation == running.generation else { return (false, nil, state.stopping) }
-            state.running = nil
-            defer { state.killedBecause = nil }
-            return (true, state.killedBecause, state.stopping)
-        }
-        guard current else { return }
-        running.channel.shutDown()
-        running.child.signal(SIGKILL)
+        guard let ended = state.withLock({ $0.retire(running.number) }) else { return }
+        let (because, stopping) = (ended.killedBecause, ended.stopping)
+        running.worker.channel.shutDown()
+        running.worker.child.signal(SIGKILL)
         // Killed, it ends at once; but on a loaded machine a process can wait seconds for a
         // core to be reaped, and then a crash was said as "stopped answering".
-        let status = waitingForItsEnd ? running.child.waitUntilExit(timeout: .seconds(10)) : running.child.status
+        let status = waitingForItsEnd ? running.worker.child.waitUntilExit(timeout: .seconds(10)) : running.worker.child.status
         let what: String
         switch status {
         case .signalled(SIGSYS)?: what = "was killed by its sandbox (SIGSYS: a system call libgphoto2 never needs, as a device that took it over would make)"
@@ -265,7 +220,7 @@ final class CameraWorker: Sendable {
         case nil: what = "stopped answering"
         }
         let reason = because ?? "the camera worker for '\(name)' \(what); restarted"
-        pending.failAll(sentTo: running.generation, with: ShutterError(.cameraFailure, reason,
+        pending.failAll(sentTo: running.number, with: ShutterError(.cameraFailure, reason,
                                                                        fix: "the next shot uses a new worker; see the log for what libgphoto2 said"))
         guard !stopping else { return }
         log.warning(reason, [("event", "workerRestarted"), ("camera", name)])
@@ -279,31 +234,23 @@ final class CameraWorker: Sendable {
     /// cancellation handler, which must not block), so that the next request never goes
     /// to the one being killed.
     func kill(because reason: String) {
-        let running = state.withLock { state -> Running? in
-            if state.killedBecause == nil { state.killedBecause = reason }
-            return state.running
-        }
-        guard let running else { return }
-        running.child.signal(SIGKILL)
+        guard let running = state.withLock({ $0.kill(because: reason) }) else { return }
+        running.worker.child.signal(SIGKILL)
         retire(running, waitingForItsEnd: false)
     }
 
     /// Ends the worker for good: it closes the camera when its socket closes; one that
     /// does not end within two seconds is killed.
     func stop() async {
-        let running = state.withLock { state -> Running? in
-            state.stopping = true
-            return state.running
-        }
-        guard let running else { return }
-        running.channel.shutDown()
+        guard let running = state.withLock({ $0.stop() }) else { return }
+        running.worker.channel.shutDown()
         let ended = await withTaskGroup(of: Bool.self) { group in
-            group.addTask { _ = await running.child.exitStatus(); return true }
+            group.addTask { _ = await running.worker.child.exitStatus(); return true }
             group.addTask { try? await Task.sleep(for: .seconds(2)); return false }
             let first = await group.next() ?? false
             group.cancelAll()
             return first
         }
-        if !ended { running.child.signal(SIGKILL) }
+        if !ended { running.worker.child.signal(SIGKILL) }
     }
 }

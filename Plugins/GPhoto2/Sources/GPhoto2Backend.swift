@@ -25,6 +25,7 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource, BulbCap
         }
         try registry.registerCommand(CamerasCommand.self)
         try registry.registerCommand(CameraCommand.self)
+        try registry.registerCommand(CalibrateCommand.self)
     }
 
     struct State {
