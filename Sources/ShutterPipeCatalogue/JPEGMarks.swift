@@ -13,34 +13,7 @@ import ShutterPipeSupport
 /// from its start of scan on, fsynced, and renamed over the photo; then the folder is
 /// fsynced. A crash leaves the old photo or the new one, whole.
 enum JPEGMarks {
-    static let xmpIdentifier = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
-
-    /// A JPEG's segments before its image data, each one's marker and (start, end) in
-    /// `bytes` (which start with the JPEG's SOI), and where the image data starts (its SOS
-    /// marker); nil for the scan when `bytes` end first. Nil when a segment's length runs
-    /// past `bytes` or is impossible.
-    static func segments(_ bytes: ArraySlice<UInt8>) -> (segments: [(marker: UInt8, start: Int, end: Int)], scan: Int?)? {
-        var segments: [(marker: UInt8, start: Int, end: Int)] = []
-        var index = bytes.startIndex + 2
-        while index + 4 <= bytes.endIndex, bytes[index] == 0xFF {
-            let marker = bytes[index + 1]
-            if marker == 0xDA { return (segments, index) }  // start of scan
-            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
-            guard length >= 2, index + 2 + length <= bytes.endIndex else { return nil }
-            segments.append((marker, index, index + 2 + length))
-            index += 2 + length
-        }
-        let scanHere = index + 1 < bytes.endIndex && bytes[index] == 0xFF && bytes[index + 1] == 0xDA
-        return (segments, scanHere ? index : nil)
-    }
-
-    /// The APP1 segment holding the XMP packet (named by Adobe's namespace), if any.
-    static func xmpSegment(in bytes: ArraySlice<UInt8>, _ segments: [(marker: UInt8, start: Int, end: Int)]) -> (marker: UInt8, start: Int, end: Int)? {
-        segments.first { segment in
-            segment.marker == 0xE1 && segment.end - segment.start > 4 + xmpIdentifier.count
-                && bytes[(segment.start + 4)..<(segment.start + 4 + xmpIdentifier.count)].elementsEqual(xmpIdentifier)
-        }
-    }
+    static let xmpIdentifier = JPEGSegments.xmpHeader
 
     static func write(_ marks: ShotMarks, into path: String) throws(SidecarError) {
         // Never through a link: a photo swapped for a link to another private JPEG would
@@ -48,12 +21,13 @@ enum JPEGMarks {
         guard let data = read(path) else { throw SidecarError(path: path, reason: "cannot read it, or it is not a regular file (a link is never followed)") }
         let bytes = [UInt8](data)
         guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { throw SidecarError(path: path, reason: "not a JPEG; left as it is") }
-        guard let (segments, scan) = Self.segments(bytes[...]) else { throw SidecarError(path: path, reason: "its segments are damaged; left as it is") }
-        guard let index = scan else { throw SidecarError(path: path, reason: "no image data found; left as it is") }
-        let existing = Self.xmpSegment(in: bytes[...], segments)
+        let walk = JPEGSegments(bytes)
+        if case .damaged = walk.end { throw SidecarError(path: path, reason: "its segments are damaged; left as it is") }
+        guard let index = walk.scanStart else { throw SidecarError(path: path, reason: "no image data found; left as it is") }
+        let existing = walk.first(0xE1, startingWith: xmpIdentifier, in: bytes)
         var packet: String
         if let existing {
-            guard let text = String(bytes: bytes[(existing.start + 4 + xmpIdentifier.count)..<existing.end], encoding: .utf8) else {
+            guard let text = String(bytes: bytes[(existing.payload.lowerBound + xmpIdentifier.count)..<existing.range.upperBound], encoding: .utf8) else {
                 throw SidecarError(path: path, reason: "its XMP is not UTF-8; left as it is")
             }
             packet = text
@@ -66,10 +40,10 @@ enum JPEGMarks {
         let segment: [UInt8] = [0xFF, 0xE1, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
         var output: [UInt8]
         if let existing {
-            output = Array(bytes[..<existing.start]) + segment + Array(bytes[existing.end...])
+            output = Array(bytes[..<existing.range.lowerBound]) + segment + Array(bytes[existing.range.upperBound...])
         } else {
             // After SOI and the APP0 (JFIF) / APP1 (EXIF) segments that lead the file.
-            let leading = segments.prefix { $0.marker == 0xE0 || $0.marker == 0xE1 }.last?.end ?? 2
+            let leading = walk.segments.prefix { $0.marker == 0xE0 || $0.marker == 0xE1 }.last?.range.upperBound ?? 2
             output = Array(bytes[..<leading]) + segment + Array(bytes[leading...])
         }
         guard output[(output.count - (bytes.count - index))...].elementsEqual(bytes[index...]) else {

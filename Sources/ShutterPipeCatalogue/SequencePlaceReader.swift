@@ -31,9 +31,9 @@ enum SequencePlaceReader {
         let count = head.withUnsafeMutableBytes { pread(file.descriptor, $0.baseAddress, $0.count, 0) }
         guard count > 4 else { return nil }
         let bytes = head[..<count]
-        guard bytes[0] == 0xFF, bytes[1] == 0xD8, let (segments, _) = JPEGMarks.segments(bytes),
-              let xmp = JPEGMarks.xmpSegment(in: bytes, segments) else { return nil }
-        return try? XMPDocument(String(decoding: bytes[(xmp.start + 4 + JPEGMarks.xmpIdentifier.count)..<xmp.end], as: UTF8.self))
+        // What was read of the header before a segment the head cuts off is still read.
+        guard let xmp = JPEGSegments(bytes).first(0xE1, startingWith: JPEGSegments.xmpHeader, in: bytes) else { return nil }
+        return try? XMPDocument(String(decoding: bytes[(xmp.payload.lowerBound + JPEGSegments.xmpHeader.count)..<xmp.range.upperBound], as: UTF8.self))
     }
 }
 

@@ -1,90 +1,53 @@
 import Foundation
+import ShutterPipeSupport
 
-/// The header segments of a JPEG, found by walking its markers from SOI to SOS.
+/// The header segments of a JPEG (``JPEGSegments``, the one walk of a JPEG's markers), and
+/// a new header spliced from them.
 ///
 /// Only the structure is read; no byte is changed. Everything from SOS to the end of the
 /// file (scan data, EOI, and whatever follows it, such as MPF secondary images) is one
 /// opaque tail that a splice copies verbatim.
 struct JPEGLayout {
-    /// One marker segment before SOS.
-    struct Segment {
-        /// The marker byte (0xE1 for APP1).
-        var marker: UInt8
-        /// The whole segment, marker included.
-        var range: Range<Int>
-        /// The payload after the two length bytes.
-        var payload: Range<Int>
-    }
+    typealias Segment = JPEGSegments.Segment
 
     /// Why a file's header cannot be read.
     struct Damage: Error, CustomStringConvertible {
         var description: String
     }
 
-    static let exifHeader: [UInt8] = Array("Exif".utf8) + [0, 0]
-    static let xmpHeader: [UInt8] = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
-    static let mpfHeader: [UInt8] = Array("MPF".utf8) + [0]
+    static let exifHeader = JPEGSegments.exifHeader
+    static let xmpHeader = JPEGSegments.xmpHeader
+    static let mpfHeader = JPEGSegments.mpfHeader
 
     let data: Data
     /// Segments between SOI and SOS, in order.
-    private(set) var segments: [Segment] = []
+    let segments: [Segment]
     /// Where the SOS marker starts.
-    private(set) var scanStart = 0
+    let scanStart: Int
     /// Width and height from the frame header, if there is one.
-    private(set) var dimensions: (width: Int, height: Int)?
+    let dimensions: (width: Int, height: Int)?
 
     /// Whether `data` starts like a JPEG (SOI then a marker).
-    static func looksLikeJPEG(_ data: Data) -> Bool {
-        data.count >= 4 && data[data.startIndex] == 0xFF && data[data.startIndex + 1] == 0xD8 && data[data.startIndex + 2] == 0xFF
-    }
+    static func looksLikeJPEG(_ data: Data) -> Bool { JPEGSegments.looksLikeJPEG(data) }
 
     /// Walks the markers; throws ``Damage`` for a truncated or malformed header.
     init(_ data: Data) throws(Damage) {
         let data = data.startIndex == 0 ? data : Data(data)  // ranges below are offsets from 0
         self.data = data
-        let bytes = data  // the walk reads only the header; no copy of the image data
         guard Self.looksLikeJPEG(data) else { throw Damage(description: "not a JPEG (no SOI marker)") }
-        var position = 2
-        while true {
-            guard position < bytes.count else { throw Damage(description: "the header ends before the image data (no SOS marker)") }
-            guard bytes[position] == 0xFF else {
-                throw Damage(description: "expected a marker at byte \(position), found 0x\(String(bytes[position], radix: 16))")
-            }
-            var markerAt = position
-            while markerAt < bytes.count && bytes[markerAt] == 0xFF { markerAt += 1 }  // fill bytes
-            guard markerAt < bytes.count else { throw Damage(description: "the header ends inside a marker") }
-            let marker = bytes[markerAt]
-            let start = markerAt - 1
-            if marker == 0xDA {
-                scanStart = start
-                return
-            }
-            if marker == 0xD9 { throw Damage(description: "EOI before any image data") }
-            if (0xD0...0xD7).contains(marker) || marker == 0x01 {  // RSTn, TEM: no length
-                position = markerAt + 1
-                continue
-            }
-            guard markerAt + 2 < bytes.count else { throw Damage(description: "the header ends inside the length of marker 0x\(String(marker, radix: 16))") }
-            let length = Int(bytes[markerAt + 1]) << 8 | Int(bytes[markerAt + 2])
-            let end = markerAt + 1 + length
-            guard length >= 2, end <= bytes.count else {
-                throw Damage(description: "segment 0x\(String(marker, radix: 16)) at byte \(start) runs past the end of the file")
-            }
-            segments.append(Segment(marker: marker, range: start..<end, payload: (markerAt + 3)..<end))
-            if (0xC0...0xCF).contains(marker) && ![0xC4, 0xC8, 0xCC].contains(marker) && length >= 7 {
-                let height = Int(bytes[markerAt + 4]) << 8 | Int(bytes[markerAt + 5])
-                let width = Int(bytes[markerAt + 6]) << 8 | Int(bytes[markerAt + 7])
-                dimensions = (width, height)
-            }
-            position = end
+        let walk = JPEGSegments(data)  // the header only; no copy of the image data
+        switch walk.end {
+        case .scan(let at): scanStart = at
+        case .truncated: throw Damage(description: "the header ends before the image data (no SOS marker)")
+        case .damaged(let why): throw Damage(description: why)
         }
+        segments = walk.segments
+        dimensions = walk.dimensions(in: data)
     }
 
     func payload(of segment: Segment) -> Data { data.subdata(in: segment.payload) }
 
-    func starts(_ segment: Segment, with prefix: [UInt8]) -> Bool {
-        segment.payload.count >= prefix.count && data[segment.payload.lowerBound..<(segment.payload.lowerBound + prefix.count)].elementsEqual(prefix)
-    }
+    func starts(_ segment: Segment, with prefix: [UInt8]) -> Bool { JPEGSegments.starts(segment, in: data, with: prefix) }
 
     /// The Exif APP1 segments, first one first.
     var exifSegments: [Segment] { segments.filter { $0.marker == 0xE1 && starts($0, with: Self.exifHeader) } }

@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeSupport
 
 /// What the page needs from a JPEG's header segments, read without decoding it: its EXIF
 /// orientation (a camera held upright writes 6 or 8, and the pixels stay sideways), and
@@ -26,28 +27,22 @@ struct JPEGMetadata: Sendable {
 
     init() {}
 
-    /// Reads the segments before the first scan of `jpeg`; a damaged header gives what
-    /// was read before the damage.
+    /// Reads the segments before the first scan of `jpeg` (``JPEGSegments``); a damaged
+    /// header gives what was read before the damage.
     init(_ jpeg: Data) {
         jpeg.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
-            guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return }
-            var index = 2
+            guard bytes.count > 4 else { return }
             var profile: [(Int, Data)] = []
-            while index + 4 <= bytes.count, bytes[index] == 0xFF {
-                let marker = bytes[index + 1]
-                if marker == 0xDA || marker == 0xD9 { break }
-                let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
-                guard length >= 2, index + 2 + length <= bytes.count else { break }
-                let body = index + 4
-                if marker == 0xE1, length >= 2 + 6 + 8, Array(bytes[body..<(body + 6)]) == Array("Exif\0\0".utf8) {
-                    let exif = Self.exif(bytes, tiff: body + 6, end: index + 2 + length)
+            for segment in JPEGSegments(bytes).segments {
+                let body = segment.payload.lowerBound
+                if segment.marker == 0xE1, segment.payload.count >= 6 + 8, JPEGSegments.starts(segment, in: bytes, with: JPEGSegments.exifHeader) {
+                    let exif = Self.exif(bytes, tiff: body + 6, end: segment.range.upperBound)
                     orientation = exif.orientation ?? orientation
                     adobeRGBByEXIF = exif.adobeRGB
-                } else if marker == 0xE2, length >= 2 + 14, Array(bytes[body..<(body + 12)]) == Array("ICC_PROFILE\0".utf8) {
-                    profile.append((Int(bytes[body + 12]), Data(bytes[index..<(index + 2 + length)])))
+                } else if segment.marker == 0xE2, segment.payload.count >= 14, JPEGSegments.starts(segment, in: bytes, with: JPEGSegments.iccHeader) {
+                    profile.append((Int(bytes[body + 12]), Data(bytes[segment.range])))
                 }
-                index += 2 + length
             }
             iccSegments = profile.sorted { $0.0 < $1.0 }.map(\.1)
         }
