@@ -100,13 +100,15 @@ struct CalibrateCommand: ParsableCommand {
             ?? ([identity.model] + (identity.serial.map { [$0] } ?? [])).joined(separator: " ")
         var measured: [FocusCalibration.Position] = []
         var failure: (any Error)?
+        let measuring = BlockingQueue(label: "shutterpipe calibrate")  // decodes off the cooperative pool
+        defer { measuring.close() }
         do {
             for (value, number) in positions {
                 try await change(value, on: worker)
                 try await Task.sleep(for: settle)
                 _ = try await frame(from: worker)  // one taken while the lens moved, on some bodies
                 let jpeg = try await frame(from: worker)
-                let sharpness = try await BlockingQueue(label: "shutterpipe calibrate").run { try LiveSharpness.of(jpeg) }
+                let sharpness = try await measuring.run { try LiveSharpness.of(jpeg) }
                 measured.append(FocusCalibration.Position(value: value, number: number, sharpness: sharpness))
             }
         } catch {
