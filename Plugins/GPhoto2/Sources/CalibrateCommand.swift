@@ -73,7 +73,12 @@ struct CalibrateCommand: ParsableCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            context.output.printLine(String(decoding: (try? encoder.encode(Report(calibration, kept: kept))) ?? Data(), as: UTF8.self))
+            do {
+                context.output.printLine(String(decoding: try encoder.encode(Report(calibration, kept: kept)), as: UTF8.self))
+            } catch {
+                context.errors.printLine("shutterpipe calibrate focus: cannot write the calibration as JSON: \(error) (it is kept in \(kept))")
+                return CommandContext.failure
+            }
         } else {
             for line in Self.text(calibration, kept: kept) { context.output.printLine(line) }
         }
@@ -114,8 +119,12 @@ struct CalibrateCommand: ParsableCommand {
         } catch {
             failure = error
         }
-        // The lens back where it was, whatever happened.
-        try await change(lensSetting.value, on: worker)
+        // The lens back where it was, whatever happened; a sweep's own failure is not lost
+        // behind the put-back's.
+        do { try await change(lensSetting.value, on: worker) } catch {
+            throw ShutterError(.cameraFailure, "the lens could not be put back at \(lensSetting.value): \(error)" + (failure.map { "; the sweep had failed: \($0)" } ?? ""),
+                               fix: "set '\(setting)' back on the camera")
+        }
         if let failure { throw failure }
         return FocusCalibration(lens: lens, setting: setting, positions: measured, measured: ISO8601DateFormatter().string(from: Date()))
     }
