@@ -19,6 +19,7 @@ import PackageDescription
 
 let kit: Target.Dependency = .product(name: "ShutterPipeKit", package: "ShutterPipeKit")
 let support: Target.Dependency = .product(name: "ShutterPipeSupport", package: "SDK")
+let imaging: Target.Dependency = .product(name: "ShutterPipeImaging", package: "SDK")
 let fixtures: Target.Dependency = .product(name: "ShutterPipeFixtures", package: "SDK")
 let conformance: Target.Dependency = .product(name: "ShutterPipeConformance", package: "SDK")
 
@@ -48,17 +49,17 @@ let builtInPlugins: [BuiltInPlugin] = [
     BuiltInPlugin(folder: "Evdev", module: "EvdevTrigger", links: ["CLinux"], testLinks: ["CLinux", "shutterpipe"]),
     BuiltInPlugin(folder: "MPRIS", module: "MPRISTrigger", links: ["CDBus"], testLinks: ["shutterpipe"]),
     // The gphoto2 backend's host side: no libgphoto2 (that is in its camera worker).
-    BuiltInPlugin(folder: "GPhoto2", module: "GPhoto2Backend", links: ["CTurboJPEG"],
+    BuiltInPlugin(folder: "GPhoto2", module: "GPhoto2Backend", links: [imaging],
                   testLinks: [fixtures, "GPhoto2Camera", "CGPhoto2", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"]),
     BuiltInPlugin(folder: "Command", module: "CommandSink", testLinks: ["shutterpipe"]),
-    BuiltInPlugin(folder: "Files", module: "FilesSink", links: ["CLinux", "CExif", "CCrypto"], testLinks: [fixtures, "shutterpipe"]),
+    BuiltInPlugin(folder: "Files", module: "FilesSink", links: ["CLinux", imaging, "CCrypto"], testLinks: [fixtures, "shutterpipe"]),
     // Files other programs write into a folder, through inotify.
     BuiltInPlugin(folder: "HotFolder", module: "HotFolderBackend", testLinks: [fixtures, "shutterpipe"]),
     // rclone as a child process, from a durable queue.
     BuiltInPlugin(folder: "Upload", module: "UploadSink", testLinks: ["shutterpipe"]),
     // libmicrohttpd, libturbojpeg, and LibRaw and libheif for the previews of RAW and HEIF.
     // Its page is real files (Sources/Page), embedded in the binary at build time.
-    BuiltInPlugin(folder: "Web", module: "WebTrigger", links: ["CWebServer", "CRegionDecoder", "CTurboJPEG", "CLibRaw", "CHeif", "CTIFF", "CZlib"],
+    BuiltInPlugin(folder: "Web", module: "WebTrigger", links: ["CWebServer", "CRegionDecoder", imaging],
                   testLinks: [fixtures, "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"],
                   resources: ["index.html", "page.css", "script.js", "grid.js", "viewer.js", "loupe.js", "live.js", "camera-controls.js", "start.js"]
                       .map { .embedInCode("Page/\($0)") }),
@@ -88,16 +89,8 @@ let package = Package(
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .systemLibrary(name: "CGPhoto2", path: "Sources/CGPhoto2", pkgConfig: "libgphoto2", providers: [.apt(["libgphoto2-dev"])]),
         .systemLibrary(name: "CDBus", path: "Sources/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-        .systemLibrary(name: "CExif", path: "Sources/CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
         .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
-        .systemLibrary(name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // No pkgConfig: libraw_r.pc asks for -fopenmp, which SwiftPM refuses; the headers and the
-        // library are in the default paths.
-        .systemLibrary(name: "CLibRaw", path: "Sources/CLibRaw", providers: [.apt(["libraw-dev"])]),
-        .systemLibrary(name: "CHeif", path: "Sources/CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
-        .systemLibrary(name: "CTIFF", path: "Sources/CTIFF", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
-        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // Built-in plugins come from `builtInPlugins` below; the gphoto2 plugin's worker side
@@ -107,7 +100,7 @@ let package = Package(
         .target(name: "CWorkerConfinement", path: "Plugins/GPhoto2/Confinement", linkerSettings: [.linkedLibrary("seccomp")]),
         // A JPEG decoded while its bytes arrive, in the camera worker (libjpeg-turbo's libjpeg).
         .target(name: "CStreamDecoder", path: "Plugins/GPhoto2/StreamDecoder", linkerSettings: [.linkedLibrary("jpeg")]),
-        .target(name: "GPhoto2Camera", dependencies: [kit, support, "CGPhoto2", "CWorkerConfinement", "CStreamDecoder", "GPhoto2Backend"], path: "Plugins/GPhoto2/Camera",
+        .target(name: "GPhoto2Camera", dependencies: [kit, support, imaging, "CGPhoto2", "CWorkerConfinement", "CStreamDecoder", "GPhoto2Backend"], path: "Plugins/GPhoto2/Camera",
                 swiftSettings: strict),
         .executableTarget(name: "shutterpipe-camera-worker", dependencies: ["GPhoto2Camera"], path: "Plugins/GPhoto2/Worker", swiftSettings: strict),
         // libmicrohttpd's variadic calls, wrapped in C for the web plugin.
@@ -120,7 +113,7 @@ let package = Package(
         // host's alone: no SDK product carries it, so a plugin cannot import it.
         .target(name: "ShutterPipeRuntime", dependencies: [kit, support], path: "Sources/ShutterPipeRuntime", swiftSettings: strict),
         // The session catalogue (SQLite), ratings in sidecars, and the recorder that fills it.
-        .target(name: "ShutterPipeCatalogue", dependencies: [kit, support, "CSQLite", "CCrypto", "CExif", "CLibRaw", "CHeif"], path: "Sources/ShutterPipeCatalogue",
+        .target(name: "ShutterPipeCatalogue", dependencies: [kit, support, imaging, "CSQLite", "CCrypto"], path: "Sources/ShutterPipeCatalogue",
                 swiftSettings: strict),
         .target(name: "ShutterPipeApp", dependencies: [kit, support, "ShutterPipeRuntime", "CYAML", "ShutterPipeCatalogue"] + pluginModules,
                 path: "Sources/ShutterPipeApp", swiftSettings: strict),
@@ -142,6 +135,8 @@ let package = Package(
                                                              "gphoto2-conformance", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"] + pluginModules,
                     path: "Tests/ConformanceTests", swiftSettings: strict),
         .testTarget(name: "ShutterPipeSupportTests", dependencies: [kit, support, "TestSupport"], path: "Tests/ShutterPipeSupportTests", swiftSettings: strict),
+        .testTarget(name: "ShutterPipeImagingTests", dependencies: [kit, support, imaging, fixtures, "TestSupport"], path: "Tests/ShutterPipeImagingTests",
+                    swiftSettings: strict),
         .testTarget(name: "ShutterPipeRuntimeTests", dependencies: [kit, support, "ShutterPipeRuntime", "TestSupport"], path: "Tests/ShutterPipeRuntimeTests",
                     swiftSettings: strict),
         .testTarget(name: "ShutterPipeAppTests", dependencies: [kit, support, "ShutterPipeRuntime", "ShutterPipeApp", "TestSupport"], path: "Tests/ShutterPipeAppTests",

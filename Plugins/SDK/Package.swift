@@ -8,6 +8,11 @@
 // - ShutterPipeSupport: helpers any plugin may use (blocking queue, deadlines, POSIX I/O,
 //   processes, `map:` and `feedback:`). Static: each plugin carries its own copy, so it is
 //   not part of the ABI, and its types never cross from a plugin to the host.
+// - ShutterPipeImaging: what a photo is made of, in one room: a JPEG's segments, EXIF and
+//   TIFF blocks, XMP read and written, the previews a file carries, and decoding and
+//   encoding through libjpeg-turbo, LibRaw, libheif, libtiff, zlib and libexif (their
+//   system library targets are here too). Static, like the helpers. The files sink, the
+//   catalogue, the web page and the camera worker all use it; a third-party plugin may.
 // - ShutterPipeConformance: the contract checks plugin authors run in their tests.
 // - ShutterPipeFixtures: synthetic JPEGs and a seeded generator, for tests and stubs.
 import PackageDescription
@@ -20,6 +25,7 @@ let package = Package(
     name: "ShutterPipeSDK",
     products: [
         .library(name: "ShutterPipeSupport", targets: ["ShutterPipeSupport"]),
+        .library(name: "ShutterPipeImaging", targets: ["ShutterPipeImaging"]),
         .library(name: "ShutterPipeConformance", targets: ["ShutterPipeConformance"]),
         .library(name: "ShutterPipeFixtures", targets: ["ShutterPipeFixtures"]),
     ],
@@ -29,6 +35,17 @@ let package = Package(
     targets: [
         .target(name: "CShutterPipeSupport", path: "Sources/CShutterPipeSupport"),
         .target(name: "ShutterPipeSupport", dependencies: [kit, "CShutterPipeSupport"], path: "Sources/ShutterPipeSupport", swiftSettings: strict),
+        // The C libraries of the imaging module: system library targets on Debian's -dev packages.
+        .systemLibrary(name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CExif", path: "Sources/CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
+        // No pkgConfig: libraw_r.pc asks for -fopenmp, which SwiftPM refuses; the headers and the
+        // library are in the default paths.
+        .systemLibrary(name: "CLibRaw", path: "Sources/CLibRaw", providers: [.apt(["libraw-dev"])]),
+        .systemLibrary(name: "CHeif", path: "Sources/CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(name: "CTIFF", path: "Sources/CTIFF", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "ShutterPipeImaging", dependencies: [kit, "ShutterPipeSupport", "CTurboJPEG", "CExif", "CLibRaw", "CHeif", "CTIFF", "CZlib"],
+                path: "Sources/ShutterPipeImaging", swiftSettings: strict),
         .target(name: "ShutterPipeFixtures", path: "Sources/ShutterPipeFixtures", swiftSettings: strict),
         .target(name: "ShutterPipeConformance", dependencies: [kit, "ShutterPipeSupport", "ShutterPipeFixtures"],
                 path: "Sources/ShutterPipeConformance", swiftSettings: strict),

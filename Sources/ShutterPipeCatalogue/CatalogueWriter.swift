@@ -3,6 +3,7 @@
 #endif
 import Dispatch
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 import ShutterPipeSupport
 import Synchronization

@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 import ShutterPipeSupport
 
@@ -9,46 +10,44 @@ import ShutterPipeSupport
 /// the XMP in the file (opt-in: `catalogue.marksInJPEG`; docs/catalogue.md).
 ///
 /// The photo is never edited in place: a new file is written beside it with the XMP
-/// segment merged (or added after the EXIF one), checked to hold the very same image data
-/// from its start of scan on, fsynced, and renamed over the photo; then the folder is
-/// fsynced. A crash leaves the old photo or the new one, whole.
+/// segment merged (or added after the EXIF one) by the one splice of a JPEG's header
+/// (``JPEGLayout``, which keeps the image data from its start of scan on byte for byte),
+/// fsynced, and renamed over the photo; then the folder is fsynced. A crash leaves the old
+/// photo or the new one, whole.
 enum JPEGMarks {
-    static let xmpIdentifier = JPEGSegments.xmpHeader
-
     static func write(_ marks: ShotMarks, into path: String) throws(SidecarError) {
         // Never through a link: a photo swapped for a link to another private JPEG would
         // otherwise come back as a copy of it, marks merged, under the photo's name.
         guard let data = read(path) else { throw SidecarError(path: path, reason: "cannot read it, or it is not a regular file (a link is never followed)") }
-        let bytes = [UInt8](data)
-        guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { throw SidecarError(path: path, reason: "not a JPEG; left as it is") }
-        let walk = JPEGSegments(bytes)
-        if case .damaged = walk.end { throw SidecarError(path: path, reason: "its segments are damaged; left as it is") }
-        guard let index = walk.scanStart else { throw SidecarError(path: path, reason: "no image data found; left as it is") }
-        let existing = walk.first(0xE1, startingWith: xmpIdentifier, in: bytes)
+        let layout: JPEGLayout
+        do { layout = try JPEGLayout(data) } catch { throw SidecarError(path: path, reason: "\(error.description); left as it is") }
+        let existing = layout.segments.firstIndex { $0.marker == 0xE1 && layout.starts($0, with: JPEGLayout.xmpHeader) }
         var packet: String
         if let existing {
-            guard let text = String(bytes: bytes[(existing.payload.lowerBound + xmpIdentifier.count)..<existing.range.upperBound], encoding: .utf8) else {
+            let segment = layout.segments[existing]
+            guard let text = String(data: layout.payload(of: segment).dropFirst(JPEGLayout.xmpHeader.count), encoding: .utf8) else {
                 throw SidecarError(path: path, reason: "its XMP is not UTF-8; left as it is")
             }
             packet = text
         } else {
-            packet = "<?xpacket begin=\"\u{FEFF}\" id=\"W5M0MpCehiHzreSzNTczkc9d\"?>\n" + XMPSidecar.emptyPacket + "<?xpacket end=\"w\"?>"
+            packet = XMPPacket(declaring: [.xmp]).text(wrapped: true)
         }
         packet = try XMPSidecar.merge(marks, into: packet, path: path)
-        let payload = xmpIdentifier + Array(packet.utf8)
-        guard payload.count + 2 <= 0xFFFF else { throw SidecarError(path: path, reason: "its XMP would outgrow a JPEG segment; left as it is") }
-        let segment: [UInt8] = [0xFF, 0xE1, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
-        var output: [UInt8]
-        if let existing {
-            output = Array(bytes[..<existing.range.lowerBound]) + segment + Array(bytes[existing.range.upperBound...])
-        } else {
-            // After SOI and the APP0 (JFIF) / APP1 (EXIF) segments that lead the file.
-            let leading = walk.segments.prefix { $0.marker == 0xE0 || $0.marker == 0xE1 }.last?.range.upperBound ?? 2
-            output = Array(bytes[..<leading]) + segment + Array(bytes[leading...])
-        }
-        guard output[(output.count - (bytes.count - index))...].elementsEqual(bytes[index...]) else {
-            throw SidecarError(path: path, reason: "the image data would change; left as it is")
-        }
+        // The one splice of a JPEG's header (``JPEGLayout``): the packet takes the place of
+        // the old one, or goes after the EXIF (or the JFIF) segment; the image data from
+        // its start of scan on is the original's, byte for byte, and an MPF index is moved
+        // with what grew before the images it points at.
+        let body = Data(packet.utf8)
+        guard body.count <= JPEGLayout.maximumXMPBody else { throw SidecarError(path: path, reason: "its XMP would outgrow a JPEG segment; left as it is") }
+        let spliced: SplicedJPEG
+        do {
+            if let existing {
+                spliced = try layout.spliced(exif: nil, replacements: [existing: JPEGLayout.segment(0xE1, JPEGLayout.xmpHeader, body)])
+            } else {
+                spliced = try layout.spliced(exif: nil, xmp: body)
+            }
+        } catch { throw SidecarError(path: path, reason: "\(error.description); left as it is") }
+        let output = spliced.fixingMPF(original: layout).joined
         let folder = PathName.parent(path)
         let lock = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard lock >= 0 else { throw SidecarError(path: path, reason: String(cString: strerror(errno))) }
@@ -60,7 +59,7 @@ enum JPEGMarks {
         }
         var attributes = stat()
         let mode = lstat(path, &attributes) == 0 ? attributes.st_mode & 0o7777 : 0o644
-        try XMPSidecar.replaceDurably(path, with: Data(output), mode: mode)
+        try XMPSidecar.replaceDurably(path, with: output, mode: mode)
     }
 }
 

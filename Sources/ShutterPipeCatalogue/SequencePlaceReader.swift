@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 import ShutterPipeSupport
 
@@ -10,7 +11,7 @@ import ShutterPipeSupport
 /// `SequenceValue`, `ExposureOffset`), in a sidecar or in the JPEG itself: what
 /// `shots rebuild` groups imported frames by, since the disk is the truth.
 enum SequencePlaceReader {
-    static let namespace = "https://shutterpipe.org/ns/sequence/1.0/"
+    static let namespace = XMPNamespace.shutterpipeSequence.uri
 
     /// The frame's place from `document`, its run not known yet (0); nil when it holds none.
     static func place(in document: XMPDocument) -> CatalogueSequencePlace? {

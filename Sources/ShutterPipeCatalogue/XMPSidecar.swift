@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 import ShutterPipeSupport
 
@@ -18,9 +19,9 @@ import ShutterPipeSupport
 /// renamed over the old one, and the folder is fsynced: a crash leaves the old sidecar
 /// or the new one, whole. Writers of one folder take turns (an `flock` on the folder).
 public enum XMPSidecar {
-    static let xmpNamespace = "http://ns.adobe.com/xap/1.0/"
-    static let ourNamespace = "http://ns.shutterpipe.org/1.0/"
-    static let dcNamespace = "http://purl.org/dc/elements/1.1/"
+    static let xmpNamespace = XMPNamespace.xmp.uri
+    static let ourNamespace = XMPNamespace.shutterpipeMarks.uri
+    static let dcNamespace = XMPNamespace.dc.uri
     /// The largest sidecar read: a sidecar is a few KB, darktable's with a long history a
     /// few hundred; one over this is refused by name, never read.
     public static let sizeLimit: Int64 = 16 << 20
@@ -82,10 +83,10 @@ public enum XMPSidecar {
     /// picked (`1`) or rejected (`-1`).
     static func merge(_ marks: ShotMarks, into text: String, path: String) throws(SidecarError) -> String {
         let rating = marks.pick == .rejected && marks.rating == 0 ? -1 : marks.rating
-        var text = try set(xmpNamespace, "Rating", prefix: "xmp", to: String(rating), in: text, path: path)
-        text = try set(xmpNamespace, "Label", prefix: "xmp", to: marks.label, in: text, path: path)
+        var text = try set(.xmp, "Rating", to: String(rating), in: text, path: path)
+        text = try set(.xmp, "Label", to: marks.label, in: text, path: path)
         let pick: String? = switch marks.pick { case .picked: "1"; case .rejected: "-1"; default: nil }
-        return try set(ourNamespace, "Pick", prefix: "shutterpipe", to: pick, in: text, path: path)
+        return try set(.shutterpipeMarks, "Pick", to: pick, in: text, path: path)
     }
 
     // MARK: Keywords
@@ -117,39 +118,18 @@ public enum XMPSidecar {
 
     static func setKeywords(_ keywords: [String], in text: String, path: String) throws(SidecarError) -> String {
         let document = try parse(text, path)
-        if let (_, element) = document.list(dcNamespace, "subject") {
-            var text = text
-            let name = element.name
-            let bag = keywords.isEmpty ? "" : "<\(name)><rdf:Bag>" + keywords.map { "<rdf:li>\(XMLText.escaped($0))</rdf:li>" }.joined() + "</rdf:Bag></\(name)>"
-            text.replaceSubrange(element.start..<element.end, with: bag)
-            return text
+        do { return try document.settingList(.dc, "subject", to: .bag(keywords)) } catch {
+            throw SidecarError(path: path, reason: "\(error.description); left as it is")
         }
-        guard !keywords.isEmpty else { return text }
-        guard let description = document.descriptions.first else {
-            throw SidecarError(path: path, reason: "it has no rdf:Description element to add keywords to; left as it is")
-        }
-        let (prefix, declaration) = prefix(for: dcNamespace, preferred: "dc", in: description)
-        let bag = "<\(prefix):subject><rdf:Bag>" + keywords.map { "<rdf:li>\(XMLText.escaped($0))</rdf:li>" }.joined() + "</rdf:Bag></\(prefix):subject>"
-        var text = text
-        if description.isEmpty {
-            // `<rdf:Description …/>`: opened, given the keywords, and closed.
-            let close = text.index(description.startTagEnd, offsetBy: -2)
-            text.replaceSubrange(close..<description.startTagEnd, with: ">\n   \(bag)\n  </\(description.name)>")
-        } else {
-            guard let endTag = text[..<description.end].range(of: "</", options: .backwards) else { return text }
-            text.insert(contentsOf: "   " + bag + "\n  ", at: endTag.lowerBound)
-        }
-        if let declaration { text.insert(contentsOf: declaration, at: description.nameEnd) }
-        return text
     }
 
-    /// A prefix bound to `namespace` where `element` is, or `preferred` (or a free one like
-    /// it) with the declaration to add to the element.
-    static func prefix(for namespace: String, preferred: String, in element: XMPDocument.Element) -> (String, String?) {
-        if let bound = XMPDocument.prefix(of: namespace, in: element) { return (bound, nil) }
-        var prefix = preferred, number = 1
-        while element.scope[prefix] != nil { number += 1; prefix = "\(preferred)\(number)" }
-        return (prefix, "\n    xmlns:\(prefix)=\"\(XMLText.escaped(namespace))\"")
+    /// `text` with the simple property `local` of `namespace` set to `value`, or removed for
+    /// `nil` (``XMPDocument/setting(_:_:to:)``).
+    static func set(_ namespace: XMPNamespace, _ local: String, to value: String?, in text: String, path: String) throws(SidecarError) -> String {
+        let document = try parse(text, path)
+        do { return try document.setting(namespace, local, to: value) } catch {
+            throw SidecarError(path: path, reason: "\(error.description); left as it is")
+        }
     }
 
     static func parse(_ text: String, _ path: String) throws(SidecarError) -> XMPDocument {
@@ -168,45 +148,8 @@ public enum XMPSidecar {
         try replaceDurably(path, with: Data(try change(text).utf8))
     }
 
-    static let emptyPacket = """
-    <x:xmpmeta xmlns:x="adobe:ns:meta/" x:xmptk="shutterpipe">
-     <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
-      <rdf:Description rdf:about=""
-        xmlns:xmp="http://ns.adobe.com/xap/1.0/">
-      </rdf:Description>
-     </rdf:RDF>
-    </x:xmpmeta>
-
-    """
-
-    /// `text` with the property `local` of `namespace` set to `value` (escaped here), or
-    /// removed for `nil`: replaced where it is (attribute or element), else added as an
-    /// attribute of the first `rdf:Description`, its namespace declared there when no
-    /// prefix is bound to it.
-    static func set(_ namespace: String, _ local: String, prefix preferred: String, to value: String?, in text: String, path: String) throws(SidecarError) -> String {
-        let document = try parse(text, path)
-        var text = text
-        if let (range, isElement) = document.propertyRange(namespace, local) {
-            let written = text[range]
-            let leading = String(written.prefix { $0.isWhitespace })
-            let name = isElement ? String(written.dropFirst().prefix { !$0.isWhitespace && $0 != ">" && $0 != "/" })
-                                 : String(written.drop { $0.isWhitespace }.prefix { $0 != "=" && !$0.isWhitespace })
-            guard let value else {
-                text.replaceSubrange(range, with: isElement ? "" : "")
-                return text
-            }
-            let escaped = XMLText.escaped(value)
-            text.replaceSubrange(range, with: isElement ? "<\(name)>\(escaped)</\(name)>" : "\(leading)\(name)=\"\(escaped)\"")
-            return text
-        }
-        guard let value else { return text }
-        guard let description = document.descriptions.first else {
-            throw SidecarError(path: path, reason: "it has no rdf:Description to add \(preferred):\(local) to; left as it is")
-        }
-        let (prefix, declaration) = Self.prefix(for: namespace, preferred: preferred, in: description)
-        text.insert(contentsOf: (declaration ?? "") + "\n    \(prefix):\(local)=\"\(XMLText.escaped(value))\"", at: description.nameEnd)
-        return text
-    }
+    /// A new sidecar's packet, before its first property.
+    static let emptyPacket = XMPPacket(declaring: [.xmp]).text(wrapped: false)
 
     /// Replaces the file at `path` with `data` durably (``DurableFile/replace(_:with:mode:)``:
     /// a fresh temporary file beside it, fsync, rename, folder fsync); the caller holds the

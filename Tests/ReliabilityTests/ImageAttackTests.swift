@@ -89,11 +89,11 @@ struct ImageAttackTests {
         for route in ["preview.jpg", "thumbnail.jpg", "image.json", "tiles/0-0.png", "histogram.json"] {
             let reply = try await http("GET", "/api/shots/\(bombID)/\(route)", port: session.port)
             #expect(reply.status == 500, "\(route): \(reply.status)")
-            #expect(String(decoding: reply.body, as: UTF8.self).contains("declares 65500×65500 pixels (4290.2 MP), over the page's limit of 200.0 MP"), "\(route): \(String(decoding: reply.body, as: UTF8.self))")
+            #expect(String(decoding: reply.body, as: UTF8.self).contains("declares 65500×65500 pixels (4290.2 MP), over the limit of 200.0 MP"), "\(route): \(String(decoding: reply.body, as: UTF8.self))")
         }
         for route in ["preview.jpg", "full.jpg", "image.json"] {
             let reply = try await http("GET", "/api/shots/\(tiffID)/\(route)", port: session.port)
-            #expect(reply.status == 500 && String(decoding: reply.body, as: UTF8.self).contains("over fullImageCacheMB (1024)"), "\(route): \(String(decoding: reply.body, as: UTF8.self))")
+            #expect(reply.status == 500 && String(decoding: reply.body, as: UTF8.self).contains("over the limit of 1024 MiB"), "\(route): \(String(decoding: reply.body, as: UTF8.self))")
         }
         for tile in ["18014398509481984-0", "0-18014398509481984", "9223372036854775807-9223372036854775807", "-1-0", "3-0", "0-2", "1-0-0"] {
             let reply = try await http("GET", "/api/shots/\(fineID)/tiles/\(tile).png", port: session.port)

@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 
 /// When the camera says a photo was taken: the EXIF DateTimeOriginal of its first JPEG,

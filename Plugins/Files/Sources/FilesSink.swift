@@ -203,7 +203,7 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
                 warnings += problems + tagged.warnings
                 for note in tagged.notes { log.warning(note) }
                 if options.sidecars == .always || (options.sidecars == .auto && tagged.needsSidecar) {
-                    sidecar = XMPPacket.make(metadata, wrapped: false)
+                    sidecar = PhotoXMP.make(metadata, wrapped: false)
                 } else if tagged.needsSidecar {
                     log.warning("\(file.name): metadata not written (\(tagged.method)); set 'sidecars: auto' to keep it in a sidecar")
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeImaging
 
 /// Puts ``PhotoMetadata`` into one file, never damaging what the camera wrote.
 ///
@@ -49,9 +50,9 @@ enum MetadataTagger {
                 return Result(chunks: [data], method: .unchanged(reason: reason), needsSidecar: true,
                               notes: ["\(name): \(reason); camera EXIF and XMP kept as they are, metadata in a sidecar"])
             }
-            let xmp = XMPPacket.make(metadata, wrapped: true)
+            let xmp = PhotoXMP.make(metadata, wrapped: true)
             do {
-                let out = fixingMPF(try layout.spliced(exif: nil, xmp: xmp), original: layout)
+                let out = try layout.spliced(exif: nil, xmp: xmp).fixingMPF(original: layout)
                 return Result(chunks: out.chunks, method: .xmpOnly(reason: reason), needsSidecar: false,
                               notes: ["\(name): \(reason); camera EXIF kept byte-identical, metadata written as XMP"])
             } catch {
@@ -108,43 +109,13 @@ enum MetadataTagger {
         // XMP carries what EXIF cannot: Unicode text for every reader, and tags this
         // camera's ExifVersion predates. A camera's own XMP is never touched.
         let wantsXMP = metadata.needsUnicode || !leftOut.isEmpty || metadata.jobIdentifier != nil || metadata.sequence != nil
-        let xmp = wantsXMP && !layout.hasXMP ? XMPPacket.make(metadata, wrapped: true) : nil
+        let xmp = wantsXMP && !layout.hasXMP ? PhotoXMP.make(metadata, wrapped: true) : nil
         if !leftOut.isEmpty {
             notes.append("ExifVersion \(editor.exifVersion.map(String.init) ?? "?") predates \(leftOut.joined(separator: ", ")); "
                          + (xmp == nil ? "left out" : "written to XMP instead"))
         }
         let out: SplicedJPEG
-        do { out = fixingMPF(try layout.spliced(exif: edited, xmp: xmp), original: layout) } catch { throw Fallback(reason: error.description) }
+        do { out = try layout.spliced(exif: edited, xmp: xmp).fixingMPF(original: layout) } catch { throw Fallback(reason: error.description) }
         return Result(chunks: out.chunks, method: created ? .exifCreated : .exifEdited, needsSidecar: false, notes: notes)
-    }
-
-    /// After bytes were inserted, updates the MPF index: the primary image's size grows by
-    /// the inserted amount, and secondary images' offsets (relative to the MPF header)
-    /// grow too when the insertion came after that header.
-    static func fixingMPF(_ spliced: SplicedJPEG, original: JPEGLayout) -> SplicedJPEG {
-        guard let oldMPF = original.mpfSegment else { return spliced }
-        let delta = spliced.count - original.data.count
-        // The MPF segment is in the header; parse the new header alone (with its SOS marker).
-        guard delta != 0, let newLayout = try? JPEGLayout(spliced.head + [0xFF, 0xDA]), let mpf = newLayout.mpfSegment else { return spliced }
-        let out = spliced.head
-        let insertionPoint = original.exifSegments.first?.range.lowerBound
-            ?? original.segments.first { $0.marker != 0xE0 }?.range.lowerBound ?? original.scanStart
-        let imagesMovedAwayFromHeader = oldMPF.range.lowerBound < insertionPoint
-        let tiffStart = mpf.payload.lowerBound + JPEGLayout.mpfHeader.count
-        guard let index = try? TIFFEditor(out.subdata(in: tiffStart..<mpf.payload.upperBound)),
-              let entry = index.ifd0.entries.first(where: { $0.tag == 0xB002 && $0.type == 7 }) else { return spliced }
-        var patched = out
-        let table = tiffStart + Int(index.u32(field: entry.field))
-        for image in 0..<(Int(entry.count) / 16) {
-            let at = table + 16 * image
-            guard at + 12 <= mpf.payload.upperBound else { break }
-            let size = index.u32(in: patched, at: at + 4), offset = index.u32(in: patched, at: at + 8)
-            if offset == 0 {
-                patched.replaceSubrange((at + 4)..<(at + 8), with: index.encode32(UInt32(Int(size) + delta)))
-            } else if imagesMovedAwayFromHeader {
-                patched.replaceSubrange((at + 8)..<(at + 12), with: index.encode32(UInt32(Int(offset) + delta)))
-            }
-        }
-        return SplicedJPEG(head: patched, tail: spliced.tail)
     }
 }

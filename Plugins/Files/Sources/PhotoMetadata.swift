@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 
 /// The metadata shutterpipe writes into one photo, after templates are rendered.

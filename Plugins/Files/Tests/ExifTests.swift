@@ -1,6 +1,7 @@
 @testable import FilesSink
 import Foundation
 import ShutterPipeFixtures
+import ShutterPipeImaging
 import ShutterPipeKit
 import ShutterPipeKit
 import TestSupport

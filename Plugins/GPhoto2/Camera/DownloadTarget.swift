@@ -3,6 +3,7 @@
 #endif
 import CGPhoto2
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeSupport
 
 /// Where a download's bytes go: libgphoto2's `CameraFileHandler`, writing each piece the

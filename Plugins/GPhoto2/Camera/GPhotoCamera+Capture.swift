@@ -1,5 +1,6 @@
 import CGPhoto2
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeSupport
 import GPhoto2Backend
 

@@ -3,6 +3,7 @@
 #endif
 import CStreamDecoder
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeSupport
 import Synchronization
 

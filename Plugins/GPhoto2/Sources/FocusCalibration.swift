@@ -1,4 +1,4 @@
-import CTurboJPEG
+import ShutterPipeImaging
 import Foundation
 import ShutterPipeKit
 import ShutterPipeSupport
@@ -103,28 +103,21 @@ enum SequenceNumber {
 
 /// The sharpness of a live-view frame: the variance of its Laplacian (the 3×3 kernel
 /// 0 1 0 / 1 −4 1 / 0 1 0 over the grey picture). A picture in focus has strong edges and
-/// a high variance; a blurred one a low one. Decoded grey by libjpeg-turbo, within a
+/// a high variance; a blurred one a low one. Decoded grey (``JPEGDecoder``), within a
 /// pixel budget read from the header first; run on a thread of its own.
 enum LiveSharpness {
     /// The largest live frame measured.
     static let maxPixels = 40_000_000
 
     static func of(_ jpeg: Data) throws -> Double {
-        guard let decoder = tjInitDecompress() else { throw ShutterError(.unexpected, "libturbojpeg: cannot start a decoder") }
-        defer { tjDestroy(decoder) }
-        return try jpeg.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws -> Double in
-            let bytes = raw.bindMemory(to: UInt8.self).baseAddress
-            var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
-            guard tjDecompressHeader3(decoder, bytes, UInt(raw.count), &width, &height, &subsampling, &colorspace) == 0,
-                  width >= 3, height >= 3, Int(width) * Int(height) <= maxPixels else {
-                throw ShutterError(.cameraFailure, "a live-view frame that is not a JPEG this can measure (\(width)×\(height))")
-            }
-            var grey = [UInt8](repeating: 0, count: Int(width) * Int(height))
-            guard tjDecompress2(decoder, bytes, UInt(raw.count), &grey, width, width, height, Int32(TJPF_GRAY.rawValue), 0) == 0 else {
-                throw ShutterError(.cameraFailure, "a live-view frame could not be decoded")
-            }
-            return laplacianVariance(grey, width: Int(width), height: Int(height))
+        let grey: (pixels: [UInt8], width: Int, height: Int)
+        do { grey = try JPEGDecoder.decodeGrey(jpeg, maxPixels: maxPixels) } catch {
+            throw ShutterError(.cameraFailure, "a live-view frame that is not a JPEG this can measure: \(error.message)")
         }
+        guard grey.width >= 3, grey.height >= 3 else {
+            throw ShutterError(.cameraFailure, "a live-view frame of \(grey.width)×\(grey.height) pixels: too small to measure")
+        }
+        return laplacianVariance(grey.pixels, width: grey.width, height: grey.height)
     }
 
     static func laplacianVariance(_ grey: [UInt8], width: Int, height: Int) -> Double {

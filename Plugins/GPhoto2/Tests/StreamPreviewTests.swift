@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ShutterPipeImaging
 @testable import GPhoto2Camera
 import ShutterPipeSupport
 import Synchronization

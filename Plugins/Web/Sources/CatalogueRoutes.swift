@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 import ShutterPipeSupport
 import Synchronization

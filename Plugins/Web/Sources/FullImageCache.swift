@@ -1,8 +1,8 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import CTurboJPEG
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 import ShutterPipeSupport
 import Synchronization
@@ -61,7 +61,7 @@ final class FullImageCache: Sendable {
     init(limit: Int, budget: DecodeBudget? = nil, log: Logger = .discarding) {
         self.limit = limit
         self.log = log
-        self.budget = budget ?? DecodeBudget(maxPixels: DecodeBudget.defaults.maxPixels, memoryLimit: limit)
+        self.budget = budget ?? DecodeBudget(maxPixels: DecodeBudget.defaults.maxPixels, memoryLimit: limit, settings: .webTrigger)
         regions = TileRegions(budget: self.budget, log: log)
         self.budget.makeRoom { [weak self] bytes in
             self?.state.withLock { state in
@@ -171,7 +171,7 @@ final class FullImageCache: Sendable {
         let key = PreviewMaker.key(path)  // size and time: a file replaced is read anew
         if let kept = state.withLock({ state in state.headers.first { $0.key == key }?.header }) { return kept }
         let jpeg = try PhotoFile.map(path)
-        guard let size = PreviewMaker.dimensions(jpeg) else { throw ShutterError(.unexpected, "'\(path)' is not a JPEG libturbojpeg can read") }
+        guard let size = JPEGDecoder.dimensions(jpeg) else { throw ShutterError(.unexpected, "'\(path)' is not a JPEG libturbojpeg can read") }
         try budget.checkPixels(width: size.width, height: size.height, of: "the photo")
         let metadata = JPEGMetadata(jpeg)
         let swaps = metadata.orientation >= 5 && metadata.orientation <= 8
@@ -226,36 +226,15 @@ final class FullImageCache: Sendable {
         case .tiff: return try TIFFDecoder.decode(path, budget: budget)
         case .raw:
             switch try FullSizeImage.rawSource(path, budget: budget) {
-            case .jpeg(let jpeg, let orientation): return try decodeAccurately(jpeg, budget: budget, orientation: orientation)
+            case .jpeg(let jpeg, let orientation): return try JPEGDecoder.decodeAccurately(jpeg, budget: budget, orientation: orientation)
             case .pixels(let image): return image
             }
         case .jpeg, nil:
             let jpeg = try PhotoFile.map(path)
             let metadata = JPEGMetadata(jpeg)
-            var image = try decodeAccurately(jpeg, budget: budget, orientation: metadata.orientation)
+            var image = try JPEGDecoder.decodeAccurately(jpeg, budget: budget, orientation: metadata.orientation)
             image.iccProfile = metadata.iccProfile
             return image
-        }
-    }
-
-    /// `jpeg` at full size, with the accurate (slow) integer DCT and fancy upsampling:
-    /// libjpeg's defaults, which Pillow and the browsers use too.
-    /// Turned upright for `orientation` in the same turn of `budget` (the upright copy is
-    /// part of the decode's cost).
-    static func decodeAccurately(_ jpeg: Data, budget: DecodeBudget = .defaults, orientation: Int = 1) throws(ShutterError) -> RGBImage {
-        guard let decoder = tjInitDecompress() else { throw ShutterError(.unexpected, "libturbojpeg: cannot start a decoder") }
-        defer { tjDestroy(decoder) }
-        guard let size = PreviewMaker.dimensions(jpeg) else { throw ShutterError(.unexpected, "not a JPEG libturbojpeg can read") }
-        return try budget.decodeWhole("the photo", width: size.width, height: size.height, cost: .jpeg) { () throws(ShutterError) -> RGBImage in
-            var pixels = [UInt8](repeating: 0, count: size.width * size.height * 3)
-            let decoded = jpeg.withUnsafeBytes { raw in
-                tjDecompress2(decoder, raw.bindMemory(to: UInt8.self).baseAddress, UInt(raw.count), &pixels, Int32(size.width), 0, Int32(size.height),
-                              Int32(TJPF_RGB.rawValue), Int32(TJFLAG_LIMITSCANS))
-            }
-            guard decoded == 0 || tjGetErrorCode(decoder) == Int32(TJERR_WARNING.rawValue) else {
-                throw ShutterError(.unexpected, "libturbojpeg could not decode the photo: \(tjGetErrorStr2(decoder).map { String(cString: $0) } ?? "?")")
-            }
-            return RGBImage(pixels: pixels, width: size.width, height: size.height).oriented(orientation)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 
 /// A photo at its full size, upright, as a JPEG: what a look at 100 % needs, never an
@@ -25,7 +26,7 @@ enum FullSizeImage {
             switch try rawSource(path, budget: budget) {
             case .jpeg(let jpeg, let orientation):
                 guard orientation != 1 else { return jpeg }
-                return try FullImageCache.decodeAccurately(jpeg, budget: budget, orientation: orientation).jpeg(quality: quality)
+                return try JPEGDecoder.decodeAccurately(jpeg, budget: budget, orientation: orientation).jpeg(quality: quality)
             case .pixels(let image):
                 return try image.jpeg(quality: quality)
             }
@@ -37,7 +38,7 @@ enum FullSizeImage {
     /// tiles (``FullImageCache``) make the same choice.
     static func rawSource(_ path: String, budget: DecodeBudget) throws(ShutterError) -> RawPreviewSource.Source {
         try RawPreviewSource.source(of: path, halfSize: false, budget: budget) { jpeg, sensorEdge in
-            guard let size = PreviewMaker.dimensions(jpeg) else { return false }
+            guard let size = JPEGDecoder.dimensions(jpeg) else { return false }
             return max(size.width, size.height) * 100 >= sensorEdge * 95
         }
     }

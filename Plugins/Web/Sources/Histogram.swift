@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 
 /// The histogram the loupe shows beside a shot: 256 counts for each of red, green, blue
@@ -32,7 +33,7 @@ struct Histogram: Sendable {
 
     /// The histogram of a preview JPEG, decoded with the accurate DCT.
     init(jpeg: Data) throws(ShutterError) {
-        self.init(try FullImageCache.decodeAccurately(jpeg))
+        self.init(try JPEGDecoder.decodeAccurately(jpeg))
     }
 
     var json: [String: Any] {

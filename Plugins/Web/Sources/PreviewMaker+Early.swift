@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 import ShutterPipeSupport
 
@@ -82,7 +83,7 @@ extension PreviewMaker {
     /// it now, and the stored file's preview is this one. One that is not a JPEG of a
     /// preview's size (at least 1000 px, at most twice the page's long edge) is not taken.
     func offerSharp(_ preview: Data, shot: Int) {
-        guard let size = Self.dimensions(preview), max(size.width, size.height) >= min(longEdge, 1000),
+        guard let size = JPEGDecoder.dimensions(preview), max(size.width, size.height) >= min(longEdge, 1000),
               max(size.width, size.height) <= 2 * longEdge else { return }
         let (finishing, storedAs) = state.withLock { state -> ([ImageJob<Data>], String?) in
             var finishing: [ImageJob<Data>] = []

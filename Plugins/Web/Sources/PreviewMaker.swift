@@ -1,4 +1,4 @@
-import CTurboJPEG
+import ShutterPipeImaging
 import Foundation
 import ShutterPipeKit
 import ShutterPipeSupport
@@ -125,7 +125,7 @@ final class PreviewMaker: Sendable {
     func thumbnail(of path: String) throws(ShutterError) -> Data {
         let preview = try preview(of: path)
         return try image(key: Self.key(path) + "|thumbnail", diskEdge: Self.thumbnailEdge, inMemory: false, counted: false, path: path) { () throws(ShutterError) in
-            var (image, _) = try Self.decodeScaled(preview, longEdge: Self.thumbnailEdge, budget: budget)
+            var (image, _) = try JPEGDecoder.decodeScaled(preview, longEdge: Self.thumbnailEdge, budget: budget)
             image.iccProfile = JPEGMetadata(preview).iccProfile
             return try image.downscaled(toLongEdge: Self.thumbnailEdge).jpeg(quality: 80)
         }
@@ -208,12 +208,12 @@ final class PreviewMaker: Sendable {
             // An embedded JPEG at least as large as the preview, or half the sensor's size
             // (what the demosaic would give), is the source; a small thumbnail is not.
             let source = try RawPreviewSource.source(of: path, budget: budget) { jpeg, sensorEdge in
-                guard let size = dimensions(jpeg) else { return false }
+                guard let size = JPEGDecoder.dimensions(jpeg) else { return false }
                 return max(size.width, size.height) >= min(longEdge, sensorEdge / 2)
             }
             switch source {
             case .jpeg(let jpeg, let orientation):
-                let (image, _) = try decodeScaled(jpeg, longEdge: longEdge, budget: budget)
+                let (image, _) = try JPEGDecoder.decodeScaled(jpeg, longEdge: longEdge, budget: budget)
                 return (try image.oriented(orientation).jpeg(), .embedded)
             case .pixels(let image):
                 return (try image.downscaled(toLongEdge: longEdge).jpeg(), .demosaic)
@@ -232,7 +232,7 @@ final class PreviewMaker: Sendable {
     /// (libjpeg-turbo gives pixels only).
     static func makeFromJPEG(_ source: Data, longEdge: Int, budget: DecodeBudget = .defaults) throws(ShutterError) -> (Data, Source) {
         let metadata = JPEGMetadata(source)
-        var (image, embedded) = try decodeScaled(source, longEdge: longEdge, budget: budget)
+        var (image, embedded) = try JPEGDecoder.decodeScaled(source, longEdge: longEdge, budget: budget)
         image.iccProfile = metadata.iccProfile
         return (try image.oriented(metadata.orientation).jpeg(), embedded ? .embedded : .photo)
     }
@@ -240,7 +240,7 @@ final class PreviewMaker: Sendable {
     /// `jpeg` (or its embedded large preview) decoded at the largest n/8 scale whose long
     /// edge is at most `longEdge`, and encoded again (quality 85).
     static func scaled(_ jpeg: Data, longEdge: Int, quality: Int32 = 85) throws(ShutterError) -> Data {
-        try decodeScaled(jpeg, longEdge: longEdge).image.jpeg(quality: quality)
+        try JPEGDecoder.decodeScaled(jpeg, longEdge: longEdge).image.jpeg(quality: quality)
     }
 }
 

@@ -1,5 +1,6 @@
 import CRegionDecoder
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 import Synchronization
 

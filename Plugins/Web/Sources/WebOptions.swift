@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 
 /// The options of the `web` trigger.
@@ -136,4 +137,9 @@ public struct WebOptions: Sendable, Equatable {
         guard let number = UInt16(port), !host.isEmpty else { return nil }
         return (host == "localhost" ? "127.0.0.1" : String(host), number)
     }
+}
+
+extension DecodeBudget.Settings {
+    /// The web trigger's options that raise a decode budget's limits.
+    static let webTrigger = DecodeBudget.Settings(pixels: "the web trigger's maxMegapixels", memory: "the web trigger's fullImageCacheMB")
 }

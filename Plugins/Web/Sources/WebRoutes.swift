@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 import ShutterPipeSupport
 
@@ -110,7 +111,7 @@ struct WebRoutes: Sendable {
             // A shot's early preview (the camera's thumbnail) while it is in flight: the
             // camera's bytes, served only when libjpeg-turbo reads them as a JPEG of sane size.
             guard access.admitsLive(session: trigger.session), let number = Int(path.dropFirst("/api/inflight/".count).dropLast("/preview.jpg".count)),
-                  let preview = trigger.progress.preview(of: number), let size = PreviewMaker.dimensions(preview.jpeg),
+                  let preview = trigger.progress.preview(of: number), let size = JPEGDecoder.dimensions(preview.jpeg),
                   size.width <= 4096, size.height <= 4096 else {
                 return .error(404, "no early preview at \(LogText.escaped(path)): the shot is stored (see /api/photos) or has none")
             }

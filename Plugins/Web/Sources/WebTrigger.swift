@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 import ShutterPipeSupport
 import Synchronization
@@ -56,7 +57,7 @@ public final class WebTrigger: TriggerSource, SessionObserver {
         self.name = name
         self.session = session
         library = PhotoLibrary(keeping: options.recent)
-        let budget = DecodeBudget(maxPixels: options.maxMegapixels * 1_000_000, memoryLimit: options.fullImageCacheMB << 20)
+        let budget = DecodeBudget(maxPixels: options.maxMegapixels * 1_000_000, memoryLimit: options.fullImageCacheMB << 20, settings: .webTrigger)
         previews = PreviewMaker(longEdge: options.previewSize, budget: budget, log: log)
         fullImages = FullImageCache(limit: options.fullImageCacheMB << 20, budget: budget, log: log)
     }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import ShutterPipeFixtures
+import ShutterPipeImaging
 import ShutterPipeKit
 import TestSupport
 import Testing
@@ -89,7 +90,7 @@ struct CatalogueRoutesTests {
         let raw = try await http("GET", "/api/shots/1/full.jpg?from=raw", port: port)
         try #require(raw.status == 200, "\(String(decoding: raw.body.prefix(300), as: UTF8.self))")
         let body = raw.body
-        let ours = try await offThePool { try PreviewMaker.decodeScaled(body, longEdge: 10_000).image }
+        let ours = try await offThePool { try JPEGDecoder.decodeScaled(body, longEdge: 10_000).image }
         #expect(ours.width == 800 && ours.height == 600, "the whole sensor")
         // dcraw_emu: full size, the camera's white balance (-w), 8 bits, to a PPM beside a
         // copy of the card's file (it writes beside its input).

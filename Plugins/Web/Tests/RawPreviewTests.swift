@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import ShutterPipeFixtures
+import ShutterPipeImaging
 import ShutterPipeKit
 import TestSupport
 import Testing
@@ -87,7 +88,7 @@ struct RawPreviewTests {
         try await makeDNG(dng, width: 800, height: 600, preview: orientation == 1 ? thumbnail : nil, orientation: orientation, in: folder)
         let (preview, source) = try await offThePool { try PreviewMaker.make(dng, longEdge: 1600) }
         #expect(source == .demosaic)
-        let ours = try PreviewMaker.decodeScaled(preview, longEdge: 10_000).image
+        let ours = try JPEGDecoder.decodeScaled(preview, longEdge: 10_000).image
         #expect(orientation == 1 ? [ours.width, ours.height] == [400, 300] : [ours.width, ours.height] == [300, 400])
         // dcraw_emu: half size (-h), the camera's white balance (-w), 8 bits, to a PPM.
         let developed = try await runProgram(["dcraw_emu", "-h", "-w", dng])
@@ -116,8 +117,8 @@ struct RawPreviewTests {
         let converted = folder.file("converted.jpg")
         let decoded = try await runProgram(["heif-convert", "-q", "95", heic, converted])
         try #require(decoded.status == 0, "heif-convert: \(decoded.errors)")
-        let reference = try PreviewMaker.decodeScaled(try Data(contentsOf: URL(fileURLWithPath: converted)), longEdge: 640).image
-        let ours = try PreviewMaker.decodeScaled(preview, longEdge: 10_000).image
+        let reference = try JPEGDecoder.decodeScaled(try Data(contentsOf: URL(fileURLWithPath: converted)), longEdge: 640).image
+        let ours = try JPEGDecoder.decodeScaled(preview, longEdge: 10_000).image
         #expect(meanDifference(ours, reference) < 6, "against heif-convert, halved by libjpeg-turbo")
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 import TestSupport
 import Testing
@@ -48,7 +49,7 @@ struct TIFFPreviewTests {
             try makeTIFF(width: 600, height: 400, orientation: orientation).write(to: URL(fileURLWithPath: path))
             let (preview, source) = try await offThePool { try PreviewMaker.make(path, longEdge: 300) }
             #expect(source == .tiff)
-            let image = try PreviewMaker.decodeScaled(preview, longEdge: 300).image
+            let image = try JPEGDecoder.decodeScaled(preview, longEdge: 300).image
             let upright = orientation >= 5 ? (200, 300) : (300, 200)
             #expect((image.width, image.height) == upright, "orientation \(orientation): \(image.width)×\(image.height)")
             let region = try #require(bright[orientation])

@@ -5,8 +5,8 @@ import Foundation
 /// ColorSpace "uncalibrated" with InteropIndex "R03"), which a browser would take for sRGB
 /// (dull greens and cyans). ICC v2.1, a display profile: the primaries adapted to D50
 /// (Bradford), the media white D65, a gamma of 563/256 on each channel.
-enum AdobeRGBProfile {
-    static let data: Data = make()
+public enum AdobeRGBProfile {
+    public static let data: Data = make()
 
     private static func make() -> Data {
         func fixed(_ value: Double) -> Data { word(UInt32(bitPattern: Int32((value * 65_536).rounded()))) }

@@ -5,8 +5,8 @@ import ShutterPipeSupport
 
 /// HEIF and HEIC photos (Canon R-series, Sony, phones) decoded with libheif, upright (libheif
 /// applies the file's rotation and mirroring as it decodes), with their ICC profile.
-enum HEIFDecoder {
-    static func decode(_ path: String, budget: DecodeBudget = .defaults) throws(ShutterError) -> RGBImage {
+public enum HEIFDecoder {
+    public static func decode(_ path: String, budget: DecodeBudget = .defaults) throws(ShutterError) -> RGBImage {
         guard let context = heif_context_alloc() else { throw ShutterError(.unexpected, "libheif: cannot start") }
         defer { heif_context_free(context) }
         // libheif's own bound (a square of that side), besides ours below.

@@ -6,25 +6,25 @@ import Foundation
 /// MakerNote's own included, stays valid: the new IFD0 (and a new EXIF or GPS sub-IFD
 /// where those change) is appended after the old data, and the header's IFD0 pointer is
 /// the one field that changes. The old IFD0's link to IFD1 (the thumbnail) is kept.
-struct TIFFEditor {
-    enum ByteOrder { case little, big }
+public struct TIFFEditor {
+    public enum ByteOrder { case little, big }
 
     /// An IFD entry exactly as stored: type, count and the raw 4-byte value field.
-    struct Entry {
-        var tag: UInt16
-        var type: UInt16
-        var count: UInt32
-        var field: [UInt8]
+    public struct Entry {
+        public var tag: UInt16
+        public var type: UInt16
+        public var count: UInt32
+        public var field: [UInt8]
     }
 
     /// An entry to add or replace, its value already encoded in the block's byte order.
-    struct NewEntry {
-        var tag: UInt16
+    public struct NewEntry {
+        public var tag: UInt16
         var type: UInt16
         var count: UInt32
-        var value: Data
+        public var value: Data
 
-        init(tag: UInt16, type: UInt16, count: UInt32, value: Data) {
+        public init(tag: UInt16, type: UInt16, count: UInt32, value: Data) {
             self.tag = tag
             self.type = type
             self.count = count
@@ -33,37 +33,37 @@ struct TIFFEditor {
 
         /// An existing entry whose value sits in its own field (4 bytes or fewer), so it
         /// can be copied into another block of the same byte order.
-        init?(inline entry: Entry) {
+        public init?(inline entry: Entry) {
             guard let size = TIFFEditor.typeSizes[entry.type].map({ $0 * Int(entry.count) }), size <= 4 else { return nil }
             self.init(tag: entry.tag, type: entry.type, count: entry.count, value: Data(entry.field.prefix(size)))
         }
     }
 
-    struct IFD {
+    public struct IFD {
         var offset: Int
-        var entries: [Entry]
+        public var entries: [Entry]
         var next: UInt32
     }
 
-    static let typeSizes: [UInt16: Int] = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4]
+    public static let typeSizes: [UInt16: Int] = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4]
 
 
     /// Why the block is not safe to edit.
-    struct Malformed: Error, CustomStringConvertible {
-        var description: String
+    public struct Malformed: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    static let exifPointerTag: UInt16 = 0x8769
-    static let gpsPointerTag: UInt16 = 0x8825
+    public static let exifPointerTag: UInt16 = 0x8769
+    public static let gpsPointerTag: UInt16 = 0x8825
 
-    let tiff: Data
-    let order: ByteOrder
-    let ifd0: IFD
-    let exif: IFD?
-    let gps: IFD?
+    public let tiff: Data
+    public let order: ByteOrder
+    public let ifd0: IFD
+    public let exif: IFD?
+    public let gps: IFD?
 
     /// Reads and checks the block: header, IFD0, and the EXIF and GPS sub-IFDs.
-    init(_ block: Data) throws(Malformed) {
+    public init(_ block: Data) throws(Malformed) {
         let tiff = block.startIndex == 0 ? block : Data(block)
         self.tiff = tiff
         guard tiff.count >= 8 else { throw Malformed(description: "TIFF header shorter than 8 bytes") }
@@ -94,17 +94,17 @@ struct TIFFEditor {
     }
 
     /// The EXIF sub-IFD's ExifVersion as a number (0232 → 232), if it has a readable one.
-    var exifVersion: Int? {
+    public var exifVersion: Int? {
         guard let entry = exif?.entries.first(where: { $0.tag == 0x9000 }), entry.type == 7, entry.count == 4 else { return nil }
         return Int(String(decoding: entry.field, as: UTF8.self))
     }
 
     /// Whether `tag` is present in the EXIF sub-IFD.
-    func exifContains(_ tag: UInt16) -> Bool { exif?.entries.contains { $0.tag == tag } ?? false }
+    public func exifContains(_ tag: UInt16) -> Bool { exif?.entries.contains { $0.tag == tag } ?? false }
 
     /// The block with the entries appended; `gpsEntries` adds a GPS IFD (only where the
     /// camera wrote none). Returns the new TIFF bytes.
-    func appending(ifd0 additions: [NewEntry], exif exifAdditions: [NewEntry], gps gpsEntries: [NewEntry]) -> Data {
+    public func appending(ifd0 additions: [NewEntry], exif exifAdditions: [NewEntry], gps gpsEntries: [NewEntry]) -> Data {
         var out = tiff
         if out.count % 2 == 1 { out.append(0) }
         var ifd0Entries = merged(ifd0.entries.map(Either.old), additions)
@@ -122,18 +122,18 @@ struct TIFFEditor {
     }
 
     /// A 32-bit value from a raw entry field, in the block's order.
-    func u32(field: [UInt8]) -> UInt32 { Reader(data: tiff, order: order).u32(field: field) }
+    public func u32(field: [UInt8]) -> UInt32 { Reader(data: tiff, order: order).u32(field: field) }
 
     /// A 32-bit value at `offset` of `data` (another buffer laid out in this order).
-    func u32(in data: Data, at offset: Int) -> UInt32 { Reader(data: data, order: order).u32(offset) }
+    public func u32(in data: Data, at offset: Int) -> UInt32 { Reader(data: data, order: order).u32(offset) }
 
     // MARK: Encoding
 
-    func encode16(_ value: UInt16) -> [UInt8] {
+    public func encode16(_ value: UInt16) -> [UInt8] {
         order == .little ? [UInt8(value & 0xFF), UInt8(value >> 8)] : [UInt8(value >> 8), UInt8(value & 0xFF)]
     }
 
-    func encode32(_ value: UInt32) -> [UInt8] {
+    public func encode32(_ value: UInt32) -> [UInt8] {
         let bytes = (0..<4).map { UInt8((value >> (8 * UInt32($0))) & 0xFF) }
         return order == .little ? bytes : bytes.reversed()
     }
@@ -192,27 +192,27 @@ struct TIFFEditor {
 
 /// Bounds-checked reads in a byte order.
 private struct Reader {
-    let data: Data
-    let order: TIFFEditor.ByteOrder
+    public let data: Data
+    public let order: TIFFEditor.ByteOrder
 
-    func u16(_ at: Int) -> UInt16 {
+    public func u16(_ at: Int) -> UInt16 {
         let a = UInt16(data[at]), b = UInt16(data[at + 1])
         return order == .little ? a | b << 8 : a << 8 | b
     }
 
-    func u32(_ at: Int) -> UInt32 {
+    public func u32(_ at: Int) -> UInt32 {
         let bytes = (0..<4).map { UInt32(data[at + $0]) }
         return order == .little ? bytes[0] | bytes[1] << 8 | bytes[2] << 16 | bytes[3] << 24
             : bytes[0] << 24 | bytes[1] << 16 | bytes[2] << 8 | bytes[3]
     }
 
-    func u32(field: [UInt8]) -> UInt32 {
+    public func u32(field: [UInt8]) -> UInt32 {
         let bytes = field.map(UInt32.init)
         return order == .little ? bytes[0] | bytes[1] << 8 | bytes[2] << 16 | bytes[3] << 24
             : bytes[0] << 24 | bytes[1] << 16 | bytes[2] << 8 | bytes[3]
     }
 
-    func ifd(at offset: Int, name: String) throws(TIFFEditor.Malformed) -> TIFFEditor.IFD {
+    public func ifd(at offset: Int, name: String) throws(TIFFEditor.Malformed) -> TIFFEditor.IFD {
         guard offset >= 8, offset + 2 <= data.count else {
             throw TIFFEditor.Malformed(description: "\(name) offset \(offset) is outside the block")
         }

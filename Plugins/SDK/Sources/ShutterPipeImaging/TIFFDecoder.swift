@@ -6,8 +6,8 @@ import ShutterPipeSupport
 /// TIFF photos (scanners, editors' exports, some cameras' TIFF mode) decoded with libtiff's
 /// RGBA interface, which reads every layout and compression libtiff knows (8 or 16 bits,
 /// strips or tiles, LZW, Deflate, JPEG), upright.
-enum TIFFDecoder {
-    static func decode(_ path: String, budget: DecodeBudget = .defaults) throws(ShutterError) -> RGBImage {
+public enum TIFFDecoder {
+    public static func decode(_ path: String, budget: DecodeBudget = .defaults) throws(ShutterError) -> RGBImage {
         sp_tiff_quiet()
         guard let tiff = TIFFOpen(path, "r") else {
             throw ShutterError(.unexpected, "libtiff cannot read '\(path)' as a TIFF")

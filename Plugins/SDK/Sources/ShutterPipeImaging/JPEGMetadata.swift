@@ -8,28 +8,28 @@ import ShutterPipeSupport
 ///
 /// libjpeg-turbo decodes pixels only: a preview or a tile made from them must be turned
 /// upright here, and must carry the profile on, for the browser to colour-manage it.
-struct JPEGMetadata: Sendable {
+public struct JPEGMetadata: Sendable {
     /// 1 (upright) to 8, as EXIF tag 0x0112 says; 1 when absent.
-    var orientation = 1
+    public var orientation = 1
     /// The APP2 `ICC_PROFILE` segments, whole (marker and length included), in order.
-    var iccSegments: [Data] = []
+    public var iccSegments: [Data] = []
 
     /// Whether EXIF says Adobe RGB without a profile: ColorSpace "uncalibrated" (0xFFFF)
     /// with InteropIndex "R03", as DCF cameras set to Adobe RGB write it.
-    var adobeRGBByEXIF = false
+    public var adobeRGBByEXIF = false
 
     /// The profile the segments carry, joined; else Adobe RGB's when EXIF says so
     /// (``AdobeRGBProfile``); `nil` for sRGB.
-    var iccProfile: Data? {
+    public var iccProfile: Data? {
         guard !iccSegments.isEmpty else { return adobeRGBByEXIF ? AdobeRGBProfile.data : nil }
         return iccSegments.reduce(into: Data()) { $0 += $1.dropFirst(4 + 14) }  // marker, length, "ICC_PROFILE\0", sequence, count
     }
 
-    init() {}
+    public init() {}
 
     /// Reads the segments before the first scan of `jpeg` (``JPEGSegments``); a damaged
     /// header gives what was read before the damage.
-    init(_ jpeg: Data) {
+    public init(_ jpeg: Data) {
         jpeg.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             guard bytes.count > 4 else { return }
@@ -82,7 +82,7 @@ struct JPEGMetadata: Sendable {
 
     /// `jpeg` (one libjpeg-turbo wrote: no profile of its own) with `profile` inserted
     /// after its start marker, in APP2 `ICC_PROFILE` segments (of at most 65,519 bytes each).
-    static func inserting(_ profile: Data?, into jpeg: Data) -> Data {
+    public static func inserting(_ profile: Data?, into jpeg: Data) -> Data {
         guard let profile, !profile.isEmpty, jpeg.count > 2 else { return jpeg }
         let chunk = 65_519
         let count = (profile.count + chunk - 1) / chunk

@@ -6,12 +6,12 @@ import ShutterPipeKit
 /// JPEG of them again would not be. Rows are filtered by their left neighbour (PNG's
 /// "Sub") and deflated at zlib's fastest level: a 512×512 tile in a few milliseconds, at
 /// about half its raw size for a photo.
-enum PNGEncoder {
-    static let signature = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+public enum PNGEncoder {
+    public static let signature = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
 
     /// The `width`×`height` region of `image` at `x`, `y` (clipped to it), as a PNG; the
     /// image's colour profile goes in as its iCCP chunk.
-    static func encode(_ image: RGBImage, x: Int, y: Int, width: Int, height: Int) throws(ShutterError) -> Data {
+    public static func encode(_ image: RGBImage, x: Int, y: Int, width: Int, height: Int) throws(ShutterError) -> Data {
         let width = max(0, min(width, image.width - x)), height = max(0, min(height, image.height - y))
         guard width > 0, height > 0, x >= 0, y >= 0 else { throw ShutterError(.unexpected, "an empty tile") }
         let rowBytes = width * 3
@@ -62,7 +62,7 @@ enum PNGEncoder {
 }
 
 extension Data {
-    mutating func append(bigEndian value: UInt32) {
+    public mutating func append(bigEndian value: UInt32) {
         append(contentsOf: [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)])
     }
 }

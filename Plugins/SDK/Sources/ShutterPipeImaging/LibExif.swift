@@ -4,11 +4,11 @@ import Foundation
 /// What shutterpipe uses libexif for: building a new EXIF block for a JPEG that has none,
 /// and reading edited blocks back as an independent check. It never re-saves a camera's
 /// block: libexif's rebuild damages MakerNotes (docs/benchmarks.md and the EXIF notes).
-enum LibExif {
+public enum LibExif {
     /// A minimal valid TIFF block for a JPEG without EXIF: the tags EXIF
     /// requires, with ExifVersion 0232, sRGB, the image's pixel size and the JFIF
     /// resolution, so `exiftool -validate` finds nothing to report.
-    static func baseBlock(width: Int, height: Int, resolution: (x: Int, y: Int, unit: Int)?,
+    public static func baseBlock(width: Int, height: Int, resolution: (x: Int, y: Int, unit: Int)?,
                           order byteOrder: TIFFEditor.ByteOrder = .little) -> Data? {
         guard let exif = exif_data_new() else { return nil }
         defer { exif_data_unref(exif) }
@@ -52,7 +52,7 @@ enum LibExif {
 
     /// Reads `tiff` with libexif (its own parser, loading options that neither drop nor
     /// invent tags) and returns the raw bytes of each requested (IFD, tag).
-    static func readBack(_ tiff: Data, tags: [(ifd: Int, tag: UInt16)]) -> [Data?] {
+    public static func readBack(_ tiff: Data, tags: [(ifd: Int, tag: UInt16)]) -> [Data?] {
         guard let exif = exif_data_new() else { return tags.map { _ in nil } }
         defer { exif_data_unref(exif) }
         exif_data_unset_option(exif, EXIF_DATA_OPTION_IGNORE_UNKNOWN_TAGS)
@@ -71,10 +71,10 @@ enum LibExif {
     }
 
     /// libexif's number for a tag name, for checking our table against its.
-    static func tagNumber(named name: String) -> UInt16 {
+    public static func tagNumber(named name: String) -> UInt16 {
         UInt16(exif_tag_from_name(name).rawValue)
     }
 
     /// IFD indices as libexif numbers them.
-    static let ifd0 = 0, exifIFD = 2, gpsIFD = 3
+    public static let ifd0 = 0, exifIFD = 2, gpsIFD = 3
 }

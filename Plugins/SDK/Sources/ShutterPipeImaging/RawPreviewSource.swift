@@ -6,8 +6,8 @@ import ShutterPipeSupport
 /// What a RAW file gives the page, through LibRaw: its embedded JPEG when it has one (most
 /// formats carry one at full or near-full size: reading it decodes no sensor data), else
 /// a half-size demosaic of the sensor data.
-enum RawPreviewSource {
-    enum Source {
+public enum RawPreviewSource {
+    public enum Source {
         /// The embedded JPEG and the EXIF orientation the RAW gives it (LibRaw's flip).
         case jpeg(Data, orientation: Int)
         /// The demosaiced picture, already upright.
@@ -20,7 +20,7 @@ enum RawPreviewSource {
     ///
     /// The sensor's size (from the file's header, before any sensor data is read) is
     /// checked against `budget`, and the demosaic takes its turn among whole-image decodes.
-    static func source(of path: String, halfSize: Bool = true, budget: DecodeBudget = .defaults,
+    public static func source(of path: String, halfSize: Bool = true, budget: DecodeBudget = .defaults,
                        embeddedAllowed: (Data, Int) -> Bool) throws(ShutterError) -> Source {
         guard let raw = libraw_init(0) else { throw ShutterError(.unexpected, "LibRaw: cannot start") }
         defer { libraw_close(raw) }
@@ -72,7 +72,7 @@ enum RawPreviewSource {
 
     /// LibRaw's `flip` (dcraw's: 3 is 180°, 5 a quarter turn anticlockwise, 6 clockwise) as
     /// an EXIF orientation.
-    static func exifOrientation(flip: Int) -> Int {
+    public static func exifOrientation(flip: Int) -> Int {
         switch flip {
         case 3: return 3
         case 5: return 8

@@ -8,10 +8,10 @@ import Foundation
 ///
 /// Only images typed "large thumbnail" (0x010001, 0x010002) count: the other secondary
 /// images of an MPO (the second eye of a stereo pair, panorama frames) are other pictures.
-enum EmbeddedPreview {
+public enum EmbeddedPreview {
     /// The byte ranges of `jpeg`'s large-thumbnail images, in index order. A damaged or
     /// missing index gives none.
-    static func largeThumbnails(in jpeg: Data) -> [Range<Int>] {
+    public static func largeThumbnails(in jpeg: Data) -> [Range<Int>] {
         jpeg.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8, let tiff = indexStart(bytes) else { return [] }

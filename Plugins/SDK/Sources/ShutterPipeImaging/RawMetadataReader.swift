@@ -4,8 +4,8 @@ import ShutterPipeKit
 
 /// The EXIF summary of a RAW file, through LibRaw: it reads the metadata of every format it
 /// develops (the TIFF-based ones and CR3 alike) without decoding the sensor data.
-enum RawMetadataReader {
-    static func summary(of path: String) -> ExifSummary {
+public enum RawMetadataReader {
+    public static func summary(of path: String) -> ExifSummary {
         var summary = ExifSummary()
         guard let raw = libraw_init(0) else { return summary }
         defer { libraw_close(raw) }

@@ -10,30 +10,30 @@ import ShutterPipeSupport
 /// is `x' xmp:Rating='5` is character data inside an `rdf:li`, not an attribute. A
 /// DOCTYPE (which XMP forbids) is refused, and so are unknown entities: there is nothing
 /// to expand.
-struct XMPDocument {
-    static let rdf = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-    static let xmlns = "http://www.w3.org/2000/xmlns/"
+public struct XMPDocument {
+    public static let rdf = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+    public static let xmlns = "http://www.w3.org/2000/xmlns/"
 
     /// An element of the packet.
-    final class Element {
+    public final class Element {
         /// The name as written (`xmp:Rating`), its namespace and its local part.
-        let name: String
+        public let name: String
         let namespace: String?
         let local: String
         let attributes: [Attribute]
         /// The prefixes declared on this element and above it (prefix → namespace; "" is the default).
-        let scope: [String: String]
+        public let scope: [String: String]
         var children: [Element] = []
         /// The character data directly inside, entities decoded.
         var text = ""
         /// `<` of the start tag; the end of the name in it; the end of the start tag (after
         /// `>`); the end of the element (after its end tag, or the start tag when empty).
-        let start: String.Index
-        let nameEnd: String.Index
-        let startTagEnd: String.Index
-        var end: String.Index
+        public let start: String.Index
+        public let nameEnd: String.Index
+        public let startTagEnd: String.Index
+        public var end: String.Index
         /// Whether it was written `<name …/>`.
-        let isEmpty: Bool
+        public let isEmpty: Bool
 
         init(name: String, namespace: String?, local: String, attributes: [Attribute], scope: [String: String], start: String.Index,
              nameEnd: String.Index, startTagEnd: String.Index, isEmpty: Bool) {
@@ -56,7 +56,7 @@ struct XMPDocument {
     }
 
     /// An attribute, with its range from the white space before it to its closing quote.
-    struct Attribute {
+    public struct Attribute {
         let name: String
         let namespace: String?
         let local: String
@@ -65,18 +65,18 @@ struct XMPDocument {
     }
 
     /// Why a packet could not be read.
-    struct ParseError: Error, CustomStringConvertible {
-        var description: String
+    public struct ParseError: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    let text: String
-    let root: Element
+    public let text: String
+    public let root: Element
 
     /// The `rdf:Description` elements, in document order.
-    var descriptions: [Element] { root.all.filter { $0.isNamed(Self.rdf, "Description") } }
+    public var descriptions: [Element] { root.all.filter { $0.isNamed(Self.rdf, "Description") } }
 
     /// Reads `text`; throws for what is not well-formed XML.
-    init(_ text: String) throws(ParseError) {
+    public init(_ text: String) throws(ParseError) {
         self.text = text
         var reader = Reader(text: text)
         root = try reader.document()
@@ -84,7 +84,7 @@ struct XMPDocument {
 
     /// The value of the property `local` of `namespace`: an attribute of an
     /// `rdf:Description`, or a simple element inside one (trimmed).
-    func property(_ namespace: String, _ local: String) -> String? {
+    public func property(_ namespace: String, _ local: String) -> String? {
         for description in descriptions {
             if let attribute = description.attributes.first(where: { $0.namespace == namespace && $0.local == local }) { return attribute.value }
             if let element = description.children.first(where: { $0.isNamed(namespace, local) }), element.children.isEmpty {
@@ -95,7 +95,7 @@ struct XMPDocument {
     }
 
     /// Where the property `local` of `namespace` is written: an attribute's range, or an element's.
-    func propertyRange(_ namespace: String, _ local: String) -> (range: Range<String.Index>, isElement: Bool)? {
+    public func propertyRange(_ namespace: String, _ local: String) -> (range: Range<String.Index>, isElement: Bool)? {
         for description in descriptions {
             if let attribute = description.attributes.first(where: { $0.namespace == namespace && $0.local == local }) { return (attribute.range, false) }
             if let element = description.children.first(where: { $0.isNamed(namespace, local) }) { return (element.start..<element.end, true) }
@@ -105,7 +105,7 @@ struct XMPDocument {
 
     /// The items (`rdf:li`) of the container (`rdf:Bag`, `rdf:Seq`, `rdf:Alt`) that is the
     /// property `local` of `namespace`, and the property element itself.
-    func list(_ namespace: String, _ local: String) -> (items: [String], element: Element)? {
+    public func list(_ namespace: String, _ local: String) -> (items: [String], element: Element)? {
         for description in descriptions {
             guard let property = description.children.first(where: { $0.isNamed(namespace, local) }) else { continue }
             let items = property.children.filter { $0.namespace == Self.rdf }.flatMap(\.children).filter { $0.isNamed(Self.rdf, "li") }
@@ -115,27 +115,27 @@ struct XMPDocument {
     }
 
     /// A prefix bound to `namespace` where `element` is, if any.
-    static func prefix(of namespace: String, in element: Element) -> String? {
+    public static func prefix(of namespace: String, in element: Element) -> String? {
         element.scope.first { $0.value == namespace && !$0.key.isEmpty }?.key
     }
 }
 
 /// The tokenizer behind ``XMPDocument``: one pass over the UTF-8 bytes.
 private struct Reader {
-    let text: String
-    let bytes: String.UTF8View
-    var index: String.Index
-    var stack: [XMPDocument.Element] = []
-    var root: XMPDocument.Element?
-    static let maximumDepth = 256
+    public let text: String
+    public let bytes: String.UTF8View
+    public var index: String.Index
+    public var stack: [XMPDocument.Element] = []
+    public var root: XMPDocument.Element?
+    public static let maximumDepth = 256
 
-    init(text: String) {
+    public init(text: String) {
         self.text = text
         bytes = text.utf8
         index = bytes.startIndex
     }
 
-    mutating func document() throws(XMPDocument.ParseError) -> XMPDocument.Element {
+    public mutating func document() throws(XMPDocument.ParseError) -> XMPDocument.Element {
         while index < bytes.endIndex {
             if bytes[index] == UInt8(ascii: "<") {
                 try markup()
@@ -270,7 +270,7 @@ private struct Reader {
     }
 
     /// `text` with its entity and character references replaced.
-    static func decoded(_ text: String) throws(XMPDocument.ParseError) -> String {
+    public static func decoded(_ text: String) throws(XMPDocument.ParseError) -> String {
         guard text.contains("&") else { return text }
         var out = ""
         var rest = Substring(text)

@@ -7,31 +7,31 @@ import ShutterPipeSupport
 /// Only the structure is read; no byte is changed. Everything from SOS to the end of the
 /// file (scan data, EOI, and whatever follows it, such as MPF secondary images) is one
 /// opaque tail that a splice copies verbatim.
-struct JPEGLayout {
-    typealias Segment = JPEGSegments.Segment
+public struct JPEGLayout {
+    public typealias Segment = JPEGSegments.Segment
 
     /// Why a file's header cannot be read.
-    struct Damage: Error, CustomStringConvertible {
-        var description: String
+    public struct Damage: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    static let exifHeader = JPEGSegments.exifHeader
-    static let xmpHeader = JPEGSegments.xmpHeader
-    static let mpfHeader = JPEGSegments.mpfHeader
+    public static let exifHeader = JPEGSegments.exifHeader
+    public static let xmpHeader = JPEGSegments.xmpHeader
+    public static let mpfHeader = JPEGSegments.mpfHeader
 
-    let data: Data
+    public let data: Data
     /// Segments between SOI and SOS, in order.
-    let segments: [Segment]
+    public let segments: [Segment]
     /// Where the SOS marker starts.
-    let scanStart: Int
+    public let scanStart: Int
     /// Width and height from the frame header, if there is one.
-    let dimensions: (width: Int, height: Int)?
+    public let dimensions: (width: Int, height: Int)?
 
     /// Whether `data` starts like a JPEG (SOI then a marker).
-    static func looksLikeJPEG(_ data: Data) -> Bool { JPEGSegments.looksLikeJPEG(data) }
+    public static func looksLikeJPEG(_ data: Data) -> Bool { JPEGSegments.looksLikeJPEG(data) }
 
     /// Walks the markers; throws ``Damage`` for a truncated or malformed header.
-    init(_ data: Data) throws(Damage) {
+    public init(_ data: Data) throws(Damage) {
         let data = data.startIndex == 0 ? data : Data(data)  // ranges below are offsets from 0
         self.data = data
         guard Self.looksLikeJPEG(data) else { throw Damage(description: "not a JPEG (no SOI marker)") }
@@ -45,19 +45,19 @@ struct JPEGLayout {
         dimensions = walk.dimensions(in: data)
     }
 
-    func payload(of segment: Segment) -> Data { data.subdata(in: segment.payload) }
+    public func payload(of segment: Segment) -> Data { data.subdata(in: segment.payload) }
 
-    func starts(_ segment: Segment, with prefix: [UInt8]) -> Bool { JPEGSegments.starts(segment, in: data, with: prefix) }
+    public func starts(_ segment: Segment, with prefix: [UInt8]) -> Bool { JPEGSegments.starts(segment, in: data, with: prefix) }
 
     /// The Exif APP1 segments, first one first.
-    var exifSegments: [Segment] { segments.filter { $0.marker == 0xE1 && starts($0, with: Self.exifHeader) } }
+    public var exifSegments: [Segment] { segments.filter { $0.marker == 0xE1 && starts($0, with: Self.exifHeader) } }
     /// Whether a (standard) XMP APP1 exists.
-    var hasXMP: Bool { segments.contains { $0.marker == 0xE1 && starts($0, with: Self.xmpHeader) } }
+    public var hasXMP: Bool { segments.contains { $0.marker == 0xE1 && starts($0, with: Self.xmpHeader) } }
     /// The MPF APP2 segment, if any.
-    var mpfSegment: Segment? { segments.first { $0.marker == 0xE2 && starts($0, with: Self.mpfHeader) } }
+    public var mpfSegment: Segment? { segments.first { $0.marker == 0xE2 && starts($0, with: Self.mpfHeader) } }
 
     /// The resolution of a JFIF APP0 (x, y, unit: 1 inch, 2 cm), if present and set.
-    var jfifResolution: (x: Int, y: Int, unit: Int)? {
+    public var jfifResolution: (x: Int, y: Int, unit: Int)? {
         guard let app0 = segments.first(where: { $0.marker == 0xE0 && starts($0, with: Array("JFIF".utf8) + [0]) }),
               app0.payload.count >= 12 else { return nil }
         let p = app0.payload.lowerBound
@@ -77,7 +77,7 @@ struct JPEGLayout {
     ///   result refers to the original's bytes.
     /// - A body that does not fit a segment (``maximumSegmentBody``) is refused: the
     ///   caller stores the photo without it and says so.
-    func spliced(exif: Data?, xmp: Data? = nil, replacements: [Int: Data] = [:]) throws(SegmentTooLarge) -> SplicedJPEG {
+    public func spliced(exif: Data?, xmp: Data? = nil, replacements: [Int: Data] = [:]) throws(SegmentTooLarge) -> SplicedJPEG {
         if let exif, exif.count > Self.maximumExifBody { throw SegmentTooLarge(what: "EXIF", bytes: exif.count, limit: Self.maximumExifBody) }
         if let xmp, xmp.count > Self.maximumXMPBody { throw SegmentTooLarge(what: "XMP", bytes: xmp.count, limit: Self.maximumXMPBody) }
         var out = Data()
@@ -108,7 +108,7 @@ struct JPEGLayout {
     /// `FF marker length header body`; the callers keep bodies under
     /// ``maximumSegmentBody`` (a length over 65535 cannot be written, and is cut to it
     /// rather than trap).
-    static func segment(_ marker: UInt8, _ header: [UInt8], _ body: Data) -> Data {
+    public static func segment(_ marker: UInt8, _ header: [UInt8], _ body: Data) -> Data {
         let length = min(0xFFFF, 2 + header.count + body.count)
         var out = Data([0xFF, marker, UInt8(length >> 8), UInt8(length & 0xFF)])
         out.append(contentsOf: header)
@@ -117,29 +117,62 @@ struct JPEGLayout {
     }
 
     /// The largest payload a segment can carry: its length field counts itself.
-    static let maximumSegmentBody = 65_533
+    public static let maximumSegmentBody = 65_533
     /// The largest payload an APP1 can carry after its identifier.
-    static let maximumExifBody = maximumSegmentBody - exifHeader.count
-    static let maximumXMPBody = maximumSegmentBody - xmpHeader.count
+    public static let maximumExifBody = maximumSegmentBody - exifHeader.count
+    public static let maximumXMPBody = maximumSegmentBody - xmpHeader.count
 }
 
 /// A metadata block too large for a JPEG segment (64 KiB): the photo is stored without it.
-struct SegmentTooLarge: Error, CustomStringConvertible {
-    var what: String
-    var bytes: Int
-    var limit: Int
-    var description: String { "the \(what) block would be \(bytes) bytes, over the \(limit) a JPEG segment holds" }
+public struct SegmentTooLarge: Error, CustomStringConvertible {
+    public var what: String
+    public var bytes: Int
+    public var limit: Int
+    public var description: String { "the \(what) block would be \(bytes) bytes, over the \(limit) a JPEG segment holds" }
 }
 
 /// A JPEG as a new header and the original's untouched tail (SOS to the end), written one
 /// after the other so that a 10 MB photo is never copied just to change its header.
-struct SplicedJPEG {
-    var head: Data
-    var tail: Data
+public struct SplicedJPEG {
+    public var head: Data
+    public var tail: Data
 
-    var count: Int { head.count + tail.count }
-    var chunks: [Data] { [head, tail] }
+    public var count: Int { head.count + tail.count }
+    public var chunks: [Data] { [head, tail] }
 
     /// The whole file in one buffer (for tests and read-back).
-    var joined: Data { head + tail }
+    public var joined: Data { head + tail }
+}
+
+extension SplicedJPEG {
+    /// After bytes were inserted, updates the MPF index: the primary image's size grows by
+    /// the inserted amount, and secondary images' offsets (relative to the MPF header)
+    /// grow too when the insertion came after that header.
+    public func fixingMPF(original: JPEGLayout) -> SplicedJPEG {
+        let spliced = self
+        guard let oldMPF = original.mpfSegment else { return spliced }
+        let delta = spliced.count - original.data.count
+        // The MPF segment is in the header; parse the new header alone (with its SOS marker).
+        guard delta != 0, let newLayout = try? JPEGLayout(spliced.head + [0xFF, 0xDA]), let mpf = newLayout.mpfSegment else { return spliced }
+        let out = spliced.head
+        let insertionPoint = original.exifSegments.first?.range.lowerBound
+            ?? original.segments.first { $0.marker != 0xE0 }?.range.lowerBound ?? original.scanStart
+        let imagesMovedAwayFromHeader = oldMPF.range.lowerBound < insertionPoint
+        let tiffStart = mpf.payload.lowerBound + JPEGLayout.mpfHeader.count
+        guard let index = try? TIFFEditor(out.subdata(in: tiffStart..<mpf.payload.upperBound)),
+              let entry = index.ifd0.entries.first(where: { $0.tag == 0xB002 && $0.type == 7 }) else { return spliced }
+        var patched = out
+        let table = tiffStart + Int(index.u32(field: entry.field))
+        for image in 0..<(Int(entry.count) / 16) {
+            let at = table + 16 * image
+            guard at + 12 <= mpf.payload.upperBound else { break }
+            let size = index.u32(in: patched, at: at + 4), offset = index.u32(in: patched, at: at + 8)
+            if offset == 0 {
+                patched.replaceSubrange((at + 4)..<(at + 8), with: index.encode32(UInt32(Int(size) + delta)))
+            } else if imagesMovedAwayFromHeader {
+                patched.replaceSubrange((at + 8)..<(at + 12), with: index.encode32(UInt32(Int(offset) + delta)))
+            }
+        }
+        return SplicedJPEG(head: patched, tail: spliced.tail)
+    }
 }

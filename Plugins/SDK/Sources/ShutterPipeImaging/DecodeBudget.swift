@@ -7,19 +7,21 @@ import Synchronization
 /// a 570 KB TIFF 200 million, and a decoder allocates what it is told.
 ///
 /// - **Pixels**: no photo of more than ``maxPixels`` is decoded, for a preview or at 100 %
-///   (`maxMegapixels`, 200 by default: above every camera sensor sold, the largest being
-///   Phase One's 151 MP, and 600 MB once decoded to RGB).
+///   (200 MP by default: above every camera sensor sold, the largest being Phase One's
+///   151 MP, and 600 MB once decoded to RGB; the web trigger's `maxMegapixels`).
 /// - **Memory**: a whole-image decode (100 %, and the previews of HEIF, TIFF and RAW) may
-///   need at most ``memoryLimit`` (`fullImageCacheMB`), reckoned per format from the
-///   header (``Cost``). Before it starts, the full-size images kept for the 100 % view
-///   give room for it (``makeRoom``), so the two together stay under the limit.
+///   need at most ``memoryLimit`` (the web trigger's `fullImageCacheMB`), reckoned per
+///   format from the header (``Cost``). Before it starts, what the owner keeps decoded
+///   gives room for it (``makeRoom``), so the two together stay under the limit.
+/// - The refusals name the setting that raises each limit (``Settings``), as the owner
+///   of the budget calls it.
 /// - **One at a time**: whole-image decodes take turns, whichever request or thread asks;
 ///   so six requests for six 100 MP photos decode one after the other, not all at once.
 ///   They run on the connections' own threads (and the previews' thread), never on the
 ///   cooperative pool.
-final class DecodeBudget: Sendable {
+public final class DecodeBudget: Sendable {
     /// Peak bytes per pixel of a whole-image decode, as the decoders here allocate them.
-    struct Cost: Sendable {
+    public struct Cost: Sendable {
         let bytesPerPixel: Int
         /// libjpeg-turbo's RGB output and the upright copy.
         static let jpeg = Cost(bytesPerPixel: 6)
@@ -33,43 +35,57 @@ final class DecodeBudget: Sendable {
         static let rawHalf = Cost(bytesPerPixel: 6)
     }
 
-    let maxPixels: Int
-    let memoryLimit: Int
+    /// The names of the settings that raise the limits, for the fix a refusal gives.
+    public struct Settings: Sendable {
+        public var pixels: String
+        public var memory: String
+
+        public init(pixels: String, memory: String) {
+            self.pixels = pixels
+            self.memory = memory
+        }
+    }
+
+    public let maxPixels: Int
+    public let memoryLimit: Int
+    public let settings: Settings
     private let turn = Mutex(())
     private let room = Mutex<(@Sendable (Int) -> Void)?>(nil)
 
     /// The defaults, for callers that were given no options (tests, tools).
-    static let defaults = DecodeBudget(maxPixels: 200_000_000, memoryLimit: 1024 << 20)
+    public static let defaults = DecodeBudget(maxPixels: 200_000_000, memoryLimit: 1024 << 20,
+                                              settings: Settings(pixels: "the decode budget's pixels", memory: "the decode budget's memory"))
 
-    init(maxPixels: Int, memoryLimit: Int) {
+    public init(maxPixels: Int, memoryLimit: Int, settings: Settings) {
         self.maxPixels = maxPixels
         self.memoryLimit = memoryLimit
+        self.settings = settings
     }
 
     /// What makes room for a decode of so many bytes (the full-image cache's eviction).
-    func makeRoom(with evict: @escaping @Sendable (Int) -> Void) {
+    public func makeRoom(with evict: @escaping @Sendable (Int) -> Void) {
         room.withLock { $0 = evict }
     }
 
     /// Refuses a picture of `width`×`height` (from its header) over the pixel budget, or
     /// a size that no image can have.
-    func checkPixels(width: Int, height: Int, of what: String) throws(ShutterError) {
+    public func checkPixels(width: Int, height: Int, of what: String) throws(ShutterError) {
         guard width > 0, height > 0 else { throw ShutterError(.unexpected, "\(what) declares \(width)×\(height) pixels: not a picture") }
         let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
         guard !overflow, pixels <= maxPixels else {
-            throw ShutterError(.unexpected, "\(what) declares \(width)×\(height) pixels (\(Self.megapixels(overflow ? Int.max : pixels))), over the page's limit of \(Self.megapixels(maxPixels)): not decoded",
-                               fix: "a damaged or forged file; for a larger real photo raise the web trigger's maxMegapixels")
+            throw ShutterError(.unexpected, "\(what) declares \(width)×\(height) pixels (\(Self.megapixels(overflow ? Int.max : pixels))), over the limit of \(Self.megapixels(maxPixels)): not decoded",
+                               fix: "a damaged or forged file; for a larger real photo raise \(settings.pixels)")
         }
     }
 
     /// Decodes a whole `width`×`height` picture with `decode`, in its turn, once the
     /// pixel and memory budgets allow it.
-    func decodeWhole<Result>(_ what: String, width: Int, height: Int, cost: Cost, _ decode: () throws(ShutterError) -> Result) throws(ShutterError) -> Result {
+    public func decodeWhole<Result>(_ what: String, width: Int, height: Int, cost: Cost, _ decode: () throws(ShutterError) -> Result) throws(ShutterError) -> Result {
         try checkPixels(width: width, height: height, of: what)
         let bytes = width * height * cost.bytesPerPixel
         guard bytes <= memoryLimit else {
-            throw ShutterError(.unexpected, "\(what) (\(width)×\(height)) needs about \(bytes >> 20) MiB to decode, over fullImageCacheMB (\(memoryLimit >> 20)): not decoded",
-                               fix: "raise the web trigger's fullImageCacheMB to show such photos at 100 %")
+            throw ShutterError(.unexpected, "\(what) (\(width)×\(height)) needs about \(bytes >> 20) MiB to decode, over the limit of \(memoryLimit >> 20) MiB: not decoded",
+                               fix: "raise \(settings.memory) to show such photos at 100 %")
         }
         let evict = room.withLock { $0 }
         return try turn.withLock { _ throws(ShutterError) -> Result in
@@ -78,7 +94,7 @@ final class DecodeBudget: Sendable {
         }
     }
 
-    static func megapixels(_ pixels: Int) -> String {
+    public static func megapixels(_ pixels: Int) -> String {
         pixels >= 10_000_000_000 ? "over 10,000 MP" : String(format: "%.1f MP", Double(pixels) / 1e6)
     }
 }

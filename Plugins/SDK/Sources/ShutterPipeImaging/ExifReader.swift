@@ -6,8 +6,8 @@ import ShutterPipeKit
 /// orientation, capture time, model and serial. JPEGs with libexif; RAW files with LibRaw
 /// (``RawMetadataReader``); HEIF files' Exif block through libheif (``HEIFMetadataReader``),
 /// then libexif.
-enum ExifReader {
-    static func summary(of path: String) -> ExifSummary {
+public enum ExifReader {
+    public static func summary(of path: String) -> ExifSummary {
         switch FileKind.of(path) {
         case .raw: return RawMetadataReader.summary(of: path)
         case .heif: return HEIFMetadataReader.exif(of: path).map(summary(ofBlock:)) ?? ExifSummary()
@@ -20,7 +20,7 @@ enum ExifReader {
     }
 
     /// The summary of an Exif block that starts with `Exif\0\0` and a TIFF header.
-    static func summary(ofBlock block: Data) -> ExifSummary {
+    public static func summary(ofBlock block: Data) -> ExifSummary {
         let exif = block.withUnsafeBytes { raw in exif_data_new_from_data(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(raw.count)) }
         guard let exif else { return ExifSummary() }
         defer { exif_data_unref(exif) }

@@ -5,16 +5,23 @@ import ShutterPipeKit
 /// Pixels, 8-bit RGB, row after row: what the RAW and HEIF decoders give, scaled,
 /// turned upright and encoded as the page's JPEG preview. The colour profile of the photo
 /// they came from goes with them into what is encoded (sRGB when there is none).
-struct RGBImage: Sendable {
-    var pixels: [UInt8]
-    var width: Int
-    var height: Int
+public struct RGBImage: Sendable {
+    public var pixels: [UInt8]
+    public var width: Int
+    public var height: Int
     /// The ICC profile the pixels are in, when the photo carries one (Adobe RGB, Display P3).
-    var iccProfile: Data? = nil
+    public var iccProfile: Data? = nil
+
+    public init(pixels: [UInt8], width: Int, height: Int, iccProfile: Data? = nil) {
+        self.pixels = pixels
+        self.width = width
+        self.height = height
+        self.iccProfile = iccProfile
+    }
 
     /// Shrunk by a whole factor (each output pixel the mean of a block), the smallest that
     /// brings the long edge to at most `longEdge`; unchanged when it already fits.
-    func downscaled(toLongEdge longEdge: Int) -> RGBImage {
+    public func downscaled(toLongEdge longEdge: Int) -> RGBImage {
         let factor = (max(width, height) + longEdge - 1) / max(1, longEdge)
         guard factor > 1 else { return self }
         let outWidth = width / factor, outHeight = height / factor
@@ -41,7 +48,7 @@ struct RGBImage: Sendable {
 
     /// Turned upright for an EXIF orientation (1–8): 3 is 180°, 6 a quarter turn
     /// clockwise, 8 anticlockwise; the mirrored ones (2, 4, 5, 7) as well.
-    func oriented(_ orientation: Int) -> RGBImage {
+    public func oriented(_ orientation: Int) -> RGBImage {
         guard (2...8).contains(orientation) else { return self }
         let swaps = orientation >= 5
         let outWidth = swaps ? height : width, outHeight = swaps ? width : height
@@ -60,7 +67,7 @@ struct RGBImage: Sendable {
     /// orientation is applied) shown at (`x`, `y`) of the upright one: the one mapping
     /// behind a whole picture turned upright and a region of it (``TileRegions``).
     @inline(__always)
-    static func storedPixel(shownAt x: Int, _ y: Int, orientation: Int, storedWidth: Int, storedHeight: Int) -> (Int, Int) {
+    public static func storedPixel(shownAt x: Int, _ y: Int, orientation: Int, storedWidth: Int, storedHeight: Int) -> (Int, Int) {
         switch orientation {
         case 2: return (storedWidth - 1 - x, y)
         case 3: return (storedWidth - 1 - x, storedHeight - 1 - y)
@@ -74,7 +81,7 @@ struct RGBImage: Sendable {
     }
 
     /// Encoded as a JPEG with libjpeg-turbo, carrying the profile.
-    func jpeg(quality: Int32 = 85) throws(ShutterError) -> Data {
+    public func jpeg(quality: Int32 = 85) throws(ShutterError) -> Data {
         guard let encoder = tjInitCompress() else { throw ShutterError(.unexpected, "libturbojpeg: cannot start an encoder") }
         defer { tjDestroy(encoder) }
         var output: UnsafeMutablePointer<UInt8>?
@@ -90,10 +97,10 @@ struct RGBImage: Sendable {
 }
 
 /// The photo formats the page shows, by extension (the catalogue's ``FileKind``).
-enum PhotoFormat: Equatable {
+public enum PhotoFormat: Equatable {
     case jpeg, heif, raw, tiff
 
-    init?(_ path: String) {
+    public init?(_ path: String) {
         switch FileKind.of(path) {
         case .jpeg: self = .jpeg
         case .heif: self = .heif
