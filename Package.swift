@@ -134,7 +134,7 @@ let package = Package(
         .testTarget(name: "ConformanceTests", dependencies: [kit, support, conformance, fixtures, "TestSupport", "ShutterPipeApp",
                                                              "gphoto2-conformance", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"] + pluginModules,
                     path: "Tests/ConformanceTests", swiftSettings: strict),
-        .testTarget(name: "ShutterPipeSupportTests", dependencies: [kit, support, "TestSupport"], path: "Tests/ShutterPipeSupportTests", swiftSettings: strict),
+        .testTarget(name: "ShutterPipeSupportTests", dependencies: [kit, support, imaging, "TestSupport"], path: "Tests/ShutterPipeSupportTests", swiftSettings: strict),
         .testTarget(name: "ShutterPipeImagingTests", dependencies: [kit, support, imaging, fixtures, "TestSupport"], path: "Tests/ShutterPipeImagingTests",
                     swiftSettings: strict),
         .testTarget(name: "ShutterPipeRuntimeTests", dependencies: [kit, support, "ShutterPipeRuntime", "TestSupport"], path: "Tests/ShutterPipeRuntimeTests",

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeSupport
 import TestSupport
 import Testing
