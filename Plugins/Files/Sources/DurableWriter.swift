@@ -56,10 +56,7 @@ enum DurableWriter {
 
     /// Makes the names in `directory` durable.
     static func syncDirectory(_ directory: String) throws(ShutterError) {
-        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw storageError("cannot open folder", directory, errno) }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw storageError("cannot sync folder", directory, errno) }
+        do throws(SystemError) { try DurableFile.syncFolder(directory) } catch { throw storageError("cannot sync folder", directory, error.code) }
     }
 
     /// Creates `directory` and its parents where missing.

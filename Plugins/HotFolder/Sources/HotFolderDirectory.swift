@@ -154,25 +154,13 @@ final class HotFolderDirectory: Sendable {
         throw ShutterError(.storageUnavailable, "a thousand names in '\(path)' are taken")
     }
 
-    /// Writes `data` as a new file `target` (a temporary name, fsync, a rename that never
-    /// replaces, the folder fsynced); false when `target` is taken.
+    /// Writes `data` as a new file `target` (``DurableFile/create(_:named:in:mode:)``: a
+    /// temporary name, fsync, a rename that never replaces, the folder fsynced); false when
+    /// `target` is taken.
     private func copy(_ data: Data, to target: [UInt8], mode: mode_t) throws(ShutterError) -> Bool {
-        let temporary = Array(".shutterpipe-moving-\(getpid())-\(UInt32.random(in: 0...UInt32.max))".utf8)
-        let written = FolderCalls.withCString(temporary) { openat(descriptor, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
-        guard written >= 0 else { throw ShutterError(.storageUnavailable, "cannot write into '\(path)': \(String(cString: strerror(errno)))") }
-        fchmod(written, mode)
-        var failure: Int32 = 0
-        do { try DescriptorIO.writeAll(data, to: written) } catch { failure = error.code }
-        if failure == 0 && fsync(written) != 0 { failure = errno }
-        close(written)
-        defer { _ = FolderCalls.withCString(temporary) { unlinkat(descriptor, $0, 0) } }
-        guard failure == 0 else { throw ShutterError(.storageUnavailable, "cannot write into '\(path)': \(String(cString: strerror(failure)))") }
-        if FolderCalls.renameWithoutReplacing(temporary, in: descriptor, to: target, in: descriptor) != 0 {
-            if errno == EEXIST { return false }
-            throw ShutterError(.storageUnavailable, "cannot name a file in '\(path)': \(String(cString: strerror(errno)))")
+        do throws(SystemError) { return try DurableFile.create(data, named: target, in: descriptor, mode: mode) } catch {
+            throw ShutterError(.storageUnavailable, "cannot write into '\(path)': cannot \(error.description)")
         }
-        sync()
-        return true
     }
 
     /// `name`, or `stem-N.ext` for the Nth attempt (bytes, split at the last `.`).

@@ -3,9 +3,11 @@
 #endif
 import Foundation
 
-/// Durable writes of the small files a plugin keeps for itself (ledgers, journals, lists,
-/// spooled copies): one way, never through a symbolic link. A photo's own durable write is
-/// its sink's (the files sink's `DurableWriter` names photos without replacing them).
+/// Durable writes: one way, never through a symbolic link. `replace` and `append` for the
+/// small files a plugin keeps for itself (ledgers, journals, lists, spooled copies);
+/// `create` for a new file in a folder held open, never replacing one (the hot folder's
+/// copies of what others wrote). The files sink names its photos through `DurableWriter`,
+/// which writes once and then tries names until one is free; it syncs folders here.
 public enum DurableFile {
     /// Replaces the file at `path` with `bytes`, durably: they go into a new temporary
     /// file beside it (`.NAME.XXXXXX`, made by `mkstemp`, so with `O_EXCL`: a link planted
@@ -49,6 +51,33 @@ public enum DurableFile {
         do throws(SystemError) { try DescriptorIO.writeAll(bytes, to: descriptor) } catch { throw SystemError("write '\(path)'", code: error.code) }
         guard fsync(descriptor) == 0 else { throw SystemError("fsync '\(path)'") }
         if !existed { try syncFolder(PathName.parent(path)) }
+    }
+
+    /// Writes `bytes` as a new file `name` in the folder open at `folder` (a descriptor),
+    /// durably and never replacing a file: a temporary name made with `O_EXCL` and
+    /// `O_NOFOLLOW` in that folder, fsync, a rename that fails when `name` is taken, and the
+    /// folder fsynced. False when `name` is taken (nothing is left behind); throws naming
+    /// the step. Every name is bytes relative to the descriptor, so a folder renamed or
+    /// swapped for a link meanwhile is not written through.
+    public static func create(_ bytes: Data, named name: [UInt8], in folder: Int32, mode: mode_t) throws(SystemError) -> Bool {
+        let temporary = Array(".shutterpipe-new-\(getpid())-\(UInt32.random(in: 0...UInt32.max))".utf8)
+        let descriptor = FolderCalls.withCString(temporary) { openat(folder, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
+        guard descriptor >= 0 else { throw SystemError("create a file") }
+        var failure: SystemError?
+        if fchmod(descriptor, mode) != 0 { failure = SystemError("set the mode of a new file") }
+        if failure == nil {
+            do throws(SystemError) { try DescriptorIO.writeAll(bytes, to: descriptor) } catch { failure = SystemError("write a new file", code: error.code) }
+        }
+        if failure == nil && fsync(descriptor) != 0 { failure = SystemError("fsync a new file") }
+        close(descriptor)
+        defer { _ = FolderCalls.withCString(temporary) { unlinkat(folder, $0, 0) } }
+        if let failure { throw failure }
+        guard FolderCalls.renameWithoutReplacing(temporary, in: folder, to: name, in: folder) == 0 else {
+            if errno == EEXIST { return false }
+            throw SystemError("name a new file")
+        }
+        guard fsync(folder) == 0 else { throw SystemError("fsync the folder") }
+        return true
     }
 
     /// Makes the names in `folder` durable.
