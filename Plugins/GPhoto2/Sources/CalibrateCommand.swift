@@ -26,14 +26,7 @@ struct CalibrateCommand: ParsableCommand {
     @Argument(valueName: "WHAT", help: "focus")
     var what: String
 
-    @Option(valueName: "PORT", help: "the camera's libgphoto2 port (usb:001,004, ptpip:HOST:PORT:PORT)")
-    var port: String?
-
-    @Option(valueName: "MODEL", help: "the camera's model, as `shutterpipe cameras` shows it")
-    var model: String?
-
-    @Option(valueName: "SERIAL", help: "the camera's serial number")
-    var serial: String?
+    @OptionGroup var camera: CameraChoice
 
     @Option(valueName: "KEY", help: "the lens's setting, a menu of positions")
     var setting = "focusdistance"
@@ -52,8 +45,7 @@ struct CalibrateCommand: ParsableCommand {
 
     func run(_ context: CommandContext) async throws -> Int32 {
         guard what == "focus" else { throw UsageError("unknown calibration '\(what)'; use: shutterpipe calibrate focus") }
-        let worker = CameraWorker(name: "calibrate", settingsFolder: GPhoto2Backend.defaultSettingsFolder, log: .discarding,
-                                  confinement: WorkerConfinement(tcpPorts: WorkerConfinement.tcpPorts(of: port)))
+        let worker = camera.worker(named: "calibrate")
         let calibration: FocusCalibration
         do {
             calibration = try await sweep(worker)
@@ -87,7 +79,7 @@ struct CalibrateCommand: ParsableCommand {
 
     /// Opens the camera, steps the lens through the positions, measures each, and puts it back.
     private func sweep(_ worker: CameraWorker) async throws -> FocusCalibration {
-        let opened = try await worker.request(.open(CameraSelection(name: "camera", model: model, port: port, serial: serial),
+        let opened = try await worker.request(.open(camera.selection,
                                                     pollMilliseconds: 1000, reconnectLimitMilliseconds: 1000, keepTrying: false))
         guard case .opened(let identity) = opened else { throw ShutterError(.cameraFailure, "unexpected answer to opening the camera: \(opened)") }
         guard let lensSetting = try await read(setting, from: worker) else {

@@ -23,23 +23,15 @@ struct CameraCommand: ParsableCommand {
     @Argument(valueName: "KEY", help: "only these settings (iso, shutterspeed, aperture, …)")
     var keys: [String] = []
 
-    @Option(valueName: "PORT", help: "the camera's libgphoto2 port (usb:001,004, ptpip:HOST:PORT:PORT)")
-    var port: String?
-
-    @Option(valueName: "MODEL", help: "the camera's model, as `shutterpipe cameras` shows it")
-    var model: String?
-
-    @Option(valueName: "SERIAL", help: "the camera's serial number")
-    var serial: String?
+    @OptionGroup var camera: CameraChoice
 
     @Flag(help: "print the settings as JSON")
     var json = false
 
     func run(_ context: CommandContext) async throws -> Int32 {
         guard action == "settings" else { throw UsageError("unknown action '\(action)'; use: shutterpipe camera settings [KEY...]") }
-        let selection = CameraSelection(name: "camera", model: model, port: port, serial: serial)
-        let worker = CameraWorker(name: "settings", settingsFolder: GPhoto2Backend.defaultSettingsFolder, log: .discarding,
-                                  confinement: WorkerConfinement(tcpPorts: WorkerConfinement.tcpPorts(of: port)))
+        let selection = camera.selection
+        let worker = camera.worker(named: "settings")
         let identity: CameraIdentity
         let settings: [CameraSetting]
         do {

@@ -21,17 +21,7 @@ struct SetCommand: ParsableCommand {
     @Argument(valueName: "KEY=VALUE", help: "a setting and its new value, such as iso=400")
     var changes: [String] = []
 
-    @Option(valueName: "NAME", help: "only this camera of the session (its name under cameras:)")
-    var camera: String?
-
-    @Option(valueName: "PATH", help: "the session's socket")
-    var socket: String = SocketProtocol.defaultPath
-
-    @Option(valueName: "DURATION", help: "how long to wait for the answer")
-    var timeout: Duration = .seconds(30)
-
-    @Flag(help: "print the answer as JSON")
-    var json = false
+    @OptionGroup var session: SettingsSessionOptions
 
     func run(_ context: CommandContext) async throws -> Int32 {
         guard !changes.isEmpty else { throw UsageError("give at least one KEY=VALUE, such as iso=400") }
@@ -42,8 +32,7 @@ struct SetCommand: ParsableCommand {
             }
             parsed.append(change)
         }
-        return await SettingsClient.ask(SocketRequest(set: parsed, camera: camera), command: "set", socket: socket, timeout: timeout,
-                                        json: json, context: context)
+        return await session.ask(SocketRequest(set: parsed, camera: session.camera), command: "set", context: context)
     }
 }
 
@@ -60,21 +49,10 @@ struct GetCommand: ParsableCommand {
     @Argument(valueName: "KEY", help: "only these settings (iso, shutterspeed, aperture, …)")
     var keys: [String] = []
 
-    @Option(valueName: "NAME", help: "only this camera of the session (its name under cameras:)")
-    var camera: String?
-
-    @Option(valueName: "PATH", help: "the session's socket")
-    var socket: String = SocketProtocol.defaultPath
-
-    @Option(valueName: "DURATION", help: "how long to wait for the answer")
-    var timeout: Duration = .seconds(30)
-
-    @Flag(help: "print the answer as JSON")
-    var json = false
+    @OptionGroup var session: SettingsSessionOptions
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        await SettingsClient.ask(SocketRequest(get: keys, camera: camera), command: "get", socket: socket, timeout: timeout,
-                                 json: json, context: context)
+        await session.ask(SocketRequest(get: keys, camera: session.camera), command: "get", context: context)
     }
 }
 
@@ -120,5 +98,26 @@ enum SettingsClient {
     /// `iso`, or `left.iso` for one camera of several.
     static func name(_ setting: CameraSetting) -> String {
         (setting.camera.map { "\($0)." } ?? "") + setting.key
+    }
+}
+
+/// What `get` and `set` both take: the session's socket, how long to wait, which camera,
+/// and the answer as JSON. Declared once (an `@OptionGroup`).
+struct SettingsSessionOptions: ParsableArguments {
+    @Option(valueName: "NAME", help: "only this camera of the session (its name under cameras:)")
+    var camera: String?
+
+    @Option(valueName: "PATH", help: "the session's socket")
+    var socket: String = SocketProtocol.defaultPath
+
+    @Option(valueName: "DURATION", help: "how long to wait for the answer")
+    var timeout: Duration = .seconds(30)
+
+    @Flag(help: "print the answer as JSON")
+    var json = false
+
+    /// Sends `request` to the session and prints its answer (``SettingsClient``).
+    func ask(_ request: SocketRequest, command: String, context: CommandContext) async -> Int32 {
+        await SettingsClient.ask(request, command: command, socket: socket, timeout: timeout, json: json, context: context)
     }
 }

@@ -12,16 +12,22 @@ struct DeclaredArgument {
     /// The value's name in the usage: `FORMAT`.
     let valueName: String
 
-    /// The declarations of `command`, in the order of its properties.
+    /// The declarations of `command`, in the order of its properties; those of an
+    /// `@OptionGroup` in the group's place.
     static func all(in command: any ParsableCommand) -> [DeclaredArgument] {
-        Mirror(reflecting: command).children.compactMap { child in
-            guard let label = child.label, let slot = child.value as? any ArgumentSlot else { return nil }
+        declarations(of: command)
+    }
+
+    private static func declarations(of value: Any) -> [DeclaredArgument] {
+        Mirror(reflecting: value).children.flatMap { child -> [DeclaredArgument] in
+            if let group = child.value as? any ArgumentGroupSlot { return declarations(of: group.arguments) }
+            guard let label = child.label, let slot = child.value as? any ArgumentSlot else { return [] }
             let property = label.hasPrefix("_") ? String(label.dropFirst()) : label
             let definition = slot.definition
             let long = definition.name ?? kebabCase(property)
             let valueName = definition.valueName ?? long.uppercased().replacingOccurrences(of: "-", with: "_")
             let display = definition.kind == .positional ? valueName : "--\(long)"
-            return DeclaredArgument(slot: slot, definition: definition, long: long, display: display, valueName: valueName)
+            return [DeclaredArgument(slot: slot, definition: definition, long: long, display: display, valueName: valueName)]
         }
     }
 
@@ -56,6 +62,12 @@ enum CommandParser {
     static func parse(_ type: any ParsableCommand.Type, _ words: [String]) throws(UsageError) -> any ParsableCommand {
         let command = type.init()
         let declared = DeclaredArgument.all(in: command)
+        // A name declared twice (by the command and a group it uses, say) could never
+        // reach the second declaration: a mistake of the command's, said by name.
+        let named = declared.filter { $0.definition.kind != .positional }.map(\.display)
+        if let twice = named.first(where: { name in named.filter { $0 == name }.count > 1 }) {
+            throw UsageError("the command '\(type.configuration.commandName)' declares \(twice) twice (itself and an option group, say); its plugin must name one of them otherwise")
+        }
         var given: [Int: [String]] = [:]
         var positionals: [String] = []
         var onlyPositionals = false

@@ -51,9 +51,10 @@ public enum PluginEntry {
 
     /// The contract's minor revision the plugin was built against: additive changes since
     /// the major. History of 10: 0, the first; 1, bulb: a backend holds the shutter open
-    /// for a time it is given (``BulbCapture``, ``PluginAbility/bulbCapture``).
+    /// for a time it is given (``BulbCapture``, ``PluginAbility/bulbCapture``); 2, options
+    /// declared once for several commands (``OptionGroup``, ``ParsableArguments``).
     @_alwaysEmitIntoClient
-    public static var contractMinor: Int32 { 1 }
+    public static var contractMinor: Int32 { 2 }
 
     /// The Swift compiler the plugin was built with, `major * 100 + minor`.
     @_alwaysEmitIntoClient

@@ -168,3 +168,44 @@ public struct Argument<Value: Sendable>: Sendable, ArgumentSlot {
                                         required: false, defaultDescription: nil, choices: Element.allValueStrings)
     }
 }
+
+/// Options declared once and used by several commands (added in contract 10.2): a type
+/// whose properties are `@Option`, `@Flag` or `@Argument`, put in a command with
+/// `@OptionGroup`. Its declarations parse and show in the help as if the command had
+/// declared them itself, in the group's place.
+///
+/// ```swift
+/// struct CameraChoice: ParsableArguments {
+///     @Option(valueName: "PORT", help: "the camera's port") var port: String?
+///     @Option(valueName: "MODEL", help: "the camera's model") var model: String?
+/// }
+/// struct Settings: ParsableCommand {
+///     @OptionGroup var camera: CameraChoice
+///     …
+/// }
+/// ```
+public protocol ParsableArguments: Sendable {
+    /// Every declaration at its default.
+    init()
+}
+
+/// How the host's parser finds the declarations inside an `@OptionGroup` (with Mirror).
+/// Plugin authors use the property wrapper and never this protocol.
+public protocol ArgumentGroupSlot {
+    /// The group's value, whose properties are the declarations.
+    var arguments: any ParsableArguments { get }
+}
+
+/// A group of options declared once (``ParsableArguments``), used in a command.
+@propertyWrapper
+public struct OptionGroup<Value: ParsableArguments>: Sendable, ArgumentGroupSlot {
+    /// The group: its options read what the command line gave them.
+    public let wrappedValue: Value
+
+    /// The group's value, for the parser.
+    public var arguments: any ParsableArguments { wrappedValue }
+
+    public init() {
+        wrappedValue = Value()
+    }
+}
