@@ -38,13 +38,16 @@ let package = Package(
         // The C libraries of the imaging module: system library targets on Debian's -dev packages.
         .systemLibrary(name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CExif", path: "Sources/CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
-        // No pkgConfig: libraw_r.pc asks for -fopenmp, which SwiftPM refuses; the headers and the
-        // library are in the default paths.
+        // No pkgConfig: libraw_r.pc asks for -fopenmp, which SwiftPM refuses; the headers are in
+        // the default paths, and the library is loaded when needed (CImageLibraries).
         .systemLibrary(name: "CLibRaw", path: "Sources/CLibRaw", providers: [.apt(["libraw-dev"])]),
-        .systemLibrary(name: "CHeif", path: "Sources/CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
-        .systemLibrary(name: "CTIFF", path: "Sources/CTIFF", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
+        // libheif, LibRaw and libtiff are declared here and linked by nothing: CImageLibraries
+        // loads each the first time a photo needs it (no pkgConfig, whose flags would link it).
+        .systemLibrary(name: "CHeif", path: "Sources/CHeif", providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(name: "CTIFF", path: "Sources/CTIFF", providers: [.apt(["libtiff-dev"])]),
+        .target(name: "CImageLibraries", path: "Sources/CImageLibraries"),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .target(name: "ShutterPipeImaging", dependencies: [kit, "ShutterPipeSupport", "CTurboJPEG", "CExif", "CLibRaw", "CHeif", "CTIFF", "CZlib"],
+        .target(name: "ShutterPipeImaging", dependencies: [kit, "ShutterPipeSupport", "CTurboJPEG", "CExif", "CLibRaw", "CHeif", "CTIFF", "CZlib", "CImageLibraries"],
                 path: "Sources/ShutterPipeImaging", swiftSettings: strict),
         .target(name: "ShutterPipeFixtures", path: "Sources/ShutterPipeFixtures", swiftSettings: strict),
         .target(name: "ShutterPipeConformance", dependencies: [kit, "ShutterPipeSupport", "ShutterPipeFixtures"],

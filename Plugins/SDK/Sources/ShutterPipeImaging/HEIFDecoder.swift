@@ -7,6 +7,7 @@ import ShutterPipeSupport
 /// applies the file's rotation and mirroring as it decodes), with their ICC profile.
 public enum HEIFDecoder {
     public static func decode(_ path: String, budget: DecodeBudget = .defaults) throws(ShutterError) -> RGBImage {
+        try ImageLibrary.require(.heif, for: "a preview of '\(PathName.lastComponent(path))'")
         guard let context = heif_context_alloc() else { throw ShutterError(.unexpected, "libheif: cannot start") }
         defer { heif_context_free(context) }
         // libheif's own bound (a square of that side), besides ours below.

@@ -7,7 +7,7 @@ public enum HEIFMetadataReader {
     /// The block as libexif reads it: `Exif\0\0`, then the TIFF header and its IFDs; `nil`
     /// when the file has none or cannot be read.
     public static func exif(of path: String) -> Data? {
-        guard let context = heif_context_alloc() else { return nil }
+        guard (try? ImageLibrary.require(.heif, for: "reading a HEIF's EXIF")) != nil, let context = heif_context_alloc() else { return nil }
         defer { heif_context_free(context) }
         guard heif_context_read_from_file(context, path, nil).code == heif_error_Ok else { return nil }
         var handle: OpaquePointer?

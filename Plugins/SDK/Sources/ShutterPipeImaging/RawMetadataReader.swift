@@ -7,7 +7,7 @@ import ShutterPipeKit
 public enum RawMetadataReader {
     public static func summary(of path: String) -> ExifSummary {
         var summary = ExifSummary()
-        guard let raw = libraw_init(0) else { return summary }
+        guard (try? ImageLibrary.require(.raw, for: "reading a RAW's EXIF")) != nil, let raw = libraw_init(0) else { return summary }
         defer { libraw_close(raw) }
         guard libraw_open_file(raw, path) == LIBRAW_SUCCESS.rawValue else { return summary }
         let other = raw.pointee.other

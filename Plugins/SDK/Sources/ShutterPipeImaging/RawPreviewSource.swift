@@ -22,6 +22,7 @@ public enum RawPreviewSource {
     /// checked against `budget`, and the demosaic takes its turn among whole-image decodes.
     public static func source(of path: String, halfSize: Bool = true, budget: DecodeBudget = .defaults,
                        embeddedAllowed: (Data, Int) -> Bool) throws(ShutterError) -> Source {
+        try ImageLibrary.require(.raw, for: "a preview of '\(PathName.lastComponent(path))'")
         guard let raw = libraw_init(0) else { throw ShutterError(.unexpected, "LibRaw: cannot start") }
         defer { libraw_close(raw) }
         // LibRaw's own bound on what one file may make it allocate, besides ours below.

@@ -8,6 +8,7 @@ import ShutterPipeSupport
 /// strips or tiles, LZW, Deflate, JPEG), upright.
 public enum TIFFDecoder {
     public static func decode(_ path: String, budget: DecodeBudget = .defaults) throws(ShutterError) -> RGBImage {
+        try ImageLibrary.require(.tiff, for: "a preview of '\(PathName.lastComponent(path))'")
         sp_tiff_quiet()
         guard let tiff = TIFFOpen(path, "r") else {
             throw ShutterError(.unexpected, "libtiff cannot read '\(path)' as a TIFF")
