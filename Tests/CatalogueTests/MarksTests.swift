@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 @testable import ShutterPipeCatalogue
+import ShutterPipeFixtures
 import ShutterPipeKit
 import TestSupport
 import Testing
@@ -100,6 +101,28 @@ struct MarksTests {
         let listed = try #require(try await listedShots(["--config", config], in: folder).first?.files.first)
         #expect(listed.sha256 == (try await sha256sum(photo)) && listed.size == after.count)
         #expect(!folder.names("photos").contains { $0.contains("shutterpipe-tmp") })
+    }
+
+    @Test("marks in a JPEG with an MPF index (a camera's large preview after the photo): added, then changed to another size; the index follows and the preview stays reachable and identical")
+    func marksInMultiPictureJPEG() async throws {
+        let folder = TemporaryDirectory("catalogue-jpeg-marks-mpf")
+        let secondary = SyntheticJPEG.make(width: 64, height: 48, shot: 2)
+        let original = MultiPictureJPEG.make(primary: SyntheticJPEG.make(width: 320, height: 240, shot: 1), secondary: secondary)
+        let photo = folder.file("IMG_0001.JPG")
+        try original.write(to: URL(fileURLWithPath: photo))
+        let before = try #require(try await ExifTool.tags([photo])[photo])
+        // The first mark adds an XMP segment; the second replaces it with a longer one.
+        for (index, marks) in [ShotMarks(rating: 3), ShotMarks(rating: 5, label: "Green", pick: .picked)].enumerated() {
+            try XMPSidecar.writeIntoJPEG(marks, path: photo)
+            let marked = try Data(contentsOf: URL(fileURLWithPath: photo))
+            #expect(bytesFromStartOfScan(marked) == bytesFromStartOfScan(original), "mark \(index + 1): the image data is the same")
+            #expect(try await ExifTool.binary(["-b", "-PreviewImage", photo]) == secondary, "mark \(index + 1): the MPF preview is reachable and identical")
+            let after = try #require(try await ExifTool.tags([photo])[photo])
+            #expect(Int(after["MPImage1:MPImageLength"] ?? "") == Int(before["MPImage1:MPImageLength"] ?? "")! + marked.count - original.count,
+                    "mark \(index + 1): the primary image's length grew by what was inserted")
+            #expect(after["XMP-xmp:Rating"] == (index == 0 ? "3" : "5"), "\(after)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["IMG_0001.JPG"], "no sidecar, no temporary file: the marks are in the JPEG")
     }
 
     @Test("keywords: added and removed into the sidecar's dc:subject (exiftool reads them), found with --keyword, and read back by rebuild")

@@ -147,7 +147,8 @@ public struct SplicedJPEG {
 extension SplicedJPEG {
     /// After bytes were inserted, updates the MPF index: the primary image's size grows by
     /// the inserted amount, and secondary images' offsets (relative to the MPF header)
-    /// grow too when the insertion came after that header.
+    /// grow too when the insertion came after that header. Made for one place of change,
+    /// as ``JPEGLayout/spliced(exif:xmp:replacements:)`` makes it.
     public func fixingMPF(original: JPEGLayout) -> SplicedJPEG {
         let spliced = self
         guard let oldMPF = original.mpfSegment else { return spliced }
@@ -155,9 +156,14 @@ extension SplicedJPEG {
         // The MPF segment is in the header; parse the new header alone (with its SOS marker).
         guard delta != 0, let newLayout = try? JPEGLayout(spliced.head + [0xFF, 0xDA]), let mpf = newLayout.mpfSegment else { return spliced }
         let out = spliced.head
-        let insertionPoint = original.exifSegments.first?.range.lowerBound
-            ?? original.segments.first { $0.marker != 0xE0 }?.range.lowerBound ?? original.scanStart
-        let imagesMovedAwayFromHeader = oldMPF.range.lowerBound < insertionPoint
+        // Where the new header first differs from the old one: where bytes came in (a new
+        // EXIF, an XMP after it, or a marked XMP replaced where it was).
+        let insertionPoint = zip(spliced.head.indices, original.data.indices.prefix(original.scanStart))
+            .first { spliced.head[$0.0] != original.data[$0.1] }?.0 ?? min(spliced.head.count, original.scanStart)
+        // The images moved away from the MPF header only when the change came after that
+        // whole segment: a change before it (its first differing byte may be inside it, past
+        // a marker byte both share) moves the header with the images.
+        let imagesMovedAwayFromHeader = oldMPF.range.upperBound <= insertionPoint
         let tiffStart = mpf.payload.lowerBound + JPEGLayout.mpfHeader.count
         guard let index = try? TIFFEditor(out.subdata(in: tiffStart..<mpf.payload.upperBound)),
               let entry = index.ifd0.entries.first(where: { $0.tag == 0xB002 && $0.type == 7 }) else { return spliced }
