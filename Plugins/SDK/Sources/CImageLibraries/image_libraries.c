@@ -155,19 +155,14 @@ int TIFFReadRGBAImageOriented(TIFF *tiff, uint32_t width, uint32_t height, uint3
 }
 TIFFErrorHandler TIFFSetWarningHandler(TIFFErrorHandler handler) { TIFFLIB(TIFFSetWarningHandler) return function(handler); }
 TIFFErrorHandler TIFFSetErrorHandler(TIFFErrorHandler handler) { TIFFLIB(TIFFSetErrorHandler) return function(handler); }
-int TIFFGetField(TIFF *tiff, uint32_t tag, ...) {
-    TIFFLIB(TIFFVGetField)
-    va_list arguments;
-    va_start(arguments, tag);
-    int found = function(tiff, tag, arguments);
-    va_end(arguments);
-    return found;
-}
-int TIFFGetFieldDefaulted(TIFF *tiff, uint32_t tag, ...) {
-    TIFFLIB(TIFFVGetFieldDefaulted)
-    va_list arguments;
-    va_start(arguments, tag);
-    int found = function(tiff, tag, arguments);
-    va_end(arguments);
-    return found;
-}
+#define SP_TIFF_GET(name, vname)                                                        \
+    int name(TIFF *tiff, uint32_t tag, ...) {                                           \
+        TIFFLIB(vname)                                                                  \
+        va_list arguments;                                                              \
+        va_start(arguments, tag);                                                       \
+        int found = function(tiff, tag, arguments);                                     \
+        va_end(arguments);                                                              \
+        return found;                                                                   \
+    }
+SP_TIFF_GET(TIFFGetField, TIFFVGetField)
+SP_TIFF_GET(TIFFGetFieldDefaulted, TIFFVGetFieldDefaulted)
