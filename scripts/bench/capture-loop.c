@@ -61,8 +61,10 @@ int main(int argc, char **argv) {
     CHECK(gp_camera_new(&camera));
     CHECK(gp_abilities_list_new(&abilities));
     CHECK(gp_abilities_list_load(abilities, context));
-    CHECK(gp_abilities_list_get_abilities(abilities, gp_abilities_list_lookup_model(abilities, "PTP/IP Camera"), &ability));
-    CHECK(gp_camera_set_abilities(camera, ability));
+    if (strncmp(port, "ptpip:", 6) == 0) {  /* on another port (a USB body, vusb), the model found there */
+        CHECK(gp_abilities_list_get_abilities(abilities, gp_abilities_list_lookup_model(abilities, "PTP/IP Camera"), &ability));
+        CHECK(gp_camera_set_abilities(camera, ability));
+    }
     CHECK(gp_port_info_list_new(&ports));
     CHECK(gp_port_info_list_load(ports));
     CHECK(gp_port_info_list_get_info(ports, gp_port_info_list_lookup_path(ports, port), &info));
