@@ -56,6 +56,31 @@ struct DurableFileTests {
         #expect(try String(contentsOfFile: moved + "/c.jpg", encoding: .utf8) == "third")
     }
 
+    @Test("write(toNewFile:) writes chunks of any size and slices of larger buffers whole and in order, the disk started on each MiB; on a pipe, where no writeback can start, too")
+    func writeToNewFile() throws {
+        let folder = TemporaryDirectory("durable-write")
+        // A 40-byte header, a 3.5 MiB body cut from the middle of a larger buffer (its
+        // indices do not start at 0), an empty chunk and a 1 MiB + 1 byte tail.
+        let header = Data((0..<40).map { UInt8($0) })
+        let larger = Data((0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        let body = larger[(256 << 10)..<((256 << 10) + (7 << 19))]
+        let tail = Data(repeating: 0xAB, count: (1 << 20) + 1)
+        let path = folder.file("photo.jpg")
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        #expect(descriptor >= 0)
+        try DurableFile.write([header, body, Data(), tail], toNewFile: descriptor)
+        #expect(fsync(descriptor) == 0)
+        close(descriptor)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == header + body + tail)
+
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        try DurableFile.write([header], toNewFile: ends[1])
+        close(ends[1])
+        #expect(try DescriptorIO.readAll(from: ends[0]) == header)
+        close(ends[0])
+    }
+
     @Test("append adds and creates, never through a link, and refuses a FIFO at once (no reader to wait for); each failure names the file")
     func append() throws {
         let folder = TemporaryDirectory("durable-append")

@@ -49,12 +49,11 @@ struct LockedTemporaryFile {
         Self.write(chunks, to: descriptor)
     }
 
-    /// Writes every chunk to `descriptor`, retrying short writes and EINTR; returns `errno`
-    /// on failure (the files sink's writes, named or unnamed).
+    /// Writes every chunk to the new file at `descriptor`, which is fsynced next (the
+    /// disk starts on each MiB as it is written: ``DurableFile/write(_:toNewFile:)``);
+    /// returns `errno` on failure (the files sink's writes, named or unnamed).
     static func write(_ chunks: [Data], to descriptor: Int32) -> Int32 {
-        for chunk in chunks {
-            do { try DescriptorIO.writeAll(chunk, to: descriptor) } catch { return error.code }
-        }
+        do { try DurableFile.write(chunks, toNewFile: descriptor) } catch { return error.code }
         return 0
     }
 

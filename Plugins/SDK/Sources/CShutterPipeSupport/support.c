@@ -28,6 +28,10 @@ int shutterpipe_pipe_cloexec(int descriptors[2]) {
     return pipe2(descriptors, O_CLOEXEC);
 }
 
+int shutterpipe_start_writeback(int descriptor, long long offset, long long length) {
+    return sync_file_range(descriptor, offset, length, SYNC_FILE_RANGE_WRITE);
+}
+
 int shutterpipe_memfd(const char *name) {
     return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
+import CShutterPipeSupport
 import Foundation
 
 /// Durable writes: one way, never through a symbolic link. `replace` and `append` for the
@@ -23,7 +24,7 @@ public enum DurableFile {
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var failure: SystemError?
-        do throws(SystemError) { try DescriptorIO.writeAll(bytes, to: descriptor) } catch { failure = SystemError("write '\(temporary)'", code: error.code) }
+        do throws(SystemError) { try write([bytes], toNewFile: descriptor) } catch { failure = SystemError("write '\(temporary)'", code: error.code) }
         if failure == nil && fchmod(descriptor, mode) != 0 { failure = SystemError("set the mode of '\(temporary)'") }
         if failure == nil && fsync(descriptor) != 0 { failure = SystemError("fsync '\(temporary)'") }
         close(descriptor)
@@ -66,7 +67,7 @@ public enum DurableFile {
         var failure: SystemError?
         if fchmod(descriptor, mode) != 0 { failure = SystemError("set the mode of a new file") }
         if failure == nil {
-            do throws(SystemError) { try DescriptorIO.writeAll(bytes, to: descriptor) } catch { failure = SystemError("write a new file", code: error.code) }
+            do throws(SystemError) { try write([bytes], toNewFile: descriptor) } catch { failure = SystemError("write a new file", code: error.code) }
         }
         if failure == nil && fsync(descriptor) != 0 { failure = SystemError("fsync a new file") }
         close(descriptor)
@@ -78,6 +79,25 @@ public enum DurableFile {
         }
         guard fsync(folder) == 0 else { throw SystemError("fsync the folder") }
         return true
+    }
+
+    /// Writes `chunks` one after the other into the new file open at `descriptor`, which
+    /// is fsynced next, from its start: the disk starts writing each MiB as soon as it is
+    /// written (`sync_file_range`, which makes nothing durable by itself), so that the fsync
+    /// waits for the last MiB rather than for the whole file. Measured here: 20 files of
+    /// 10 MB, each written, fsynced, named and its folder fsynced, 148 ms against 101 ms.
+    public static func write(_ chunks: [Data], toNewFile descriptor: Int32) throws(SystemError) {
+        var offset: Int64 = 0
+        for chunk in chunks {
+            var start = chunk.startIndex
+            while start < chunk.endIndex {
+                let end = min(chunk.endIndex, start + DescriptorIO.largestWrite)
+                try DescriptorIO.writeAll(chunk[start..<end], to: descriptor)
+                _ = shutterpipe_start_writeback(descriptor, offset, Int64(end - start))
+                offset += Int64(end - start)
+                start = end
+            }
+        }
     }
 
     /// Makes the names in `folder` durable.

@@ -34,6 +34,11 @@ int shutterpipe_memfd(const char *name);
 /// without sealing).
 int shutterpipe_seal_size(int descriptor);
 
+/// sync_file_range(SYNC_FILE_RANGE_WRITE): starts writing `length` bytes of the file at
+/// `offset` to its disk, without waiting and without making them durable (an fsync still
+/// must). 0, or -1 with errno (a pipe, or a file system that does not do it).
+int shutterpipe_start_writeback(int descriptor, long long offset, long long length);
+
 /// statfs: the magic number of the file system holding `path` (f_type), or -1.
 long long shutterpipe_file_system_type(const char *path);
 
