@@ -103,8 +103,9 @@ let package = Package(
         .target(name: "GPhoto2Camera", dependencies: [kit, support, imaging, "CGPhoto2", "CWorkerConfinement", "CStreamDecoder", "GPhoto2Backend"], path: "Plugins/GPhoto2/Camera",
                 swiftSettings: strict),
         .executableTarget(name: "shutterpipe-camera-worker", dependencies: ["GPhoto2Camera"], path: "Plugins/GPhoto2/Worker", swiftSettings: strict),
-        // libmicrohttpd's variadic calls, wrapped in C for the web plugin.
-        .target(name: "CWebServer", path: "Plugins/Web/CWebServer", linkerSettings: [.linkedLibrary("microhttpd")]),
+        // libmicrohttpd's variadic calls, wrapped in C for the web plugin; the library is opened
+        // when a server starts, not linked (microhttpd_loader.c).
+        .target(name: "CWebServer", path: "Plugins/Web/CWebServer"),
         // A rectangle of a JPEG decoded alone (libjpeg's crop and skip), for the web plugin's 100 % tiles.
         .target(name: "CRegionDecoder", path: "Plugins/Web/CRegionDecoder", linkerSettings: [.linkedLibrary("jpeg")]),
 

@@ -202,6 +202,7 @@ static void sp_completed(void *cls, struct MHD_Connection *connection, void **st
 
 struct sp_web *sp_web_start(const char *host, uint16_t port, unsigned connection_limit, unsigned per_client_limit, unsigned timeout_seconds,
                             unsigned request_seconds, size_t body_limit, sp_web_handler handler, void *cls, char *error, size_t error_size) {
+    if (sp_web_load(error, error_size) != 0) return NULL;
     struct sockaddr_storage address;
     memset(&address, 0, sizeof address);
     unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;

@@ -1,5 +1,6 @@
 // The few parts of libmicrohttpd that Swift cannot call itself (variadic functions), and
-// the collection of a request's body, so the Swift side sees one call per request.
+// the collection of a request's body, so the Swift side sees one call per request. The
+// library itself is opened when the first server starts (microhttpd_loader.c).
 #ifndef SHUTTERPIPE_WEB_SERVER_H
 #define SHUTTERPIPE_WEB_SERVER_H
 
@@ -12,6 +13,10 @@
 /// `body_too_large` is set when it was longer than the limit (the body is then cut).
 typedef enum MHD_Result (*sp_web_handler)(void *cls, struct MHD_Connection *connection, const char *method, const char *url,
                                           const char *body, size_t body_size, int body_too_large);
+
+/// Opens libmicrohttpd, once (microhttpd_loader.c: it is loaded when a server starts, not
+/// with the program). 0, or -1 with `error` naming the library, why, and the package.
+int sp_web_load(char *error, size_t error_size);
 
 /// A running server.
 struct sp_web;
