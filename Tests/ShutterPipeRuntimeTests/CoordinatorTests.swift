@@ -48,16 +48,22 @@ struct CoordinatorTests {
     @Test("rule 2: in a burst, the next capture runs while the sinks store a photo; one store at a time, answers in order")
     func burstOverlap() async throws {
         let probe = OverlapProbe()
-        let backend = ScriptedBackend(probe: probe)
+        let captures = Gate("capture gate")
+        let backend = ScriptedBackend(probe: probe, captureGate: captures)
         let stores = Gate("store gate")
         let sink = RecordingSink(probe: probe, gate: stores)
         let trigger = ScriptedTrigger(events: [.enter] + Array(repeating: .capture, count: 6) + [.exit])
-        // Each store is held until the next capture has ended: captures 2 to 6 surely run
-        // while one is stored, however the machine schedules them.
+        // Capture N+1 is let through only once store N has reached the sink, and store N
+        // is held until capture N+1 has ended: captures 2 to 6 surely run while one is
+        // stored, however late the machine schedules the store's task.
         try await runToEnd([trigger], backend: backend, sinks: [sink]) { _ in
+            captures.release()
             for shot in 1...6 {
                 await stores.waitForArrivals(shot)
-                if shot < 6 { _ = await eventually { probe.capturesEnded == shot + 1 } }
+                if shot < 6 {
+                    captures.release()
+                    #expect(await eventually { probe.capturesEnded == shot + 1 }, "capture \(shot + 1) ran while store \(shot) was held")
+                }
                 stores.release()
             }
         }
