@@ -25,6 +25,7 @@ extension CameraSession {
             // Away: what this worker downloaded says what they were.
             let files = paths.compactMap { card.file(at: $0) }
             if var ledger = delivered, !files.isEmpty { ledger.add(files); delivered = ledger }
+            WorkerLog.debug("delivered, recorded while the camera is away in \(delivered?.path ?? "no record yet"): \(files.map(DeliveredLedger.key))")
             return .done
         }
         var ledger = deliveredLedger(for: camera)
@@ -33,6 +34,7 @@ extension CameraSession {
             return GPhotoCamera.AddedFile(path: path, size: info?.size ?? card.file(at: path)?.size, modified: info?.modified ?? card.file(at: path)?.modified)
         }
         if !ledger.add(files) { WorkerLog.warning("cannot record delivered card files in '\(ledger.path)': a later catch-up may import them again") }
+        WorkerLog.debug("delivered, recorded in \(ledger.path): \(files.map(DeliveredLedger.key))")
         delivered = ledger
         return .done
     }

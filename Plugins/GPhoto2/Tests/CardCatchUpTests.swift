@@ -54,8 +54,10 @@ struct CardCatchUpTests {
         session.send("exit\n")
         session.closeInput()
         let outcome = await session.wait(timeout: .seconds(30))
-        let ledgers = (try? FileManager.default.contentsOfDirectory(atPath: camera.home.path))?.filter { $0.hasPrefix("delivered-") }
-            .map { "\($0): \((try? String(contentsOfFile: camera.home.file($0), encoding: .utf8)) ?? "unreadable")" } ?? []
+        // Wherever the worker keeps them (its settings folder below the session's HOME).
+        let ledgers = (FileManager.default.enumerator(atPath: camera.home.path)?.allObjects as? [String] ?? [])
+            .filter { ($0.split(separator: "/").last ?? "").hasPrefix("delivered-") }
+            .map { "\($0): \((try? String(contentsOfFile: camera.home.file($0), encoding: .utf8)) ?? "unreadable")" }
         #expect(outcome.status == 0 && !outcome.stderr.contains("imported from the card"),
                 "\(outcome.stderr.suffix(1500))\nledgers: \(ledgers)\nfirst session: \(firstLog.suffix(5000))")
         let onCard = try await camera.filesOnCard()
