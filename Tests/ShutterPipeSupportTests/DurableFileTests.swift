@@ -67,14 +67,14 @@ struct DurableFileTests {
         let tail = Data(repeating: 0xAB, count: (1 << 20) + 1)
         let path = folder.file("photo.jpg")
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        #expect(descriptor >= 0)
+        try #require(descriptor >= 0)
         try DurableFile.write([header, body, Data(), tail], toNewFile: descriptor)
         #expect(fsync(descriptor) == 0)
         close(descriptor)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == header + body + tail)
 
         var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
+        try #require(pipe(&ends) == 0)
         try DurableFile.write([header], toNewFile: ends[1])
         close(ends[1])
         #expect(try DescriptorIO.readAll(from: ends[0]) == header)
