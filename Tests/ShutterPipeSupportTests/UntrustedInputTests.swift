@@ -31,6 +31,46 @@ struct UntrustedInputTests {
         #expect(try UntrustedFile.contents(of: folder.file("second.jpg"), limits: .init(bytes: 100, links: 2)) == Data("photo".utf8))
     }
 
+    @Test("PhotoMemory: a photo-sized buffer becomes its Data without a copy, and once released is kept for the next (no fresh pages), up to the pool's limit; a buffer that grows past the size keeps its bytes")
+    func photoMemory() throws {
+        let pool = PhotoMemory.Pool(keeping: 16 << 20)
+        let size = PhotoMemory.largeFrom + 12_345
+        guard let first = PhotoMemory(capacity: size, pool: pool) else { Issue.record("no memory"); return }
+        let capacity = first.capacity
+        #expect(capacity >= size)
+        first.base.initializeMemory(as: UInt8.self, repeating: 0xA5, count: size)
+        let address = first.base
+        var data: Data? = first.data(count: size)
+        #expect(data?.count == size && data?.allSatisfy { $0 == 0xA5 } == true)
+        data?.withUnsafeBytes { #expect($0.baseAddress == UnsafeRawPointer(address), "no copy") }
+        #expect(pool.keptBytes == 0)
+        data = nil
+        #expect(pool.keptBytes >= size)
+        // The next photo of about that size gets the same pages; its Data shows only what it wrote.
+        guard let second = PhotoMemory(capacity: size - 100, pool: pool) else { Issue.record("no memory"); return }
+        let reused = second.base == address
+        #expect(reused)
+        #expect(pool.keptBytes == 0)
+        second.base.initializeMemory(as: UInt8.self, repeating: 0x11, count: 10)
+        #expect(second.data(count: 10) == Data(repeating: 0x11, count: 10))
+        // Past the limit, released buffers are unmapped, not kept.
+        func fourAtOnce() -> Bool {
+            guard let a = PhotoMemory(capacity: 6 << 20, pool: pool), let b = PhotoMemory(capacity: 6 << 20, pool: pool),
+                  let c = PhotoMemory(capacity: 6 << 20, pool: pool), let d = PhotoMemory(capacity: 6 << 20, pool: pool) else { return false }
+            return Set([a.base, b.base, c.base, d.base]).count == 4
+        }
+        #expect(fourAtOnce())
+        #expect(pool.keptBytes <= 16 << 20 && pool.keptBytes > (16 << 20) - (6 << 20), "as many as fit, and no more: \(pool.keptBytes)")
+        // A small buffer (malloc's) that grows past the size keeps its bytes.
+        guard var growing = PhotoMemory(capacity: 1000, pool: pool) else { Issue.record("no memory"); return }
+        growing.base.initializeMemory(as: UInt8.self, repeating: 7, count: 1000)
+        let grew = growing.grow(to: 5 << 20)
+        let grown = growing.capacity
+        #expect(grew && grown >= 5 << 20)
+        (growing.base + 1000).initializeMemory(as: UInt8.self, repeating: 8, count: 24)
+        #expect(growing.data(count: 1024) == Data(repeating: 7, count: 1000) + Data(repeating: 8, count: 24))
+    }
+
     @Test("ConfinedFolder: folders below the root are made and opened one name at a time; a link below the root is refused by name, one at the root is followed; a file made through pinned() lands in the folder opened, even after that folder was renamed and a link put in its place")
     func confinedFolder() throws {
         let folder = TemporaryDirectory("confined-folder")

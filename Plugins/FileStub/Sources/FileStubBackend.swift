@@ -102,6 +102,10 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
         return try await expose(firedAt: await WallClock.wait(until: moment))
     }
 
+    /// What a replayed file may be: a regular file (any number of names: a sample folder
+    /// may hold hard links) of at most 2 GB, twice a medium-format camera's largest RAW.
+    static let fileLimits = UntrustedFile.Limits(bytes: 2 << 30, links: Int.max)
+
     private func expose(firedAt: Date?) async throws -> CapturedPhoto {
         if options.latency > .zero { try await Task.sleep(for: options.latency) }
         if let gate = options.gate { try await wait(at: gate) }
@@ -122,10 +126,13 @@ public actor FileStubBackend: CaptureBackend, LiveViewSource {
         nextExposure = (nextExposure + 1) % exposures.count
         let files = try await work.run { () throws(ShutterError) -> [CapturedFile] in
             try urls.map { url throws(ShutterError) in
-                do {
-                    return CapturedFile(name: url.lastPathComponent, data: try Data(contentsOf: url))
+                // Opened once, without following a link, and read through that descriptor:
+                // the folder is the user's, but a name in it may be replaced while we replay.
+                do throws(UntrustedFileError) {
+                    return CapturedFile(name: url.lastPathComponent, data: try UntrustedFile.contents(of: url.path, limits: Self.fileLimits))
                 } catch {
-                    throw ShutterError(.cameraFailure, "file-stub: cannot read \(url.path): \(error.localizedDescription)")
+                    throw ShutterError(.cameraFailure, "file-stub: cannot replay \(error.description)",
+                                       fix: "put regular image files of at most 2 GB in '\(options.directory ?? "")'")
                 }
             }
         }

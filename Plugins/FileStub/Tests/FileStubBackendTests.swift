@@ -66,6 +66,27 @@ struct FileStubBackendTests {
         #expect(!original.isEmpty)
     }
 
+    @Test("a replayed file replaced by a link after the folder was read is refused by name, never followed; a camera-sized file is read whole")
+    func linkReplacingAFile() async throws {
+        let folder = TemporaryDirectory("stub-link")
+        let large = Data((0..<(9 << 20) + 4321).map { UInt8(truncatingIfNeeded: $0 &* 7) })  // past PhotoMemory.largeFrom
+        try large.write(to: URL(fileURLWithPath: folder.file("A.JPG")))
+        try Data("secret".utf8).write(to: URL(fileURLWithPath: folder.file(".secret")))
+        try Data("b".utf8).write(to: URL(fileURLWithPath: folder.file("B.JPG")))
+        let backend = FileStubBackend(options: options { $0.directory = folder.path })
+        try await backend.prepare(context)
+        #expect(try await backend.capture().files[0].data == large)
+        try FileManager.default.removeItem(atPath: folder.file("B.JPG"))
+        try FileManager.default.createSymbolicLink(atPath: folder.file("B.JPG"), withDestinationPath: folder.file(".secret"))
+        do {
+            _ = try await backend.capture()
+            Issue.record("a link was followed")
+        } catch let error as ShutterError {
+            #expect(error.cause == .cameraFailure)
+            #expect(error.message.contains("B.JPG") && error.message.contains("symbolic link"), "\(error)")
+        }
+    }
+
     @Test("pairByStem off makes every file its own exposure")
     func noPairing() async throws {
         let backend = FileStubBackend(options: options { $0.directory = fixtures; $0.pairByStem = false })

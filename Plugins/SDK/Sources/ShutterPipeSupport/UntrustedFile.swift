@@ -117,9 +117,6 @@ public final class UntrustedFile {
         return nil
     }
 
-    /// Every byte, through the descriptor, at most ``Limits/bytes``: a file that grew past
-    /// the limit while it was read is refused, one that shrank gives what it has. The
-    /// bytes are read straight into the buffer the `Data` keeps (no zero fill, no copy).
     /// How much of a file is holes, when it is mostly holes: a sparse file of a gigabyte
     /// costs its writer nothing and whoever reads it its whole size. Over 1 MB, with less
     /// than an eighth of it written; nil otherwise (cameras and editors write every byte).
@@ -128,36 +125,32 @@ public final class UntrustedFile {
         return size > 1_000_000 && written < size / 8 ? (size, written) : nil
     }
 
+    /// Every byte, through the descriptor, at most ``Limits/bytes``: a file that grew past
+    /// the limit while it was read is refused, one that shrank gives what it has. The
+    /// bytes are read straight into the buffer the `Data` keeps (no zero fill, no copy;
+    /// a photo's in huge pages, ``PhotoMemory``).
     public func read() throws(UntrustedFileError) -> Data {
-        var capacity = Int(min(size, limits.bytes))
-        var buffer = malloc(max(1, capacity))!
+        guard var buffer = PhotoMemory(capacity: Int(min(size, limits.bytes))) else { throw UntrustedFileError(shown, .unreadable(ENOMEM)) }
         var filled = 0
         while true {
-            if filled == capacity {
+            if filled == buffer.capacity {
                 // Grown since the fstat? One byte more says; past the limit is a refusal.
                 var probe: UInt8 = 0
                 let more = pread(descriptor, &probe, 1, off_t(filled))
                 if more < 0 && errno == EINTR { continue }
                 if more <= 0 { break }
                 guard Int64(filled) < limits.bytes else {
-                    free(buffer)
                     throw UntrustedFileError(shown, .tooLarge(size: Int64(filled) + 1, limit: limits.bytes))
                 }
-                capacity = Int(min(Int64(capacity) * 2 + 65_536, limits.bytes))
-                guard let grown = realloc(buffer, capacity) else { free(buffer); throw UntrustedFileError(shown, .unreadable(ENOMEM)) }
-                buffer = grown
+                guard buffer.grow(to: Int(min(Int64(filled) * 2 + 65_536, limits.bytes))) else { throw UntrustedFileError(shown, .unreadable(ENOMEM)) }
             }
-            let count = pread(descriptor, buffer + filled, capacity - filled, off_t(filled))
+            let count = pread(descriptor, buffer.base + filled, min(buffer.capacity, Int(limits.bytes)) - filled, off_t(filled))
             if count < 0 && errno == EINTR { continue }
-            if count < 0 {
-                let code = errno
-                free(buffer)
-                throw UntrustedFileError(shown, .unreadable(code))
-            }
+            if count < 0 { throw UntrustedFileError(shown, .unreadable(errno)) }
             if count == 0 { break }
             filled += count
         }
-        return Data(bytesNoCopy: buffer, count: filled, deallocator: .free)
+        return buffer.data(count: filled)
     }
 
     /// Appends `bytes` and fsyncs them (a descriptor from ``openForAppending(_:in:limits:mode:)``).
