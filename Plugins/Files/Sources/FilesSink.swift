@@ -28,7 +28,7 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
     private let log: Logger
     private let state = Mutex(State())
     /// The session's catalogue, which records each file's SHA-256: the sink hashes the
-    /// bytes it wrote, after the answer (``PhotoDigest/Queue``), so that the catalogue never
+    /// bytes it writes, beside their write (``PhotoDigest/Queue``), so that the catalogue never
     /// reads a photo back. Without a catalogue nobody asks for digests.
     private let catalogue = Mutex<(any ShotCatalogue)?>(nil)
     private let digests = PhotoDigest.Queue()
@@ -172,8 +172,11 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
         }
 
         var stored: [StoredFile] = []
-        /// The photo's files as written, for their digests once the photo is safe.
-        var written: [(String, [Data])] = []
+        /// The digests begun for the photo's files, with each file's path once it is
+        /// written; handed over once the photo is safe, abandoned if it never is.
+        var digesting: [(digest: PhotoDigest.Pending, path: String?)] = []
+        defer { for (digest, _) in digesting { digest.abandon() } }  // after `stored(at:)`, nothing
+        let catalogue = self.catalogue.withLock { $0 }
         var warnings: [String] = []
         var folders: [String: ConfinedFolder] = [directory: base]
         for file in photo.files {
@@ -208,6 +211,9 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
                     log.warning("\(file.name): metadata not written (\(tagged.method)); set 'sidecars: auto' to keep it in a sidecar")
                 }
             }
+            // Hashed from now on, beside the write and its fsync, for the catalogue.
+            let digest = catalogue.flatMap { digests.begin(chunks, for: $0) }
+            if let digest { digesting.append((digest, nil)) }
             // Written and fsynced once; a taken name costs only another try at naming it.
             var prepared: PreparedFile?
             var suffix = 1  // 1: the template's own name
@@ -229,7 +235,7 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
                     }
                     let sequence = options.filename.usesSequence ? values.sequence : nil
                     stored.append(StoredFile(location: path, sequence: sequence, byteCount: chunks.reduce(0) { $0 + $1.count }, copyOf: file))
-                    written.append((path, chunks))
+                    if digest != nil { digesting[digesting.count - 1].path = path }
                     if let sidecar {
                         var record = StoredFile(location: try writeSidecar(sidecar, for: path, in: opened), sequence: sequence, byteCount: sidecar.count)
                         record.camera = file.camera
@@ -256,9 +262,7 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
         for folder in folders.values {
             do { try folder.sync() } catch { throw DurableWriter.storageError("cannot sync folder", folder.path, error.code) }
         }
-        if let catalogue = catalogue.withLock({ $0 }) {
-            for (path, chunks) in written { digests.submit(path, chunks, to: catalogue) }
-        }
+        for case let (digest, path?) in digesting { digest.stored(at: path) }
         // The photo is safe here; its mirror copies are asked for (a journal line, fsynced)
         // and made after the answer. A journal that cannot be written is a warning, never a
         // lost shot: the photo itself is stored.

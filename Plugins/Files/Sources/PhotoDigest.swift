@@ -35,21 +35,26 @@ enum PhotoDigest {
         digest.isEmpty ? nil : digest.map { String(format: "%02x", $0) }.joined()
     }
 
-    /// Hashes what the sink stored on threads of their own: nothing waits for it, and it
+    /// Hashes what the sink stores on threads of their own: nothing waits for it, and it
     /// takes only CPU time that nothing else wants. Each digest goes to the session's
-    /// catalogue (``ShotCatalogue/recordDigest(of:sha256:)``) as it is made.
+    /// catalogue (``ShotCatalogue/recordDigest(of:sha256:)``) once its file is safe.
     ///
+    /// - A photo's hashing begins as soon as its bytes are ready, before they are written
+    ///   (``begin(_:for:)``): it fills the wait for that photo's own fsync, so that the
+    ///   digest is ready when the photo is safe, and the session's end waits for none. The
+    ///   digest is handed over once the sink names the file (``Pending/stored(at:)``),
+    ///   and never for a file that was not stored (``Pending/abandon()``).
     /// - Two threads (one on a single core), at SCHED_IDLE: a store, a read or a trigger
     ///   that wakes takes the core from them at once. A burst's stores wait on their
-    ///   fsyncs most of the time, and the hashing fills those waits, so that little is left
-    ///   when the session ends (30 shots of 9.5 MB, back to back: the whole process took
-    ///   1.00x as long as with the catalogue off, its burst 0.90x; one thread that paused
-    ///   for every store left the whole burst's hashing to the end, 1.44-1.56x).
+    ///   fsyncs most of the time, and the hashing fills those waits (30 shots of 9.5 MB,
+    ///   back to back: the whole process took 1.00x as long as with the catalogue off, its
+    ///   burst 0.90x; one thread that paused for every store left the whole burst's
+    ///   hashing to the end, 1.44-1.56x).
     /// - The bytes of at most ``most`` photos and ``mostBytes`` wait; beyond that a file is
     ///   left to the catalogue, which reads it back once the session is quiet.
     final class Queue: Sendable {
         fileprivate struct Job: Sendable {
-            var path: String
+            var pending: Pending
             var chunks: [Data]
             var catalogue: any ShotCatalogue
             var bytes: Int { chunks.reduce(0) { $0 + $1.count } }
@@ -78,11 +83,12 @@ enum PhotoDigest {
         /// Released with its sink: the threads end once what is queued is handed over.
         deinit { shared.stop() }
 
-        /// Queues the file at `path` (its bytes as written); false, queuing nothing, when
-        /// `most` photos or `mostBytes` wait already.
-        @discardableResult
-        func submit(_ path: String, _ chunks: [Data], to catalogue: any ShotCatalogue) -> Bool {
-            shared.submit(Job(path: path, chunks: chunks, catalogue: catalogue))
+        /// Begins hashing `chunks`, the bytes of a file about to be written; nil, queuing
+        /// nothing, when `most` photos or `mostBytes` wait already. The caller names the
+        /// file once it is safe, or abandons it.
+        func begin(_ chunks: [Data], for catalogue: any ShotCatalogue) -> Pending? {
+            let pending = Pending()
+            return shared.submit(Job(pending: pending, chunks: chunks, catalogue: catalogue)) ? pending : nil
         }
 
         /// Blocks (on a thread of the caller's own) until every queued digest was handed
@@ -90,6 +96,41 @@ enum PhotoDigest {
         /// queue's meanwhile.
         func waitUntilDone(within limit: Duration) {
             shared.waitUntilDone(within: limit)
+        }
+    }
+
+    /// Where a digest begun before its file was written goes: the file's path, once the
+    /// sink stored it, or nowhere.
+    final class Pending: Sendable {
+        /// nil until told; then the path, or nil for a file not stored.
+        private let outcome = Mutex<String??>(nil)
+        private let told = DispatchSemaphore(value: 0)
+
+        /// The file is safe at `path`: its digest goes to the catalogue.
+        func stored(at path: String) { tell(path) }
+
+        /// The file was not stored: its digest goes nowhere. After ``stored(at:)``, nothing.
+        func abandon() { tell(nil) }
+
+        private func tell(_ path: String?) {
+            let first = outcome.withLock { outcome -> Bool in
+                guard outcome == nil else { return false }
+                outcome = .some(path)
+                return true
+            }
+            if first { told.signal() }
+        }
+
+        private let hashed = Atomic(false)
+        /// Whether its digest is made (and waits for the file's name, if not told yet).
+        var isHashed: Bool { hashed.load(ordering: .acquiring) }
+
+        /// Waits (on a digest thread) until the sink tells, at most `limit`; the path, or
+        /// nil for a file not stored (or a sink that never told).
+        fileprivate func path(within limit: Duration) -> String? {
+            hashed.store(true, ordering: .releasing)
+            _ = told.wait(timeout: limit.fromNow)
+            return outcome.withLock { $0 ?? nil }
         }
     }
 }
@@ -146,9 +187,11 @@ private final class Shared: Sendable {
     /// Hashes `job` and hands its digest over, on the calling thread (one of the queue's,
     /// or the sink's at the session's end: never the pool's).
     private func run(_ job: PhotoDigest.Queue.Job) {
-        if let digest = PhotoDigest.hex(PhotoDigest.sha256(job.chunks)) {
+        // Stores come one at a time: while this thread waits for its file's name, the
+        // next photo's bytes are not ready yet, so the wait takes no hashing time.
+        if let digest = PhotoDigest.hex(PhotoDigest.sha256(job.chunks)), let path = job.pending.path(within: .seconds(120)) {
             // One digest at a time per thread; the wait is this thread's own.
-            _ = waitForAsyncWork(timeout: .seconds(30)) { await job.catalogue.recordDigest(of: job.path, sha256: digest) }
+            _ = waitForAsyncWork(timeout: .seconds(30)) { await job.catalogue.recordDigest(of: path, sha256: digest) }
         }
         state.withLock { $0.busy -= 1; $0.bytes -= job.bytes }
         handedOver.signal()

@@ -27,6 +27,15 @@ private final class DigestCatalogue: ShotCatalogue {
     var cacheFolder: String? { nil }
 }
 
+extension PhotoDigest.Queue {
+    /// Begins a digest and names its file at once (a file stored as soon as it was begun).
+    func submit(_ path: String, _ chunks: [Data], to catalogue: any ShotCatalogue) -> Bool {
+        guard let pending = begin(chunks, for: catalogue) else { return false }
+        pending.stored(at: path)
+        return true
+    }
+}
+
 @Suite("files sink: digests beside the stores", .timeLimit(.minutes(2)))
 struct PhotoDigestTests {
     @Test("a photo's digest, made from the bytes in several chunks, is sha256sum's digest of the file")
@@ -87,5 +96,22 @@ struct PhotoDigestTests {
         #expect(catalogue.digests.withLock { Set($0.keys) } == ["/photos/a.jpg", "/photos/b.jpg"])
         // Handed over, the budget is free again.
         #expect(queue.submit("/photos/c.jpg", [Data(count: 1)], to: catalogue))
+    }
+
+    @Test("a digest is made while its file is written, before the sink names it; it is handed over only once named, and one abandoned (a store that failed) never is")
+    func begunBeforeTheWrite() async throws {
+        let queue = PhotoDigest.Queue()
+        let catalogue = DigestCatalogue()
+        let (kept, lost) = (Data(repeating: 1, count: 3 << 20), Data(repeating: 2, count: 3 << 20))
+        let keptDigest = try #require(queue.begin([kept], for: catalogue))
+        let lostDigest = try #require(queue.begin([lost], for: catalogue))
+        // Both are hashed, and wait for their files' names: nothing is handed over yet.
+        #expect(await eventually { keptDigest.isHashed && lostDigest.isHashed })
+        #expect(catalogue.digests.withLock { $0.isEmpty })
+        lostDigest.abandon()
+        keptDigest.stored(at: "/photos/IMG_0001.JPG")
+        keptDigest.abandon()  // the sink's clean-up after a store: nothing once named
+        try await offThePool { queue.waitUntilDone(within: .seconds(60)) }
+        #expect(catalogue.digests.withLock { $0 } == ["/photos/IMG_0001.JPG": PhotoDigest.hex(PhotoDigest.sha256([kept]))!])
     }
 }
