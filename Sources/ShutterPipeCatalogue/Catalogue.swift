@@ -83,15 +83,7 @@ public final class Catalogue: @unchecked Sendable {
             guard create else {
                 throw CatalogueError("no catalogue at '\(path)': run a session with this config first, give --catalogue PATH, or make one with 'shutterpipe shots rebuild DIR'")
             }
-            if !folder.isEmpty && lstat(folder, &status) != 0 {
-                do {
-                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                    // Ours: whatever the umask, nobody else writes in it.
-                    _ = chmod(folder, 0o755)
-                } catch {
-                    throw CatalogueError("cannot make the catalogue's folder '\(folder)': \(error.localizedDescription); check its permissions, or set catalogue.path")
-                }
-            }
+            try makeFolder(of: path)
         }
         if let problem = folderProblem(folder.isEmpty ? "." : folder) {
             throw CatalogueError("cannot open the catalogue '\(path)': its folder '\(folder)' \(problem), and whoever may change it could give the catalogue (and the previews kept beside it) files of their choosing; remove that folder (a new one is made, and the catalogue from the photos), or point catalogue.path (or --catalogue) at a folder of this user's own")
@@ -107,6 +99,20 @@ public final class Catalogue: @unchecked Sendable {
             throw CatalogueError(error)
         } catch {
             throw CatalogueError("catalogue '\(path)': \(error)")
+        }
+    }
+
+    /// Makes the folder of the catalogue at `path` when there is none, 0755 whatever the
+    /// umask: ours, and nobody else writes in it.
+    static func makeFolder(of path: String) throws(CatalogueError) {
+        let folder = PathName.parent(path)
+        var status = stat()
+        guard !folder.isEmpty && lstat(folder, &status) != 0 else { return }
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            _ = chmod(folder, 0o755)
+        } catch {
+            throw CatalogueError("cannot make the catalogue's folder '\(folder)': \(error.localizedDescription); check its permissions, or set catalogue.path")
         }
     }
 

@@ -30,11 +30,14 @@ extension Catalogue {
     /// name match a recorded shot's joins that shot.
     ///
     /// At a session's start this is what makes the catalogue agree with the disk after a
-    /// crash: photos stored between the last record and the kill come in here.
-    public func reconcile(folders: [String], naming: SidecarNaming) throws(CatalogueError) -> ReconcileReport {
+    /// crash: photos stored between the last record and the kill come in here. A session
+    /// gives the photos it `found` (``photos(in:)``) before its first shot could land, so
+    /// that a shot stored while the catalogue opens is recorded by its answer, never
+    /// imported.
+    public func reconcile(folders: [String], naming: SidecarNaming, found: PhotosOnDisk? = nil) throws(CatalogueError) -> ReconcileReport {
         var report = ReconcileReport()
         let known = try knownFiles()
-        let onDisk = Self.photos(in: folders)
+        let onDisk = found ?? Self.photos(in: folders)
         var gone: [String] = [], back: [String] = []
         for (path, record) in known {
             let exists = onDisk[path] != nil || FileManager.default.fileExists(atPath: path)
@@ -114,8 +117,11 @@ extension Catalogue {
         PathName.deletingExtension(path)
     }
 
+    /// The photos of some folders: absolute path → size and modification time.
+    public typealias PhotosOnDisk = [String: (size: Int, modified: Date?)]
+
     /// The photos under `folders`: absolute path → size and modification time.
-    static func photos(in folders: [String]) -> [String: (size: Int, modified: Date?)] {
+    static func photos(in folders: [String]) -> PhotosOnDisk {
         var found: [String: (size: Int, modified: Date?)] = [:]
         let keys: [URLResourceKey] = [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey]
         for folder in folders {

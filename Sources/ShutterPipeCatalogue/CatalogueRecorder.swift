@@ -59,7 +59,9 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
     /// sequence so far (``SequenceRuns``).
     private let frames = Mutex<[ShotID: SequenceFrame]>([:])
     private let runs = Mutex(SequenceRuns())
-    private let writer = Mutex<CatalogueWriter?>(nil)
+    /// The session's writer, from `begin` to `end`.
+    private let writer: WriterSlot
+    private final class WriterSlot: Sendable { let current = Mutex<CatalogueWriter?>(nil) }
     private let claim = Mutex<SessionClaim?>(nil)
 
     private let reads: SessionCatalogue
@@ -71,7 +73,14 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         self.options = options
         self.session = session
         self.log = log
-        self.reads = SessionCatalogue(path: Catalogue.absolute(options.path))
+        let writer = WriterSlot()
+        self.writer = writer
+        // Reads wait for the writer's first open: a page asking at the session's start sees
+        // the catalogue reconciled, never one half made.
+        self.reads = SessionCatalogue(path: Catalogue.absolute(options.path)) { done in
+            guard let current = writer.current.withLock({ $0 }) else { return done() }
+            current.opened(done)
+        }
     }
 
     // MARK: The catalogue, for the session's plugins
@@ -110,7 +119,7 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
     /// A digest the files sink computed from the bytes it wrote: the writer records it with
     /// its shot, and never reads the file back for it.
     public func recordDigest(of path: String, sha256: String) async {
-        writer.withLock { $0 }?.digest(sha256, of: Catalogue.absolute(path))
+        writer.current.withLock { $0 }?.digest(sha256, of: Catalogue.absolute(path))
     }
 
     /// The copies that waited for their shots' records, tried again.
@@ -151,14 +160,15 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         let settings = CatalogueWriter.Settings(path: Catalogue.absolute(options.path), folders: options.folders.map(Catalogue.absolute),
                                                 naming: options.naming, marksInJPEG: options.marksInJPEG, session: session)
         let log = self.log
-        let writer = self.writer.withLock { current in
+        let writer = self.writer.current.withLock { current in
             if current == nil { current = CatalogueWriter(settings: settings, log: log) { [weak self] in self?.recorded($0) } }
             return current!
         }
-        // The first shot waits for the reconciliation (milliseconds for thousands of
-        // photos); a catalogue on a disk that hangs holds the start ten seconds at most.
-        if await !waitForCallback(within: .seconds(10), { writer.opened($0) }) {
-            log.warning("catalogue: opening the catalogue took over 10 s; the session starts without waiting for it")
+        // The first shot waits only for the listing of the photos on disk (milliseconds
+        // for thousands), not for SQLite; a disk that hangs holds the start ten seconds
+        // at most.
+        if await !waitForCallback(within: .seconds(10), { writer.listed($0) }) {
+            log.warning("catalogue: listing the photos in \(options.folders.joined(separator: ", ")) took over 10 s; the session starts without waiting for it")
         }
         // Marks on this catalogue go through this session from now on (``SessionClaim``).
         let (path, socket) = (Catalogue.absolute(options.path), options.sessionSocket)
@@ -183,13 +193,13 @@ public final class CatalogueRecorder: PhotoSink, SessionObserver, ShotCatalogue 
         // A shot no trigger asked for is recorded by how it came: "camera" for the camera's
         // button, "card import" or "hot folder" for one its backend brought in.
         let by = trigger == "camera" ? answer.request.origin.flatMap { $0 == "camera button" ? nil : $0 } ?? trigger : trigger
-        writer.withLock { $0 }?.enqueue([PendingShot(answer: answer, trigger: by, camera: camera, observed: Date(), sequence: place)])
+        writer.current.withLock { $0 }?.enqueue([PendingShot(answer: answer, trigger: by, camera: camera, observed: Date(), sequence: place)])
     }
 
     /// Writes what is queued and closes, waiting at most ten seconds (a hung disk must not
     /// hold the session's exit; what is left is recorded at the next start).
     public func end() async {
-        guard let writer = writer.withLock({ current -> CatalogueWriter? in defer { current = nil }; return current }) else { return }
+        guard let writer = writer.current.withLock({ current -> CatalogueWriter? in defer { current = nil }; return current }) else { return }
         if await !waitForCallback(within: .seconds(10), { writer.finish($0) }) {
             log.warning("catalogue: still writing after 10 s; leaving it (the next start records what is missing)")
         }

@@ -31,6 +31,8 @@ final class CatalogueWriter: Sendable {
         /// Digests sinks computed (path → SHA-256), not yet taken by the thread.
         var digests: [(String, String)] = []
         var finishing: [@Sendable () -> Void] = []
+        /// Waiting for the photos on disk to be listed; `nil` once they were.
+        var listing: [@Sendable () -> Void]? = []
         /// Waiting for the first open and reconciliation; `nil` once it ran.
         var opening: [@Sendable () -> Void]? = []
     }
@@ -40,29 +42,36 @@ final class CatalogueWriter: Sendable {
     private let settings: Settings
     private let log: Logger
     private let recorded: @Sendable ([ShotID]) -> Void
+    /// Runs on the thread between the listing and the open (tests hold the open there).
+    private let beforeOpening: @Sendable () -> Void
 
     /// Starts the thread; `recorded` hears the identities of the shots of each write, on
     /// this thread, once they are in the catalogue.
-    init(settings: Settings, log: Logger, recorded: @escaping @Sendable ([ShotID]) -> Void = { _ in }) {
+    init(settings: Settings, log: Logger, recorded: @escaping @Sendable ([ShotID]) -> Void = { _ in },
+         beforeOpening: @escaping @Sendable () -> Void = {}) {
         self.settings = settings
         self.log = log
         self.recorded = recorded
+        self.beforeOpening = beforeOpening
         // At the session's own priority: 10 nice levels down, on a machine whose every core
         // was busy, it got almost no CPU at a session's end, when it writes what is still
         // waiting (docs/reliability.md, run 9). It writes nothing during a burst anyway.
         OwnedThread.start("catalogue") { [self] in loop() }
     }
 
+    /// Runs `done` once the photos already in the folders were listed (and the
+    /// catalogue's folder made): the session's shots may land from then on. The
+    /// reconciliation takes only those photos, so that a shot stored while the catalogue
+    /// opens (creating it, checking it, migrating it) is recorded by its answer, never
+    /// imported as a file found on disk; the shots never wait for SQLite.
+    func listed(_ done: @escaping @Sendable () -> Void) {
+        if state.withLock({ state in state.listing.map { state.listing = $0 + [done] } == nil }) { done() }
+    }
+
     /// Runs `done` once the catalogue was opened and reconciled with the folders (or
-    /// failed to be), so that the session's first shot is not taken for a file found on
-    /// disk without a record.
+    /// failed to be): reads wait for it, so that they never see a catalogue half made.
     func opened(_ done: @escaping @Sendable () -> Void) {
-        let ranAlready = state.withLock { state -> Bool in
-            guard state.opening != nil else { return true }
-            state.opening!.append(done)
-            return false
-        }
-        if ranAlready { done() }
+        if state.withLock({ state in state.opening.map { state.opening = $0 + [done] } == nil }) { done() }
     }
 
     /// Queues shots that arrived together; returns at once.
@@ -87,6 +96,13 @@ final class CatalogueWriter: Sendable {
     // MARK: The thread
 
     private func loop() {
+        // What is on disk before any shot of the session lands: reconciled with once the
+        // catalogue opens (a failed open tried again later too: what was stored since
+        // then has its answers waiting in the backlog).
+        try? Catalogue.makeFolder(of: settings.path)  // a failure is the open's to report
+        let found = Catalogue.photos(in: settings.folders)
+        state.withLock { state in defer { state.listing = nil }; return state.listing ?? [] }.forEach { $0() }
+        beforeOpening()
         var catalogue: Catalogue?
         var sessionID: Int?
         var backlog: [ShotRecord] = []
@@ -103,7 +119,7 @@ final class CatalogueWriter: Sendable {
                     try opened.setSetting("sidecarName", settings.naming.rawValue)
                     try opened.setSetting("marksInJPEG", settings.marksInJPEG ? "1" : "0")
                     let started = ContinuousClock.now
-                    let report = try opened.reconcile(folders: settings.folders, naming: settings.naming)
+                    let report = try opened.reconcile(folders: settings.folders, naming: settings.naming, found: found)
                     for refusal in report.refusedSidecars { log.warning("catalogue: \(refusal): its marks are not taken (remove or replace it)") }
                     if report.changedAnything {
                         log.info("catalogue: \(report.importedShots) shot(s) found on disk without a record, \(report.attachedFiles) file(s) joined their shot, \(report.missing) missing, \(report.back) back (\(ContinuousClock.now - started))")

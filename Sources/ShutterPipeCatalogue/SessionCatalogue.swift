@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import ShutterPipeKit
 import ShutterPipeSupport
@@ -11,10 +12,14 @@ public final class SessionCatalogue: ShotCatalogue {
     private let path: String
     private let queue = BlockingQueue(label: "catalogue-reads")
     private let connection = Mutex<Catalogue?>(nil)
+    /// Runs its argument once the catalogue may be opened (a session's writer made it).
+    private let ready: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
 
-    /// Reaches the catalogue at `path` (absolute).
-    public init(path: String) {
+    /// Reaches the catalogue at `path` (absolute); the first call waits (ten seconds at
+    /// most) until `ready` calls back, when given.
+    public init(path: String, ready: (@Sendable (@escaping @Sendable () -> Void) -> Void)? = nil) {
         self.path = path
+        self.ready = ready
     }
 
     /// `.cache` beside the catalogue: hidden, so that a catalogue placed among the photos
@@ -62,6 +67,11 @@ public final class SessionCatalogue: ShotCatalogue {
     /// read is a `storageUnavailable` naming the file.
     private func withCatalogue<T: Sendable>(_ work: @escaping @Sendable (Catalogue) throws -> T) async throws -> T {
         try await queue.run { [self] in
+            if let ready, connection.withLock({ $0 == nil }) {
+                let made = DispatchSemaphore(value: 0)
+                ready { made.signal() }
+                _ = made.wait(timeout: Duration.seconds(10).fromNow)  // this queue's own thread
+            }
             do {
                 // Only this queue's thread takes the lock: holding it for the work costs nothing.
                 return try connection.withLock { current throws -> T in

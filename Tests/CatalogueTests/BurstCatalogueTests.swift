@@ -1,9 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import Foundation
 @testable import ShutterPipeCatalogue
 import ShutterPipeKit
+import ShutterPipeSupport
 import Synchronization
 import TestSupport
 import Testing
@@ -47,6 +49,43 @@ struct BurstCatalogueTests {
             #expect(file.sha256 == (try await sha256sum(file.path)), "shot \(shot.id)")
         }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in writer.finish { done.resume() } }
+    }
+
+    @Test("a shot stored while the catalogue is still being opened is recorded once, by its answer: the reconciliation takes only the photos that were on disk before the session's first shot could land")
+    func storedWhileOpening() async throws {
+        let folder = TemporaryDirectory("catalogue-opening")
+        let photos = folder.file("photos")
+        try FileManager.default.createDirectory(atPath: photos, withIntermediateDirectories: true)
+        let fixture = try Data(contentsOf: URL(fileURLWithPath: "\(repositoryRoot)/Plugins/FileStub/Tests/Fixtures/IMG_0001.JPG"))
+        try fixture.write(to: URL(fileURLWithPath: "\(photos)/earlier.jpg"))  // from a run that crashed before its record
+        let opening = DispatchSemaphore(value: 0)
+        let lines = Mutex<[String]>([])
+        let log = Logger(source: "catalogue") { record in lines.withLock { $0.append(record.message) } }
+        let path = folder.file(".shutterpipe/catalogue.sqlite")
+        let writer = CatalogueWriter(settings: .init(path: path, folders: [photos], naming: .append, marksInJPEG: false, session: "opening"), log: log,
+                                     beforeOpening: { _ = opening.wait(timeout: .now() + 60) })
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in writer.listed { done.resume() } }
+        // The session's first shot lands while the catalogue is not open yet.
+        let stored = "\(photos)/shot-1.jpg"
+        try fixture.write(to: URL(fileURLWithPath: stored))
+        var answer = ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess,
+                                   stored: [StoredFile(location: stored, byteCount: fixture.count, cameraFile: "IMG_0001.JPG")],
+                                   shot: ShotID(run: "opening", number: 1))
+        answer.captureTime = Date()
+        writer.enqueue([PendingShot(answer: answer, trigger: "stdin", camera: "Test Body", observed: Date())])
+        #expect(FileManager.default.fileExists(atPath: PathName.parent(path)), "the catalogue's folder is made before the listing ends (the session's claim goes there)")
+        #expect(!FileManager.default.fileExists(atPath: path), "the catalogue is not opened before the test lets it")
+        opening.signal()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in writer.finish { done.resume() } }
+        let recorded = try await offThePool { try Catalogue.open(at: path, create: false).shots() }
+        #expect(recorded.count == 2, "\(recorded.map { ($0.state, $0.files.map(\.path)) })")
+        let imported = recorded.filter { $0.state == .imported }
+        #expect(imported.map { $0.files.map(\.path) } == [["\(photos)/earlier.jpg"]])
+        let shot = try #require(recorded.first { $0.shotID?.number == 1 })
+        #expect(shot.trigger == "stdin" && shot.state == .stored && shot.files.map(\.path) == [stored])
+        // Never taken for a photo found on disk (read back for its digest, then replaced).
+        let found = lines.withLock { $0.filter { $0.contains("found on disk without a record") } }
+        #expect(found.count == 1 && found[0].hasPrefix("catalogue: 1 shot(s) found on disk"), "\(found)")
     }
 
     @Test("a sink's digests are recorded as given: one that came before its shot's record is used, never read back (it differs from the file's, so a read-back would show); one that came after the record goes into it")
