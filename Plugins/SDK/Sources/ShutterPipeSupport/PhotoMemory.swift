@@ -21,6 +21,7 @@ import Synchronization
 public struct PhotoMemory: ~Copyable {
     /// From this size a buffer is a mapping of its own, kept for reuse.
     public static let largeFrom = 4 << 20
+    private static let step = 2 << 20
 
     /// Released mappings, kept for the next photos up to a number of bytes.
     public final class Pool: Sendable {
@@ -111,7 +112,9 @@ public struct PhotoMemory: ~Copyable {
     /// when one is large enough, else a new mapping.
     private static func allocate(_ capacity: Int, from pool: Pool) -> (UnsafeMutableRawPointer, Int)? {
         guard capacity >= largeFrom else { return malloc(capacity).map { ($0, 0) } }
-        let length = (capacity + 65_535) / 65_536 * 65_536
+        // In steps of 2 MiB, so that a kept buffer serves the next photo of about the same
+        // size (a camera's JPEGs vary by a few MB).
+        let length = (capacity + step - 1) / step * step
         if let kept = pool.take(length) { return kept }
         guard let base = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), base != MAP_FAILED else { return nil }
         return (base, length)
