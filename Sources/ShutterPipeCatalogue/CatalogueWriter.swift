@@ -181,7 +181,9 @@ final class CatalogueWriter: Sendable {
             if !incoming.isEmpty {
                 if waiting.isEmpty { firstWaiting = ContinuousClock.now }
                 lastArrival = ContinuousClock.now
-                waiting += incoming
+                // Each shot's EXIF header is read as it arrives (from the page cache, a
+                // fraction of a millisecond), not all at the session's end.
+                waiting += incoming.map { $0.withExifRead() }
             }
             let quiet = ContinuousClock.now - lastArrival >= Self.quiet
             let settled = ContinuousClock.now - lastArrival >= Self.gathering || ContinuousClock.now - firstWaiting >= Self.longestWait
@@ -262,6 +264,17 @@ struct PendingShot: Sendable {
     var observed: Date
     /// Its place in a sequence, when one took it.
     var sequence: CatalogueSequencePlace? = nil
+    /// The EXIF summary of its reference file, once read.
+    var exif: ExifSummary? = nil
+
+    /// The shot with its reference file's EXIF summary read (the JPEG, else the first).
+    func withExifRead() -> PendingShot {
+        var shot = self
+        let paths = answer.stored.filter { $0.cameraFile != nil }.map { Catalogue.absolute($0.location) }.filter { FileKind.of($0) != nil }
+        let reference = paths.first { FileKind.of($0) == .jpeg } ?? paths.first
+        shot.exif = reference.map { ExifReader.summary(of: $0) } ?? ExifSummary()
+        return shot
+    }
 
     /// The record, with the digests its sinks gave (taken out of `digests`); the others
     /// read from the files only when `digesting` (not during a burst).
@@ -284,7 +297,7 @@ struct PendingShot: Sendable {
             asked: observed.addingTimeInterval(-answer.duration.inSeconds),
             fired: answer.captureTime, stored: succeeded ? observed : nil, state: succeeded ? .stored : .failed,
             failureCause: answer.failure?.cause.rawValue, failureMessage: answer.failure?.description, files: files,
-            exif: reference.map { ExifReader.summary(of: $0.path) } ?? ExifSummary())
+            exif: exif ?? reference.map { ExifReader.summary(of: $0.path) } ?? ExifSummary())
         record.sessionLabel = answer.label
         record.sequence = sequence
         return record
