@@ -44,12 +44,15 @@ enum PhotoDigest {
     ///   digest is ready when the photo is safe, and the session's end waits for none. The
     ///   digest is handed over once the sink names the file (``Pending/stored(at:)``),
     ///   and never for a file that was not stored (``Pending/abandon()``).
-    /// - Two threads (one on a single core), at SCHED_IDLE: a store, a read or a trigger
-    ///   that wakes takes the core from them at once. A burst's stores wait on their
-    ///   fsyncs most of the time, and the hashing fills those waits (30 shots of 9.5 MB,
-    ///   back to back: the whole process took 1.00x as long as with the catalogue off, its
-    ///   burst 0.90x; one thread that paused for every store left the whole burst's
-    ///   hashing to the end, 1.44-1.56x).
+    /// - Photos are hashed two at a time where the CPU has the SHA extensions
+    ///   (``SHA256Pair``): one photo's SHA-256 leaves a core half idle, two together take
+    ///   about the time of one. A photo waits up to 25 ms for the next (in a burst the
+    ///   next store begins within about 10 ms), so one thread does it; without pairs, two
+    ///   threads (one on a single core) hash a photo each.
+    /// - At SCHED_IDLE: a store, a read or a trigger that wakes takes the core from them
+    ///   at once. A burst's stores wait on their fsyncs most of the time, and the hashing
+    ///   fills those waits (one thread that paused for every store left the whole burst's
+    ///   hashing to the end: 1.44-1.56x as long as with the catalogue off).
     /// - The bytes of at most ``most`` photos and ``mostBytes`` wait; beyond that a file is
     ///   left to the catalogue, which reads it back once the session is quiet.
     final class Queue: Sendable {
@@ -64,13 +67,20 @@ enum PhotoDigest {
         static let most = 64
         /// How many bytes wait at most: a 30-shot burst of 9.5 MB JPEGs (285 MB) fits.
         static let mostBytes = 320 << 20
-        /// How many threads hash.
-        static let threads = min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
+        /// How many threads hash: one when photos are hashed in pairs (two photos take
+        /// a core), else two (one on a single core).
+        let threads: Int
+        /// Whether photos are hashed two at a time (``SHA256Pair``).
+        let pairs: Bool
 
-        private let shared = Shared(threads: Queue.threads)
+        private let shared: Shared
 
-        init() {
-            for _ in 0..<Self.threads {
+        /// A queue that pairs photos where that is faster (``SHA256Pair/isFaster``).
+        init(pairs: Bool = SHA256Pair.isFaster) {
+            self.pairs = pairs
+            threads = pairs ? 1 : min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
+            shared = Shared(threads: threads, pairs: pairs)
+            for _ in 0..<threads {
                 OwnedThread.start("shutterpipe files digests") { [shared] in
                     var parameters = sched_param(sched_priority: 0)
                     let schedIdle: Int32 = 5  // SCHED_IDLE, which Glibc shows only under _GNU_SOURCE
@@ -143,16 +153,25 @@ private final class Shared: Sendable {
         var busy = 0
         var bytes = 0
         var stopped = false
+        /// The session is ending: no photo comes to pair with.
+        var draining = false
     }
 
     private let state = Mutex(State())
     private let threads: Int
-    /// Signalled once per job, and once per thread at the stop.
+    /// Signalled once per job, and once per thread at the stop and at the drain.
     private let wake = DispatchSemaphore(value: 0)
     /// Signalled each time a job was handed over.
     private let handedOver = DispatchSemaphore(value: 0)
+    /// Whether photos are hashed two at a time (``SHA256Pair``), and how long a photo
+    /// waits for a second: in a burst the next store begins within about 10 ms.
+    private let pairs: Bool
+    private static let partnerWait: Duration = .milliseconds(25)
 
-    init(threads: Int) { self.threads = threads }
+    init(threads: Int, pairs: Bool) {
+        self.threads = threads
+        self.pairs = pairs
+    }
 
     func submit(_ job: PhotoDigest.Queue.Job) -> Bool {
         let bytes = job.bytes
@@ -172,39 +191,67 @@ private final class Shared: Sendable {
         for _ in 0..<threads { wake.signal() }
     }
 
+    private func next() -> PhotoDigest.Queue.Job? {
+        state.withLock { $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }
+    }
+
     func serve() {
         while true {
             wake.wait()
             let (job, ended) = state.withLock { state in (state.jobs.isEmpty ? nil : state.jobs.removeFirst(), state.stopped && state.jobs.isEmpty) }
-            if let job {
-                run(job)
+            guard let job else {
+                if ended { return }
                 continue
             }
-            if ended { return }
+            var partner = pairs ? next() : nil
+            if pairs && partner == nil {
+                // Two photos hash in about the time of one: the next photo of a burst is
+                // waited for a moment (a wake whose job another thread took waits on).
+                let deadline = ContinuousClock.now + Self.partnerWait
+                while partner == nil, !state.withLock({ $0.draining || $0.stopped }), ContinuousClock.now < deadline {
+                    if wake.wait(timeout: (deadline - ContinuousClock.now).fromNow) == .timedOut { break }
+                    partner = next()
+                }
+            }
+            run(job, partner)
         }
     }
 
-    /// Hashes `job` and hands its digest over, on the calling thread (one of the queue's,
-    /// or the sink's at the session's end: never the pool's).
-    private func run(_ job: PhotoDigest.Queue.Job) {
-        // Stores come one at a time: while this thread waits for its file's name, the
-        // next photo's bytes are not ready yet, so the wait takes no hashing time.
-        if let digest = PhotoDigest.hex(PhotoDigest.sha256(job.chunks)), let path = job.pending.path(within: .seconds(120)) {
-            // One digest at a time per thread; the wait is this thread's own.
-            _ = waitForAsyncWork(timeout: .seconds(30)) { await job.catalogue.recordDigest(of: path, sha256: digest) }
+    /// Hashes `job` (with `partner`, together, when there is one) and hands the digests
+    /// over, on the calling thread (one of the queue's, or the sink's at the session's
+    /// end: never the pool's).
+    private func run(_ job: PhotoDigest.Queue.Job, _ partner: PhotoDigest.Queue.Job? = nil) {
+        let digests: [(PhotoDigest.Queue.Job, [UInt8])]
+        if let partner, let pair = SHA256Pair.digests(job.chunks, partner.chunks) {
+            digests = [(job, pair.first), (partner, pair.second)]
+        } else {
+            digests = ([job] + (partner.map { [$0] } ?? [])).map { ($0, PhotoDigest.sha256($0.chunks)) }
         }
-        state.withLock { $0.busy -= 1; $0.bytes -= job.bytes }
-        handedOver.signal()
+        for (job, raw) in digests {
+            // Stores come one at a time: while this thread waits for a file's name, the
+            // next photo's bytes are not ready yet, so the wait takes no hashing time.
+            if let digest = PhotoDigest.hex(raw), let path = job.pending.path(within: .seconds(120)) {
+                // One digest at a time per thread; the wait is this thread's own.
+                _ = waitForAsyncWork(timeout: .seconds(30)) { await job.catalogue.recordDigest(of: path, sha256: digest) }
+            }
+            state.withLock { $0.busy -= 1; $0.bytes -= job.bytes }
+            handedOver.signal()
+        }
     }
 
     /// The session is ending: no store comes any more, so the caller's thread hashes
-    /// beside the queue's own until all are handed over or `limit` passed.
+    /// beside the queue's own until all are handed over or `limit` passed; a queue thread
+    /// waiting for a second photo stops waiting.
     func waitUntilDone(within limit: Duration) {
+        state.withLock { $0.draining = true }
+        for _ in 0..<threads { wake.signal() }
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
-            let (job, busy) = state.withLock { state in (state.jobs.isEmpty ? nil : state.jobs.removeFirst(), state.busy) }
+            let (job, partner, busy) = state.withLock { state in
+                (state.jobs.isEmpty ? nil : state.jobs.removeFirst(), pairs && !state.jobs.isEmpty ? state.jobs.removeFirst() : nil, state.busy)
+            }
             if let job {
-                run(job)
+                run(job, partner)
                 continue
             }
             guard busy > 0 else { return }

@@ -2,6 +2,7 @@ import Dispatch
 @testable import FilesSink
 import Foundation
 import ShutterPipeKit
+import ShutterPipeSupport
 import Synchronization
 import TestSupport
 import Testing
@@ -57,19 +58,21 @@ struct PhotoDigestTests {
     func hashesBesideTheCatalogue() async throws {
         let queue = PhotoDigest.Queue()
         let catalogue = DigestCatalogue(gate: Gate("digest handed over"))
-        let photos = (0..<(PhotoDigest.Queue.threads + 2)).map { index in ("/photos/IMG_\(index).JPG", Data(repeating: UInt8(index), count: 1 << 20)) }
+        let photos = (0..<(queue.threads + 2)).map { index in ("/photos/IMG_\(index).JPG", Data(repeating: UInt8(index), count: 1 << 20)) }
         // Submitting returns at once, whatever the catalogue does with what it gets.
         for (path, bytes) in photos { #expect(queue.submit(path, [bytes], to: catalogue)) }
         // Every thread hashes a photo and waits at the catalogue: none is held back for another.
-        #expect(await eventually { catalogue.gate!.arrivals == PhotoDigest.Queue.threads })
+        #expect(await eventually { catalogue.gate!.arrivals == queue.threads })
         catalogue.gate!.open()
         try await offThePool { queue.waitUntilDone(within: .seconds(60)) }
         #expect(catalogue.digests.withLock { $0 } == Dictionary(uniqueKeysWithValues: photos.map { ($0.0, PhotoDigest.hex(PhotoDigest.sha256([$0.1]))!) }))
     }
 
-    @Test("at the session's end the sink's own thread hashes beside the queue's: every queued photo's digest is handed over before waitUntilDone returns")
-    func endHashesEverything() async throws {
-        let queue = PhotoDigest.Queue()
+    @Test("at the session's end the sink's own thread hashes beside the queue's: every queued photo's digest is handed over before waitUntilDone returns, one at a time and in pairs",
+          arguments: [false, true])
+    func endHashesEverything(pairs: Bool) async throws {
+        guard !pairs || SHA256Pair.isSupported else { return print("skipped: pairs: this CPU has no SHA extensions") }
+        let queue = PhotoDigest.Queue(pairs: pairs)
         let catalogue = DigestCatalogue()
         var expected: [String: String] = [:]
         for index in 0..<12 {
@@ -113,5 +116,43 @@ struct PhotoDigestTests {
         keptDigest.abandon()  // the sink's clean-up after a store: nothing once named
         try await offThePool { queue.waitUntilDone(within: .seconds(60)) }
         #expect(catalogue.digests.withLock { $0 } == ["/photos/IMG_0001.JPG": PhotoDigest.hex(PhotoDigest.sha256([kept]))!])
+    }
+
+    @Test("photos hashed two at a time (SHA-NI) get OpenSSL's digests, whatever their sizes and however their bytes are split into chunks; a photo alone still gets its digest")
+    func pairsMatchOpenSSL() async throws {
+        guard SHA256Pair.isSupported else { return print("skipped: pairsMatchOpenSSL: this CPU has no SHA extensions") }
+        var generator = SystemRandomNumberGenerator()
+        var pool = Data(count: 1 << 20)
+        pool.withUnsafeMutableBytes { raw in for index in 0..<(raw.count / 8) { raw.storeBytes(of: generator.next(), toByteOffset: 8 * index, as: UInt64.self) } }
+        for _ in 0..<120 {
+            func message() -> [Data] {
+                let size = Int.random(in: 0...(Bool.random(using: &generator) ? 300 : 200_000), using: &generator)
+                let offset = Int.random(in: 0...(pool.count - size), using: &generator)
+                let bytes = pool[offset..<(offset + size)]
+                var chunks: [Data] = [], start = 0
+                while start < size, chunks.count < 4 {
+                    let end = Int.random(in: start...size, using: &generator)
+                    chunks.append(bytes[(bytes.startIndex + start)..<(bytes.startIndex + end)])
+                    start = end
+                }
+                return chunks + [bytes[(bytes.startIndex + start)...]]
+            }
+            let (first, second) = (message(), message())
+            let pair = try #require(SHA256Pair.digests(first, second))
+            #expect(pair.first == PhotoDigest.sha256(first) && pair.second == PhotoDigest.sha256(second),
+                    "sizes \(first.map(\.count)) and \(second.map(\.count))")
+        }
+        // Through a pairing queue: three photos (a pair, then one waits for a partner that
+        // never comes, and is hashed alone).
+        let queue = PhotoDigest.Queue(pairs: true)
+        let catalogue = DigestCatalogue()
+        var expected: [String: String] = [:]
+        for index in 0..<3 {
+            let bytes = Data(repeating: UInt8(index + 1), count: (1 << 20) + 7 * index)
+            expected["/photos/IMG_\(index).JPG"] = PhotoDigest.hex(PhotoDigest.sha256([bytes]))
+            #expect(queue.submit("/photos/IMG_\(index).JPG", [bytes.prefix(100), bytes.dropFirst(100)], to: catalogue))
+        }
+        let all = expected
+        #expect(await eventually { catalogue.digests.withLock { $0 } == all })
     }
 }
