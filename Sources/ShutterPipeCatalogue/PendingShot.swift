@@ -1,0 +1,52 @@
+import Foundation
+import ShutterPipeImaging
+import ShutterPipeKit
+
+/// A shot as the session answered it, recorded on the writer thread (where its files are
+/// read for their digest and EXIF).
+struct PendingShot: Sendable {
+    var answer: ShutterAnswer
+    var trigger: String
+    var camera: String?
+    var observed: Date
+    /// Its place in a sequence, when one took it.
+    var sequence: CatalogueSequencePlace? = nil
+    /// The EXIF summary of its reference file, once read.
+    var exif: ExifSummary? = nil
+
+    /// The shot with its reference file's EXIF summary read (the JPEG, else the first).
+    func withExifRead() -> PendingShot {
+        var shot = self
+        let paths = answer.stored.filter { $0.cameraFile != nil }.map { Catalogue.absolute($0.location) }.filter { FileKind.of($0) != nil }
+        let reference = paths.first { FileKind.of($0) == .jpeg } ?? paths.first
+        shot.exif = reference.map { ExifReader.summary(of: $0) } ?? ExifSummary()
+        return shot
+    }
+
+    /// The record, with the digests its sinks gave (taken out of `digests`); the others
+    /// read from the files only when `digesting` (not during a burst).
+    func record(digesting: Bool, digests: inout [String: String]) -> ShotRecord {
+        let files = answer.stored.compactMap { stored -> CatalogueFile? in
+            guard stored.cameraFile != nil, FileKind.of(stored.location) != nil else { return nil }
+            // The digest the sink computed from the bytes it wrote, when it came already;
+            // read back only for a sink that gives none, and then not mid-burst.
+            let path = Catalogue.absolute(stored.location)
+            let given = digests.removeValue(forKey: path)
+            var file = Catalogue.describe(path, size: stored.byteCount, cameraFile: stored.cameraFile, digesting: digesting && given == nil)
+            file.sha256 = given ?? file.sha256
+            file.camera = stored.camera
+            return file
+        }
+        let reference = files.first { $0.kind == .jpeg } ?? files.first
+        let succeeded = answer.state == .photoSuccess
+        var record = ShotRecord(
+            shotID: answer.shot, trigger: trigger, camera: camera,
+            asked: observed.addingTimeInterval(-answer.duration.inSeconds),
+            fired: answer.captureTime, stored: succeeded ? observed : nil, state: succeeded ? .stored : .failed,
+            failureCause: answer.failure?.cause.rawValue, failureMessage: answer.failure?.description, files: files,
+            exif: exif ?? reference.map { ExifReader.summary(of: $0.path) } ?? ExifSummary())
+        record.sessionLabel = answer.label
+        record.sequence = sequence
+        return record
+    }
+}
