@@ -185,6 +185,7 @@ final class CatalogueWriter: Sendable {
                 // fraction of a millisecond), not all at the session's end.
                 waiting += incoming.map { $0.withExifRead() }
             }
+            var wrote = false
             let quiet = ContinuousClock.now - lastArrival >= Self.quiet
             let settled = ContinuousClock.now - lastArrival >= Self.gathering || ContinuousClock.now - firstWaiting >= Self.longestWait
             if !waiting.isEmpty && (settled || waiting.count >= Self.mostWaiting || !finishing.isEmpty) {
@@ -199,12 +200,20 @@ final class CatalogueWriter: Sendable {
                 }
                 waiting.removeAll()
                 attempt()
+                wrote = true
             } else if woken == .timedOut && waiting.isEmpty && (!backlog.isEmpty || catalogue == nil) {
                 attempt()  // retrying a catalogue that failed
+                wrote = true
             }
-            // Digests that came after their shot's record: into it, once it is written.
-            if !digests.isEmpty && backlog.isEmpty, let catalogue {
-                for (path, digest) in digests where (try? catalogue.applyDigest(digest, of: path)) == true { digests.removeValue(forKey: path) }
+            // Digests that came after their shot's record: into it, once it is written. A
+            // digest of a shot still waiting goes in with its record; the others are tried
+            // when one comes or records were written, not at every wake (in a burst that
+            // was a query per digest per shot).
+            if !digests.isEmpty && backlog.isEmpty && (!given.isEmpty || wrote), let catalogue {
+                let waitingPaths = Set(waiting.flatMap { $0.answer.stored.map { Catalogue.absolute($0.location) } })
+                for (path, digest) in digests where !waitingPaths.contains(path) && (try? catalogue.applyDigest(digest, of: path)) == true {
+                    digests.removeValue(forKey: path)
+                }
             }
             if undigested && waiting.isEmpty && backlog.isEmpty && (quiet || !finishing.isEmpty), let catalogue {
                 undigested = digestLeftovers(catalogue, stoppingAtNextShot: finishing.isEmpty)
