@@ -35,6 +35,12 @@ final class CatalogueWriter: Sendable {
         var listing: [@Sendable () -> Void]? = []
         /// Waiting for the first open and reconciliation; `nil` once it ran.
         var opening: [@Sendable () -> Void]? = []
+        /// When the last shot was queued.
+        var lastArrival: ContinuousClock.Instant?
+        /// Whether the thread sleeps with no shot gathering: only then does a shot or a
+        /// digest wake it (while shots gather it wakes when their time is up, and takes
+        /// what came meanwhile: a burst wakes it a few times, not twice a shot).
+        var sleeping = true
     }
 
     private let state = Mutex(State())
@@ -76,14 +82,23 @@ final class CatalogueWriter: Sendable {
 
     /// Queues shots that arrived together; returns at once.
     func enqueue(_ shots: [PendingShot]) {
-        state.withLock { $0.incoming += shots }
-        wake.signal()
+        let asleep = state.withLock { state -> Bool in
+            state.incoming += shots
+            state.lastArrival = .now
+            defer { state.sleeping = false }
+            return state.sleeping
+        }
+        if asleep { wake.signal() }
     }
 
     /// Takes the digest a sink computed for the file at `path` (absolute); returns at once.
     func digest(_ sha256: String, of path: String) {
-        state.withLock { $0.digests.append((path, sha256)) }
-        wake.signal()
+        let asleep = state.withLock { state -> Bool in
+            state.digests.append((path, sha256))
+            defer { state.sleeping = false }
+            return state.sleeping
+        }
+        if asleep { wake.signal() }
     }
 
     /// Writes what is queued (one last try), ends the session's record and stops the
@@ -171,18 +186,23 @@ final class CatalogueWriter: Sendable {
             let wakeIn: Duration = waiting.isEmpty
                 ? (digestsDue ? max(.milliseconds(50), Self.quiet - (now - lastArrival)) : Self.retryInterval)
                 : max(.milliseconds(1), min(Self.gathering - (now - lastArrival), Self.longestWait - (now - firstWaiting)))
-            let woken = wake.wait(timeout: wakeIn.fromNow)
-            let (incoming, finishing, given) = state.withLock { state in
+            let sleeping = waiting.isEmpty
+            let ready = state.withLock { state -> Bool in
+                state.sleeping = sleeping
+                return !state.incoming.isEmpty || !state.digests.isEmpty || !state.finishing.isEmpty
+            }
+            let woken = ready ? .success : wake.wait(timeout: wakeIn.fromNow)
+            let (incoming, finishing, given, arrived) = state.withLock { state in
                 defer { state.incoming.removeAll(); state.finishing.removeAll(); state.digests.removeAll() }
-                return (state.incoming, state.finishing, state.digests)
+                return (state.incoming, state.finishing, state.digests, state.lastArrival)
             }
             // At most a few thousand wait (a sink's digests for shots never answered).
             for (path, digest) in given where digests.count < 4096 { digests[path] = digest }
             if !incoming.isEmpty {
                 if waiting.isEmpty { firstWaiting = ContinuousClock.now }
-                lastArrival = ContinuousClock.now
-                // Each shot's EXIF header is read as it arrives (from the page cache, a
-                // fraction of a millisecond), not all at the session's end.
+                lastArrival = arrived ?? ContinuousClock.now
+                // Each shot's EXIF header is read when the thread takes it (from the page
+                // cache, a fraction of a millisecond), during the burst, not all at its end.
                 waiting += incoming.map { $0.withExifRead() }
             }
             var wrote = false
