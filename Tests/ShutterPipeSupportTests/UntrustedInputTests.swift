@@ -31,6 +31,20 @@ struct UntrustedInputTests {
         #expect(try UntrustedFile.contents(of: folder.file("second.jpg"), limits: .init(bytes: 100, links: 2)) == Data("photo".utf8))
     }
 
+    @Test("UntrustedFile: a photo-sized file that grows past the limit after it was opened is refused, never cut at the limit (its buffer is larger than the limit)")
+    func growsPastTheLimit() throws {
+        let folder = TemporaryDirectory("untrusted-grows")
+        let path = folder.file("growing.jpg")
+        let limit = 5_000_000
+        try Data(repeating: 1, count: limit).write(to: URL(fileURLWithPath: path))
+        let file = try UntrustedFile.open(path, limits: .init(bytes: Int64(limit)))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(repeating: 2, count: 1_000_000))
+        try handle.close()
+        #expect(throws: UntrustedFileError(path, .tooLarge(size: Int64(limit) + 1, limit: Int64(limit)))) { try file.read() }
+    }
+
     @Test("PhotoMemory: a photo-sized buffer becomes its Data without a copy, and once released is kept for the next (no fresh pages), up to the pool's limit; a buffer that grows past the size keeps its bytes")
     func photoMemory() throws {
         let pool = PhotoMemory.Pool(keeping: 16 << 20)

@@ -133,7 +133,10 @@ public final class UntrustedFile {
         guard var buffer = PhotoMemory(capacity: Int(min(size, limits.bytes))) else { throw UntrustedFileError(shown, .unreadable(ENOMEM)) }
         var filled = 0
         while true {
-            if filled == buffer.capacity {
+            // The buffer may be larger than asked (a photo's comes in 2 MiB steps): never
+            // past the limit.
+            let room = Int(min(Int64(buffer.capacity), limits.bytes))
+            if filled == room {
                 // Grown since the fstat? One byte more says; past the limit is a refusal.
                 var probe: UInt8 = 0
                 let more = pread(descriptor, &probe, 1, off_t(filled))
@@ -144,7 +147,7 @@ public final class UntrustedFile {
                 }
                 guard buffer.grow(to: Int(min(Int64(filled) * 2 + 65_536, limits.bytes))) else { throw UntrustedFileError(shown, .unreadable(ENOMEM)) }
             }
-            let count = pread(descriptor, buffer.base + filled, min(buffer.capacity, Int(limits.bytes)) - filled, off_t(filled))
+            let count = pread(descriptor, buffer.base + filled, room - filled, off_t(filled))
             if count < 0 && errno == EINTR { continue }
             if count < 0 { throw UntrustedFileError(shown, .unreadable(errno)) }
             if count == 0 { break }
