@@ -45,7 +45,12 @@ struct UploadSecretTests {
             await session.waitForOutput(on: .stdout, "answer \(number)") { count("photoSuccess", in: $0) >= number }
         }
         #expect(await eventually { server.files().keys.filter { $0.hasPrefix("shots/") }.count == 3 }, "\(server.files().keys.sorted())")
-        let port = try #require(session.stderrSoFar.range(of: "web page at http://127.0.0.1:").map { UInt16(session.stderrSoFar[$0.upperBound...].prefix { $0.isNumber }) } ?? nil)
+        let portOf: @Sendable () -> UInt16? = {
+            let log = session.stderrSoFar
+            return log.range(of: "web page at http://127.0.0.1:").flatMap { UInt16(log[$0.upperBound...].prefix { $0.isNumber }) }
+        }
+        #expect(await eventually { portOf() != nil || !session.isRunning }, "the web trigger did not start: \(session.stderrSoFar)")
+        let port = try #require(portOf())
         // Copies are recorded once uploaded: wait for all three before looking.
         #expect(await eventually {
             let reply = try? await http("GET", "/api/shots", port: port)

@@ -140,8 +140,15 @@ struct WebAttackTests {
         let client = try await SocketLines(path: socket)
         await client.send("{\"event\":\"x\\n\(forged)\\u001b[2J\\u009b31m\",\"id\":1}\n")
         _ = await client.replies(1)
-        let log = process.stderrSoFar
-        let port = UInt16(log.range(of: "web page at http://127.0.0.1:").map { log[$0.upperBound...].prefix { $0.isNumber } } ?? "") ?? 0
+        // The web trigger starts beside the socket one: its port is read once it says it
+        // (under load its line comes after the socket's first reply).
+        let portOf: @Sendable () -> UInt16? = {
+            let log = process.stderrSoFar
+            return log.range(of: "web page at http://127.0.0.1:").flatMap { UInt16(log[$0.upperBound...].prefix { $0.isNumber }) }
+        }
+        guard await eventually({ portOf() != nil || !process.isRunning }), let port = portOf() else {
+            throw TestSupportError("the web trigger did not start: \(process.stderrSoFar)")
+        }
         _ = try await http("GET", "/api/status", port: port, headers: ["Host": "evil\u{1b}[31m.example"])
         process.signal(SIGTERM)
         let outcome = await process.wait(timeout: .seconds(30))
