@@ -134,7 +134,7 @@ struct BurstCatalogueTests {
     func burstThroughSession() async throws {
         let folder = TemporaryDirectory("catalogue-burst-session")
         let config = try writeConfig(cataloguePipeline(folder.file("photos"), backend: "  width: 3000\n  height: 2000"), in: folder)
-        let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path)
+        let session = try await RunningProcess.start(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path)
         session.send(String(repeating: "capture\n", count: 12))
         await session.waitForOutput(on: .stdout, "12 answers") { $0.split(separator: "\n").filter { $0.hasPrefix("photoSuccess") }.count == 12 }
         // Recorded 100 ms after the last answer, not after a quiet half second: the

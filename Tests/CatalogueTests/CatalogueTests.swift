@@ -68,7 +68,7 @@ struct CatalogueTests {
         let folder = TemporaryDirectory("catalogue-sessions")
         let config = try writeConfig(cataloguePipeline(folder.file("photos"), backend: "  failEvery: 3"), in: folder)
         for (run, captures) in [(1, 3), (2, 3)] {
-            let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config], in: folder.path)
+            let session = try await RunningProcess.start(program: try shutterpipeBinary(), ["run", "--config", config], in: folder.path)
             for index in 1...captures {
                 session.send("capture\n")
                 await session.waitForOutput(on: .stdout, "answer \(index) of run \(run)") { output in
@@ -170,7 +170,7 @@ struct CatalogueTests {
         let folder = TemporaryDirectory("catalogue-kill")
         let config = try writeConfig(cataloguePipeline(folder.file("photos")), in: folder)
         for round in 1...2 {
-            let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config], in: folder.path)
+            let session = try await RunningProcess.start(program: try shutterpipeBinary(), ["run", "--config", config], in: folder.path)
             for _ in 1...8 { session.send("capture\n") }
             await session.waitForOutput(on: .stdout, "three answers of round \(round)") { output in
                 output.split(separator: "\n").count >= 3

@@ -16,7 +16,7 @@ struct MarksTests {
         // Marks reach the running session through its socket (it holds the catalogue).
         let config = try writeConfig(cataloguePipeline(folder.file("photos"), sink: "    sidecars: always\n    exif:\n      Artist: Ann Example")
             .replacingOccurrences(of: "  - type: stdin\n", with: "  - type: stdin\n  - type: socket\n    path: \(folder.file("s.sock"))\n"), in: folder)
-        let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path)
+        let session = try await RunningProcess.start(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path)
         session.send("capture\n")
         await session.waitForOutput("photoSuccess", on: .stdout)
         // The record follows the answer on the catalogue's thread; wait for it.

@@ -19,7 +19,7 @@ struct SessionMarksTests {
         let folder = TemporaryDirectory("catalogue-socket-marks")
         let socket = folder.file("s.sock")
         let config = try writeConfig(socketPipeline(folder.file("photos"), socket: socket), in: folder)
-        let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path)
+        let session = try await RunningProcess.start(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path)
         let steps: [([String], rating: String?, label: String?, pick: String?)] = [
             (["rate", "4"], "4", nil, nil), (["label", "red"], "4", "Red", nil), (["pick"], "4", "Red", "1"), (["reject"], "4", "Red", "-1"),  // a reject keeps the stars editors show
         ]
@@ -59,7 +59,7 @@ struct SessionMarksTests {
         let folder = TemporaryDirectory("catalogue-socket-off")
         let socket = folder.file("s.sock")
         let config = try writeConfig(socketPipeline(folder.file("photos"), socket: socket, top: "catalogue: off"), in: folder)
-        let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path)
+        let session = try await RunningProcess.start(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path)
         await session.waitForOutput("listening on \(socket)")
         let refused = try await shutterpipe(["shots", "--socket", socket, "rate", "1", "3"], in: folder.path)
         #expect(refused.status == 1 && refused.stderr.contains("keeps no catalogue"), "\(refused.stderr)")
@@ -73,7 +73,7 @@ struct SessionMarksTests {
         let socket = folder.file("s.sock")
         let file = folder.file("photos/.shutterpipe/catalogue.sqlite")
         let withSocket = try writeConfig(socketPipeline(folder.file("photos"), socket: socket), in: folder, name: "socket.yaml")
-        var session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", withSocket, "--verbose"], in: folder.path)
+        var session = try await RunningProcess.start(program: try shutterpipeBinary(), ["run", "--config", withSocket, "--verbose"], in: folder.path)
         session.send("capture\n")
         await session.waitForOutput("1 shot recorded") { shotsRecorded(in: $0) >= 1 }
         let through = try await shutterpipe(["shots", "--catalogue", file, "rate", "1", "4"], in: folder.path)
@@ -84,7 +84,7 @@ struct SessionMarksTests {
 
         // A session without a socket: nobody can reach it, so the mark is refused, not written behind its back.
         let noSocket = try writeConfig(cataloguePipeline(folder.file("photos")), in: folder, name: "stdin.yaml")
-        session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", noSocket, "--verbose"], in: folder.path)
+        session = try await RunningProcess.start(program: try shutterpipeBinary(), ["run", "--config", noSocket, "--verbose"], in: folder.path)
         session.send("capture\n")
         await session.waitForOutput("the second shot recorded") { shotsRecorded(in: $0) >= 1 }
         let refused = try await shutterpipe(["shots", "--catalogue", file, "rate", "2", "5"], in: folder.path)

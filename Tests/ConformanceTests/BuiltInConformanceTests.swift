@@ -64,7 +64,7 @@ struct BuiltInConformanceTests {
     func gphoto2() async throws {
         let camera = try await FakeCamera()
         let longExposure = try await FakeCamera(["--capture-delay", "4s"], home: camera.home)  // longer than the kit's 2 s bound
-        let run = try RunningProcess(program: try builtExecutable("gphoto2-conformance"), ["--port", camera.portSpec, "--slow-port", longExposure.portSpec],
+        let run = try await RunningProcess.start(program: try builtExecutable("gphoto2-conformance"), ["--port", camera.portSpec, "--slow-port", longExposure.portSpec],
                                      in: camera.home.path, environment: ["HOME": camera.home.path])
         let outcome = await run.wait(timeout: .seconds(90))
         #expect(outcome.status == 0 && outcome.stdout.contains("conformant"), "\(outcome.stdout)\(outcome.stderr)")

@@ -44,7 +44,7 @@ struct ContractGrowthTests {
         #expect(listing.lines.contains { $0.hasPrefix("trigger") && $0.contains(" growth-probe ") && $0.contains(probe) }, "\(listing.stdout)")
 
         let config = try Self.session(folder, probe: probe)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: onGrown)
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: onGrown)
         // The gate: the probe's report is written (its events answered in photo mode)
         // before standard input says anything, whose end leaves photo mode.
         let reportFile = folder.file("report.txt")

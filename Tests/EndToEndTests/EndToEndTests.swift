@@ -89,7 +89,7 @@ struct EndToEndTests {
         // Created at start, before the first shot; under minFreeSpace: a warning, and it shoots.
         let roomy = try writeConfig(stubPipeline(folder.file("new/out")).replacingOccurrences(of: "    directory: \(folder.file("new/out"))",
                                                                                                 with: "    directory: \(folder.file("new/out"))\n    minFreeSpace: 1000TB"), in: folder)
-        let session = try RunningProcess(["run", "--config", roomy], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", roomy], in: folder.path)
         #expect(await eventually { FileManager.default.fileExists(atPath: folder.file("new/out")) })
         #expect(await eventually { session.stderrSoFar.contains("(minFreeSpace: 1000000.0 GB)") }, "\(session.stderrSoFar)")
         session.send("capture\n")
@@ -201,7 +201,7 @@ struct EndToEndTests {
         let gate = try FileGate(in: folder)
         try gate.release()
         let config = try writeConfig(stubPipeline(folder.file("out"), backend: "  gate: \(gate.path)"), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path)
         session.send(String(repeating: "capture\n", count: 20))
         await session.waitForOutput("capture 2 waits at the gate")
         session.signal(SIGINT)
@@ -236,7 +236,7 @@ struct EndToEndTests {
     func sigterm() async throws {
         let folder = TemporaryDirectory("sigterm")
         let config = try writeConfig(stubPipeline(folder.file("out"), backend: "  latency: 100ms"), in: folder)
-        let running = try RunningProcess(["run", "--config", config], in: folder.path)
+        let running = try await RunningProcess.start(["run", "--config", config], in: folder.path)
         running.send("enter\ncapture\ncapture\ncapture\n")
         _ = await eventually { running.stdoutSoFar.contains("photoSuccess") }
         running.signal(SIGTERM)

@@ -67,7 +67,7 @@ enum CaptureFolderAttack {
             #expect(done.status == 0, "\(arguments): \(done.errors)")
         }
 
-        let session = try RunningProcess(["run", "--config", config, "--verbose", "--no-status"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--verbose", "--no-status"], in: folder.path)
         session.send("label A\ncapture\n")
         await session.waitForOutput(on: .stdout, "A stored") { count("photoSuccess", in: $0) >= 1 }
         // A's photo waits for its mirror (not plugged in) and its upload (held): it is
@@ -111,7 +111,7 @@ enum CaptureFolderAttack {
         // Before a restart, the catalogue's folder is swapped for a link to a private one.
         try await attacker("rename", ".shutterpipe", "catalogue-kept")
         try await attacker("link", ".shutterpipe", keys)
-        let again = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        let again = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         again.send("label D\ncapture\n")
         await again.waitForOutput(on: .stdout, "D stored") { count("photoSuccess", in: $0) >= 1 }
         again.signal(SIGTERM)

@@ -120,10 +120,13 @@ struct SocketSession {
     static func start(_ config: String, socket: String, in folder: TemporaryDirectory,
                       environment: [String: String] = [:], umask mask: String? = nil) async throws -> SocketSession {
         let arguments = ["run", "--config", config, "--log-format", "json", "--no-status"]
-        let process = try mask.map { mask in
-            try RunningProcess(program: "/bin/sh", ["-c", "umask \(mask) && exec \"$0\" \"$@\"", try shutterpipeBinary()] + arguments,
-                               in: folder.path, environment: environment)
-        } ?? RunningProcess(arguments, in: folder.path, environment: environment)
+        let process: RunningProcess
+        if let mask {
+            process = try await RunningProcess.start(program: "/bin/sh", ["-c", "umask \(mask) && exec \"$0\" \"$@\"", try shutterpipeBinary()] + arguments,
+                                                     in: folder.path, environment: environment)
+        } else {
+            process = try await RunningProcess.start(arguments, in: folder.path, environment: environment)
+        }
         let ready = await eventually {
             let probe = connectUnixSocket(socket)
             if probe >= 0 { close(probe) }

@@ -93,7 +93,7 @@ struct DeviceFaultTests {
           - type: files
             directory: \(folder.file("out"))
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         var waits: [Double] = []
         for cycle in 1...cycles {
             mkfifo(device, 0o600)

@@ -91,7 +91,7 @@ struct HostileTests {
         sinks: [{type: files, directory: \(output), filename: "{seq:05}-{name}.{ext}"}]
         coordinator: {captureTimeout: 20s, enterTimeout: 20s}
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path, environment: ["HOME": camera.home.path])
         let perCapture = fault.first == "--objects-per-capture" ? 3 : 1
         var failures: [String] = []
         let started = ContinuousClock.now
@@ -138,7 +138,7 @@ struct HostileTests {
           - {type: files, directory: \(folder.file("out"))}
           - {type: command, command: [\(hook)], actions: [download]}
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--log-format", "json", "--no-status"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--log-format", "json", "--no-status"], in: folder.path)
         defer { ((try? String(contentsOfFile: pids, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { pid_t($0) }.forEach { kill($0, SIGKILL) } }
         @Sendable func resources() -> (threads: Int, descriptors: Int) {
             let status = (try? String(contentsOfFile: "/proc/\(session.pid)/status", encoding: .utf8)) ?? ""

@@ -50,7 +50,7 @@ struct HotFolderAttackTests {
         sinks: [{type: files, directory: \(folder.file("out")), filename: "{name}.{ext}"}]
         coordinator: {enterAtStart: true, queueLimit: 20000}
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         await session.waitForOutput("watching '\(incoming)'")
         let count = Chaos.count(ci: 10_000, full: 10_000)
         let jpeg = SyntheticJPEG.make(width: 16, height: 16, shot: 1)

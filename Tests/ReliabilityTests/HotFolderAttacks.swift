@@ -14,7 +14,7 @@ enum HotFolderAttacks {
         let linked = try await stage.attacker("link", Array("x.jpg".utf8), stage.secret)
         #expect(linked.status == 0, "\(linked.errors)")
         try await stage.attacker("link", Array("dir.jpg".utf8), stage.folder.file("private"))
-        let session = try stage.session()
+        let session = try await stage.session()
         await session.waitForOutput("watching '\(stage.incoming)'")
         let photo = try await stage.drop("real.jpg", shot: 1)
         await session.waitForOutput("the real photo stored") { count("→ photoSuccess", in: $0) >= 1 }
@@ -36,7 +36,7 @@ enum HotFolderAttacks {
             unlink("\(stage.incoming)/.shutterpipe-hotfolder-ingested")  // the last round's link
             let linked = try await stage.attacker("link", Array(".shutterpipe-hotfolder-ingested".utf8), target)
             #expect(linked.status == 0, "\(linked.errors)")
-            let session = try stage.session()
+            let session = try await stage.session()
             await session.waitForOutput("watching '\(stage.incoming)'")
             if round == 0 { _ = try await stage.attacker("write", keyName, input: SyntheticJPEG.make(width: 64, height: 48, shot: 9)) }
             _ = try await stage.drop("real-\(round).jpg", shot: round + 1)
@@ -62,7 +62,7 @@ enum HotFolderAttacks {
         try #require(here.st_dev != there.st_dev, "the done folder must be on another file system (tmpfs at /dev/shm) for this case")
         let photo = try await stage.drop("a.jpg", shot: 1)
         try await stage.attacker("link", Array("b.jpg".utf8), stage.secret)
-        let session = try stage.session(originals: "move", extra: ", doneFolder: \(done.file("done"))")
+        let session = try await stage.session(originals: "move", extra: ", doneFolder: \(done.file("done"))")
         await session.waitForOutput("watching '\(stage.incoming)'")
         await session.waitForOutput("a.jpg moved") { _ in FileManager.default.fileExists(atPath: done.file("done/a.jpg")) }
         let outcome = await HotFolderStage.end(session)
@@ -86,7 +86,7 @@ enum HotFolderAttacks {
         try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
         try await stage.attacker("link", Array("ingested".utf8), inbox)
         _ = try await stage.drop("a.jpg", shot: 1)
-        let refused = try stage.session(originals: "move")
+        let refused = try await stage.session(originals: "move")
         await refused.waitForOutput("the done folder '\(stage.incoming)/ingested' is a symbolic link")
         let outcome = await HotFolderStage.end(refused)
         #expect(outcome.stderr.contains("remove '\(stage.incoming)/ingested'"), "\(outcome.stderr)")
@@ -98,7 +98,7 @@ enum HotFolderAttacks {
         if writer == .sessionUser { unlink("\(stage.incoming)/ingested") } else {
             _ = try await runProgram(stage.other!.command(["/bin/rm", "-f", "\(stage.incoming)/ingested"]))
         }
-        let session = try stage.session(originals: "move")
+        let session = try await stage.session(originals: "move")
         await session.waitForOutput("a.jpg moved") { _ in FileManager.default.fileExists(atPath: "\(stage.incoming)/ingested/a.jpg") }
         _ = await HotFolderStage.end(session)
         var moved = stat()
@@ -112,7 +112,7 @@ enum HotFolderAttacks {
 
     static func sparseAndHuge(_ writer: HotFolderWriter) async throws {
         let stage = try await HotFolderStage.make("hot-sparse", writer)
-        let session = try stage.session()
+        let session = try await stage.session()
         await session.waitForOutput("watching '\(stage.incoming)'")
         for index in 1...4 { try await stage.attacker("sparse", Array("gib-\(index).jpg".utf8), String(1 << 30)) }
         try await stage.attacker("sparse", Array("holes.jpg".utf8), String(300_000_000))
@@ -135,7 +135,7 @@ enum HotFolderAttacks {
         let gate = stage.folder.file("gate")
         // The sinks hold every photo until the test makes the gate file.
         let hold = "  - {type: command, command: [/bin/sh, -c, 'while [ ! -e \(gate) ]; do sleep 0.05; done', hold], actions: [download], timeout: 300s}"
-        let session = try stage.session(extra: ", maxBuffered: 1MB", sinks: hold, catalogue: false)
+        let session = try await stage.session(extra: ", maxBuffered: 1MB", sinks: hold, catalogue: false)
         await session.waitForOutput("watching '\(stage.incoming)'")
         var random = SeededRandom(seed: 41)
         for index in 1...4 {
@@ -155,7 +155,7 @@ enum HotFolderAttacks {
         let stage = try await HotFolderStage.make("hot-fifo", writer)
         try await stage.attacker("fifo", Array(".shutterpipe-hotfolder-ingested".utf8))
         try await stage.attacker("fifo", Array("pipe.jpg".utf8))
-        let session = try stage.session()
+        let session = try await stage.session()
         await session.waitForOutput("watching '\(stage.incoming)'")
         for number in 1...3 {
             _ = try await stage.drop("real-\(number).jpg", shot: number)
@@ -177,7 +177,7 @@ enum HotFolderAttacks {
         try await stage.attacker("write", newline, input: jpeg)
         try await stage.attacker("write", latin1, input: jpeg)
         for round in 1...2 {
-            let session = try stage.session()
+            let session = try await stage.session()
             await session.waitForOutput("watching '\(stage.incoming)'")
             if round == 1 { _ = try await stage.drop(combining, shot: 1) }
             _ = try await stage.drop("plain-\(round).jpg", shot: 10 + round)

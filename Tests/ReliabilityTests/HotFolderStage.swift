@@ -93,7 +93,7 @@ struct HotFolderStage {
     }
 
     /// A hot-folder session writing into `out`, entered at start, with stdin.
-    func session(originals: String = "leave", extra: String = "", sinks: String = "", catalogue: Bool = true) throws -> RunningProcess {
+    func session(originals: String = "leave", extra: String = "", sinks: String = "", catalogue: Bool = true) async throws -> RunningProcess {
         let config = try writeConfig("""
         version: 1
         session: hot
@@ -105,7 +105,7 @@ struct HotFolderStage {
         \(sinks)
         coordinator: {enterAtStart: true}
         """, in: folder)
-        return try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        return try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
     }
 
     /// The stored photos' bytes, by name.

@@ -26,7 +26,7 @@ struct DroppedPhotosSession {
         sinks: [{type: files, directory: \(folder.file("out")), filename: "{name}.{ext}"}]
         coordinator: {enterAtStart: true}
         """, in: folder)
-        let process = try RunningProcess(["run", "--config", config, "--verbose", "--no-status"], in: folder.path)
+        let process = try await RunningProcess.start(["run", "--config", config, "--verbose", "--no-status"], in: folder.path)
         let portOf: @Sendable () -> UInt16? = {
             let log = process.stderrSoFar
             guard let range = log.range(of: "web page at http://127.0.0.1:") else { return nil }

@@ -24,7 +24,7 @@ struct LabelAttackTests {
         sinks:
           - {type: files, directory: "\(folder.file("out"))/{label}", filename: "{label}-{seq:04}.{ext}", exif: \(exif)}
         """, in: folder)
-        let process = try RunningProcess(["run", "--config", config, "--verbose", "--no-status"], in: folder.path, environment: ["HOME": folder.file("home")])
+        let process = try await RunningProcess.start(["run", "--config", config, "--verbose", "--no-status"], in: folder.path, environment: ["HOME": folder.file("home")])
         let portOf: @Sendable () -> UInt16? = {
             let log = process.stderrSoFar
             guard let range = log.range(of: "web page at http://127.0.0.1:") else { return nil }

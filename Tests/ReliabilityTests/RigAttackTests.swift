@@ -9,7 +9,7 @@ import Testing
 /// acknowledgement and a `photoSuccess` answer proven against it, and a success of a node
 /// 'ghost' that never announced itself. Its stdout says "subscribed" (the gate before the
 /// command), then "forged" once it has published.
-func forger(_ broker: Broker, in folder: TemporaryDirectory) throws -> RunningProcess {
+func forger(_ broker: Broker, in folder: TemporaryDirectory) async throws -> RunningProcess {
     let login = broker.rigACL ? "-u intruder -P \(Broker.password(for: "intruder"))" : ""
     let script = """
     set -e
@@ -30,7 +30,7 @@ func forger(_ broker: Broker, in folder: TemporaryDirectory) throws -> RunningPr
       esac
     done
     """
-    return try RunningProcess(program: "/bin/sh", ["-c", script], in: folder.path)
+    return try await RunningProcess.start(program: "/bin/sh", ["-c", script], in: folder.path)
 }
 
 /// Case 11: the adversarial pass of issue 28 against rigs, one test per attack; each fails
@@ -52,7 +52,7 @@ struct RigAttackTests {
         let here = TemporaryDirectory("chaos-rig-forged")
         // Left has not answered yet (its capture waits at a gate) when the forgery comes.
         let nodes = try await leftAndRight(broker, gate: here.file("gate"))
-        let intruder = try forger(broker, in: here)
+        let intruder = try await forger(broker, in: here)
         await intruder.waitForOutput("subscribed", on: .stdout)
         let outcome = try await rig(["capture"], broker: broker, in: here)
         await intruder.waitForOutput("forged", on: .stdout)
@@ -71,7 +71,7 @@ struct RigAttackTests {
         let broker = try await Broker("forged-acl", rigNodes: ["left", "right"])
         let here = TemporaryDirectory("chaos-rig-acl")
         let nodes = try await leftAndRight(broker)
-        let intruder = try forger(broker, in: here)
+        let intruder = try await forger(broker, in: here)
         await intruder.waitForOutput("subscribed", on: .stdout)
         let outcome = try await rig(["capture"], broker: broker, in: here)
         await intruder.waitForOutput("forged", on: .stdout)
@@ -114,7 +114,7 @@ struct RigAttackTests {
                                verbose: true)
         #expect(await eventually(timeout: .seconds(60)) { node.isOnline })
         // What rig capture sends, as a node's user reads it.
-        let listener = try RunningProcess(program: "/usr/bin/stdbuf",
+        let listener = try await RunningProcess.start(program: "/usr/bin/stdbuf",
                                           ["-oL", "mosquitto_sub", "-d", "-h", "127.0.0.1", "-p", String(broker.port), "-u", "node", "-P",
                                            Broker.password(for: "node"), "-q", "1", "-t", "shutterpipe/test/command", "-C", "1", "-F", "%p"], in: here.path)
         await listener.waitForOutput("Subscribed", on: .stdout)

@@ -66,7 +66,7 @@ struct SidecarAttackTests {
         #expect(mkfifo("\(photos)/pipe.jpg.xmp", 0o644) == 0)
         try "<x:xmpmeta xmlns:x='adobe:ns:meta/'/>".write(toFile: folder.file("private.xmp"), atomically: false, encoding: .utf8)
         #expect(symlink(folder.file("private.xmp"), "\(photos)/linked.jpg.xmp") == 0)
-        let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         session.send("capture\n")
         await session.waitForOutput(on: .stdout, "the shot's answer") { $0.contains("photoSuccess") }
         session.closeInput()

@@ -39,7 +39,7 @@ struct UploadSecretTests {
           - {type: files, directory: \(folder.file("out")), filename: "{session}-{seq:04}.{ext}"}
           - {type: upload, queueFolder: \(queue), rclone: \(wrapper), remote: "\(remote)"}
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--verbose", "--no-status"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--verbose", "--no-status"], in: folder.path)
         for number in 1...3 {
             session.send("capture\n")
             await session.waitForOutput(on: .stdout, "answer \(number)") { count("photoSuccess", in: $0) >= number }
@@ -97,7 +97,7 @@ struct UploadSecretTests {
           - {type: files, directory: "\(folder.file("out"))", filename: "{camera}/{camera}-{seq:04}.{ext}", mirror: [\(folder.file("mirror"))]}
           - {type: upload, queueFolder: \(folder.file("queue")), remote: "\(server.remote("shots"))"}
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--verbose", "--no-status"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--verbose", "--no-status"], in: folder.path)
         for number in 1...8 {
             session.send("capture\n")
             await session.waitForOutput(on: .stdout, "answer \(number)") { count("photoSuccess", in: $0) >= number }

@@ -22,7 +22,7 @@ struct WebSession {
           - {type: web, listen: "127.0.0.1:0"\(web)}
         sinks: [{type: files, directory: \(folder.file("out")), filename: "\(filename)"}]
         """, in: folder, name: "attack.yaml")
-        let process = try RunningProcess(["run", "--config", config, "--verbose", "--no-status"], in: folder.path)
+        let process = try await RunningProcess.start(["run", "--config", config, "--verbose", "--no-status"], in: folder.path)
         let portOf: @Sendable () -> UInt16? = {
             let log = process.stderrSoFar
             guard let range = log.range(of: "web page at http://127.0.0.1:") else { return nil }
@@ -134,7 +134,7 @@ struct WebAttackTests {
         triggers: [{type: socket, path: \(socket)}, {type: web, listen: "127.0.0.1:0"}]
         sinks: [{type: files, directory: \(folder.file("out"))}]
         """, in: folder, name: "forge.yaml")
-        let process = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        let process = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         #expect(await eventually { let probe = connectUnixSocket(socket); if probe >= 0 { close(probe) }; return probe >= 0 || !process.isRunning })
         let forged = "09:00:00.000 [coordinator] ok"
         let client = try await SocketLines(path: socket)

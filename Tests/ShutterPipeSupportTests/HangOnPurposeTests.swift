@@ -23,10 +23,10 @@ struct HangOnPurposeTests {
         triggers: [{type: socket, path: \(folder.file("s.sock"))}]
         sinks: [{type: files, directory: \(folder.file("out"))}]
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path)
         // setsid forks when its caller leads a group: the sleep ends up in a session of its
         // own, out of every group the test tracks; only the runner can still find it.
-        let escaper = try RunningProcess(program: "/usr/bin/setsid", ["sleep", "3600"], in: folder.path, input: .null)
+        let escaper = try await RunningProcess.start(program: "/usr/bin/setsid", ["sleep", "3600"], in: folder.path, input: .null)
         await session.waitForOutput("listening on")
         withExtendedLifetime(escaper) { Self.blockForever() }
     }

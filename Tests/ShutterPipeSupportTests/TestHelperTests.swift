@@ -21,7 +21,7 @@ struct TestHelperTests {
     @Test("writing to a program that has exited records a failure naming the program, and the test process carries on")
     func writeToExitedProgram() async throws {
         let folder = TemporaryDirectory("dead-child")
-        let program = try RunningProcess(program: "/bin/sh", ["-c", "echo bye >&2; exit 4"], in: folder.path)
+        let program = try await RunningProcess.start(program: "/bin/sh", ["-c", "echo bye >&2; exit 4"], in: folder.path)
         let outcome = await program.wait()
         #expect(outcome.status == 4)
         withKnownIssue("the write is recorded as a failure of this test") {
@@ -37,7 +37,7 @@ struct TestHelperTests {
         let folder = TemporaryDirectory("deadline")
         let background = folder.file("background")
         try await withKnownIssue("the deadline is recorded as a failure of this test") {
-            let program = try RunningProcess(program: "/bin/sh", ["-c", "echo last words >&2; sleep 60 & echo $! > \(background); wait"],
+            let program = try await RunningProcess.start(program: "/bin/sh", ["-c", "echo last words >&2; sleep 60 & echo $! > \(background); wait"],
                                              in: folder.path, deadline: .milliseconds(500))
             let outcome = await program.wait(timeout: .seconds(60))
             #expect(outcome.status == 128 + SIGKILL && !outcome.timedOut)
@@ -53,7 +53,7 @@ struct TestHelperTests {
     func waitTimeoutKillsTheGroup() async throws {
         let folder = TemporaryDirectory("wait-timeout")
         let background = folder.file("background")
-        let program = try RunningProcess(program: "/bin/sh", ["-c", "sleep 60 & echo $! > \(background); echo still here; wait"], in: folder.path)
+        let program = try await RunningProcess.start(program: "/bin/sh", ["-c", "sleep 60 & echo $! > \(background); echo still here; wait"], in: folder.path)
         await withKnownIssue("the timeout is recorded as a failure of this test") {
             let outcome = await program.wait(timeout: .milliseconds(300), for: "the end of the demo")
             #expect(outcome.timedOut && outcome.status == 128 + SIGKILL)
@@ -67,13 +67,13 @@ struct TestHelperTests {
     @Test("a line that never comes fails the wait for it, naming the line; so does the program ending without it")
     func waitForOutput() async throws {
         let folder = TemporaryDirectory("wait-line")
-        let quiet = try RunningProcess(program: "/bin/sh", ["-c", "echo ready >&2; exec sleep 60"], in: folder.path)
+        let quiet = try await RunningProcess.start(program: "/bin/sh", ["-c", "echo ready >&2; exec sleep 60"], in: folder.path)
         #expect(await quiet.waitForOutput("ready"))
         await withKnownIssue("the wait is recorded as a failure of this test") {
             #expect(await quiet.waitForOutput("the shot", timeout: .milliseconds(200)) == false)
         } matching: { $0.description.contains("waited for 'the shot' on the stderr of sleep") == false
             && $0.description.contains("waited for 'the shot' on the stderr of sh -c") && $0.description.contains("not within 0.2 seconds") }
-        let ended = try RunningProcess(program: "/bin/sh", ["-c", "echo goodbye; exit 2"], in: folder.path)
+        let ended = try await RunningProcess.start(program: "/bin/sh", ["-c", "echo goodbye; exit 2"], in: folder.path)
         await withKnownIssue("the wait is recorded as a failure of this test") {
             #expect(await ended.waitForOutput("hello", on: .stdout) == false)
         } matching: { $0.description.contains("it exited with 2 first") && $0.description.contains("goodbye") }
@@ -83,7 +83,7 @@ struct TestHelperTests {
     func droppedAndTimedOut() async throws {
         let folder = TemporaryDirectory("dropped")
         let background = folder.file("background")
-        var program: RunningProcess? = try RunningProcess(program: "/bin/sh", ["-c", "sleep 60 & echo $! > \(background); wait"], in: folder.path)
+        var program: RunningProcess? = try await RunningProcess.start(program: "/bin/sh", ["-c", "sleep 60 & echo $! > \(background); wait"], in: folder.path)
         let leader = try #require(program?.pid)
         // The shell creates the file before it writes the number: wait for the number.
         let written: @Sendable () -> pid_t? = {

@@ -106,4 +106,4 @@ public final class RefusingPort: Sendable {
 
 /// Where ``runProgram(_:environment:input:in:timeout:)`` starts its processes: never on a
 /// cooperative thread.
-private let spawning = DispatchQueue(label: "shutterpipe.test.spawning")
+let spawning = DispatchQueue(label: "shutterpipe.test.spawning")

@@ -49,6 +49,27 @@ public final class RunningProcess: Sendable {
         try self.init(program: try shutterpipeBinary(), arguments, in: directory, environment: environment, deadline: deadline)
     }
 
+    /// Starts `shutterpipe` with `arguments` in `directory`, from a queue of its own: a
+    /// spawn blocks its thread until the child has started (seconds, on a loaded machine),
+    /// which on a thread of the cooperative pool stalls every test beside it.
+    public static func start(_ arguments: [String], in directory: String, environment: [String: String] = [:],
+                             deadline: Duration = TestDeadline.process) async throws -> RunningProcess {
+        let program = try shutterpipeBinary()
+        return try await start(program: program, arguments, in: directory, environment: environment, deadline: deadline)
+    }
+
+    /// Starts `program` with `arguments` from a queue of its own (see ``start(_:in:environment:deadline:)``).
+    public static func start(program: String, _ arguments: [String], in directory: String?, environment: [String: String] = [:],
+                             deadline: Duration = TestDeadline.process, input: ChildProcess.Redirection = .pipe) async throws -> RunningProcess {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RunningProcess, any Error>) in
+            spawning.async {
+                continuation.resume(with: Result {
+                    try RunningProcess(program: program, arguments, in: directory, environment: environment, deadline: deadline, input: input)
+                })
+            }
+        }
+    }
+
     /// Starts `program` (a path, or a name looked up on PATH) with `arguments`.
     ///
     /// - Parameters:

@@ -135,7 +135,7 @@ struct CommandSinkTests {
         // The daemon keeps the hook's stdout and stderr open for a minute.
         let hook = try script("sleep 60 &\necho $! >> \(pids)\necho \"stored $ARGUMENT\"", in: folder)
         let config = try hookPipeline(folder, command: "[\(hook)]", extra: "    actions: [download]")
-        let session = try RunningProcess(["run", "--config", config, "--log-format", "json"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--log-format", "json"], in: folder.path)
         defer {
             let daemons = ((try? String(contentsOfFile: pids, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { pid_t($0) }
             daemons.forEach { kill($0, SIGKILL) }

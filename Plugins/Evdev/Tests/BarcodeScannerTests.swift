@@ -52,7 +52,7 @@ struct BarcodeScannerTests {
         sinks:
           - {type: files, directory: \(folder.file("out")), filename: "{label}-{seq:03}.{ext}"}
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         await device.plugIn()
         for (index, code) in ["PUPIL-0001", "Pupil-0002/B"].enumerated() {
             device.send(scan(code, at: sp_monotonic_microseconds() / 1000))

@@ -31,7 +31,7 @@ struct EvdevEndToEndTests {
             directory: \(folder.file("out"))
         coordinator: {autoEnter: false}
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path)
         await device.plugIn()
         // The timing is in the kernel timestamps, as on a device: a double tap, sent at once
         // so that a loaded machine cannot stretch it.
@@ -69,7 +69,7 @@ struct EvdevEndToEndTests {
         sequences:
           turn: {kind: spin, frames: 3, command: [/bin/true]}
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path)
         await device.plugIn()
         let now = sp_monotonic_microseconds() / 1000
         device.send([key(f5, 1, at: now), key(f5, 0, at: now + 800)])  // held 800 ms: long

@@ -199,7 +199,7 @@ struct FilesSinkTests {
         let elsewhere = TemporaryDirectory("stale-writer")
         // It holds the lock until the test kills it: a timed hold ran out first when both
         // cores were busy and the store came 30 s later.
-        let writer = try RunningProcess(program: "/usr/bin/flock", ["--no-fork", folder.file(held), "sleep", "3600"], in: elsewhere.path)
+        let writer = try await RunningProcess.start(program: "/usr/bin/flock", ["--no-fork", folder.file(held), "sleep", "3600"], in: elsewhere.path)
         #expect(await eventually { (try? await runProgram(["flock", "--nonblock", folder.file(held), "true"]))?.status == 1 })  // locked
         _ = try await sink(folder).store(photo(), context: shot())
         #expect(folder.names() == [".shutterpipe-sequence", held, "portrait-0001.jpg"])

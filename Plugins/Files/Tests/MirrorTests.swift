@@ -56,7 +56,7 @@ struct MirrorTests {
         triggers: [{type: stdin}]
         sinks: [{type: files, directory: \(out), mirror: [\(mirror)]}]
         """, in: folder)
-        var session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        var session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         for number in 1...5 {
             session.send("capture\n")
             await session.waitForOutput(on: .stdout, "answer \(number)") { $0.split(separator: "\n").filter { $0.hasPrefix("photoSuccess") }.count >= number }
@@ -68,7 +68,7 @@ struct MirrorTests {
 
         // Back: the next session goes on with the queue left in the capture folder.
         try FileManager.default.createDirectory(atPath: mirror, withIntermediateDirectories: true)
-        session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         await session.waitForOutput("left queued by an earlier run")
         let expected = filesBelow(out)
         #expect(expected.count == 5)

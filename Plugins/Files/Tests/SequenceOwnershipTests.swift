@@ -50,7 +50,8 @@ struct SequenceOwnershipTests {
         catalogue: off
         sinks: [{type: files, directory: \(out), filename: "{seq:04}.{ext}"}]
         """, in: folder)
-        let sessions = try (0..<2).map { _ in try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path) }
+        var sessions: [RunningProcess] = []
+        for _ in 0..<2 { sessions.append(try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)) }
         for session in sessions { session.send(String(repeating: "capture\n", count: 40)) }
         for session in sessions {
             await session.waitForOutput(on: .stdout, "40 answers") { count("photoSuccess", in: $0) >= 40 }

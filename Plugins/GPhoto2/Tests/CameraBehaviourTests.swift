@@ -25,7 +25,7 @@ struct CameraBehaviourTests {
         let folder = TemporaryDirectory("actions")
         let out = folder.file("out")
         let config = try writeConfig(tetherConfig(camera, output: out, backend: "  settings: {iso: 200}"), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         #expect(await shoot(session, "enter", answers: 1).last == "enteredPhotoMode", "\(session.stderrSoFar)")
         for (line, answer) in [("set opcode=0x9999,0x0,0x1f4", "settingsApplied opcode=0x9999,0x0,0x1f4"), ("set datetime=now", "settingsApplied datetime=now"),
                                ("set shutterspeed=1/250", "settingsApplied shutterspeed=0.0040s")] {
@@ -55,7 +55,7 @@ struct CameraBehaviourTests {
         let folder = TemporaryDirectory("reopen")
         let out = folder.file("out")
         let config = try writeConfig(tetherConfig(first, output: out, backend: "  settings: {iso: 200}"), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
         #expect(await shoot(session, "enter", answers: 1).last == "enteredPhotoMode", "\(session.stderrSoFar)")
         session.send("set iso=3200\n")
         await session.waitForOutput("settingsApplied iso=3200", on: .stdout)
@@ -94,7 +94,7 @@ struct CameraBehaviourTests {
         // A capture waited out would be answered after 60 s, past shoot()'s 40 s.
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 30s", with: "captureTimeout: 60s"),
                                      in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
         let workers = try await workerPIDs(of: session)
         let answer = await shoot(session, answers: 2).last ?? ""
@@ -114,7 +114,7 @@ struct CameraBehaviourTests {
         let camera = try await FakeCamera(home: home)
         let folder = TemporaryDirectory("away")
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
         #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
         await camera.stop()
         await session.waitForOutput("could not reopen the camera")
@@ -147,7 +147,7 @@ struct CameraBehaviourTests {
         let camera = try await FakeCamera(["--ram-capture"])
         let folder = TemporaryDirectory("in-memory")
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         for shot in 1...4 {
             let answer = await shoot(session, answers: shot).last ?? ""
             #expect(answer.hasPrefix("photoSuccess") && CameraOdditiesTests.paths(answer).compactMap(CameraOdditiesTests.shotNumber) == [shot],
@@ -170,7 +170,7 @@ struct CameraBehaviourTests {
         let camera = try await FakeCamera(["--ram-capture"])
         let folder = TemporaryDirectory("in-memory-kept")
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out"), backend: "  keepOnCamera: true"), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
         camera.pressButton()
         // Whether libgphoto2 still gives the stored one's size and time for the object or
@@ -190,7 +190,7 @@ struct CameraBehaviourTests {
         let camera = try await FakeCamera(["--reuse-names"])
         let folder = TemporaryDirectory("hidden-by-name")
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out"), backend: "  keepOnCamera: true"), in: folder)
-        let first = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let first = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         #expect(await shoot(first, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(first.stderrSoFar)")
         for press in 1...2 {
             camera.pressButton()
@@ -203,7 +203,7 @@ struct CameraBehaviourTests {
         #expect(try await camera.filesOnCard() == ["capt0000.jpg"], "the gphoto2 CLI too lists one file of the name, of the three on the card")
 
         // The next session lists the card for shots taken while it was away.
-        let second = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let second = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         #expect(await shoot(second, "enter", answers: 1).last == "enteredPhotoMode", "\(second.stderrSoFar)")
         await second.waitForOutput("more than one file named 'capt0000.jpg'")
         second.send("exit\n")
@@ -220,7 +220,7 @@ struct CameraBehaviourTests {
         let camera = try await FakeCamera(["--objects-per-capture", "3"])
         let folder = TemporaryDirectory("last-deletes")
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         for shot in 1...3 { #expect(await shoot(session, answers: shot).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar.suffix(2000))") }
         session.send("exit\n")
         session.closeInput()
@@ -236,7 +236,7 @@ struct CameraBehaviourTests {
         let folder = TemporaryDirectory("busy")
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 30s", with: "captureTimeout: 60s"),
                                      in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
         let busy = await shoot(session, answers: 2).last ?? ""
         #expect(busy.hasPrefix("photoFailed cameraFailure: the camera is busy and refused capture") && busy.contains("then shoot again"), "\(busy)")
@@ -250,7 +250,7 @@ struct CameraBehaviourTests {
         let camera = try await FakeCamera(["--reuse-names"])
         let folder = TemporaryDirectory("reused-button")
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
         camera.pressButton()
         await session.waitForOutput("camera shot #2 → photoSuccess")
@@ -275,7 +275,7 @@ struct CameraBehaviourTests {
         let folder = TemporaryDirectory("empty-capture")
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 30s", with: "captureTimeout: 60s"),
                                      in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
         let empty = await shoot(session, answers: 2).last ?? ""
         #expect(empty.hasPrefix("photoFailed cameraFailure: the camera finished the capture without a file") && empty.contains("then shoot again"), "\(empty)")

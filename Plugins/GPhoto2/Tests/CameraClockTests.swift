@@ -22,7 +22,7 @@ struct CameraClockTests {
         let camera = try await FakeCamera()
         let folder = TemporaryDirectory("clock")
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out"), backend: "  syncClock: true"), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         let host = Date().timeIntervalSince1970
         #expect(await shoot(session, "enter", answers: 1).last == "enteredPhotoMode", "\(session.stderrSoFar)")
         let first = try #require(session.stderrSoFar.split(separator: "\n").first { $0.contains("camera clock was") })

@@ -14,7 +14,7 @@ struct CameraOdditiesTests {
         let camera = try await FakeCamera(["--open-delay", "3s"])
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "enterTimeout: 30s", with: "enterTimeout: 2s"),
                                      in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         let first = await shoot(session, "enter", answers: 1)
         #expect(first.last?.hasPrefix("exitedOrUnableToEnter timeout") == true, "\(first) \(session.stderrSoFar)")
         // Every enter until one succeeds (a loaded machine may need more than one): each
@@ -57,7 +57,7 @@ struct CameraOdditiesTests {
         let folder = TemporaryDirectory("bracketing")
         let camera = try await FakeCamera(["--objects-per-capture", "3"])
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         for shot in 1...4 {
             let answer = await shoot(session, answers: shot).last ?? ""
             #expect(answer.hasPrefix("photoSuccess") && Self.paths(answer).count == 3, "shot \(shot): \(answer) \(session.stderrSoFar.suffix(2000))")
@@ -75,7 +75,7 @@ struct CameraOdditiesTests {
         let folder = TemporaryDirectory("duplicate-events")
         let camera = try await FakeCamera(["--duplicate-events"])
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         for shot in 1...3 {
             let answer = await shoot(session, answers: shot).last ?? ""
             #expect(answer.hasPrefix("photoSuccess") && Self.paths(answer).count == 1, "shot \(shot): \(answer) \(session.stderrSoFar.suffix(2000))")
@@ -98,7 +98,7 @@ struct CameraOdditiesTests {
         let folder = TemporaryDirectory("bogus-events")
         let camera = try await FakeCamera(["--bogus-events"])
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         for shot in 1...3 {
             let answer = await shoot(session, answers: shot).last ?? ""
             #expect(answer.hasPrefix("photoSuccess") && Self.paths(answer).count == 1, "shot \(shot): \(answer) \(session.stderrSoFar.suffix(2000))")
@@ -139,7 +139,7 @@ struct CameraOdditiesTests {
         // stored, before that shot's delete was asked for, as a loaded machine has it.
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out"),
                                                   sink: "  - {type: command, command: [/bin/sleep, \"0.3\"], actions: [download]}"), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         session.send(String(repeating: "capture\n", count: 12))
         #expect(await eventually { answerLines(session).count >= 12 }, "\(answerLines(session)) \(session.stderrSoFar.suffix(2000))")
         let answers = answerLines(session)
@@ -162,7 +162,7 @@ struct CameraOdditiesTests {
         let folder = TemporaryDirectory("reused-names")
         let camera = try await FakeCamera(["--reuse-names", "--width", "160", "--height", "120"])
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         // Twenty: libgphoto2 kept serving the name's earlier listing and bytes from its
         // cache, which at full counts showed from shot 16 on.
         for shot in 1...20 {
@@ -179,7 +179,7 @@ struct CameraOdditiesTests {
         let burst = TemporaryDirectory("reused-names-burst")
         let bursting = try await FakeCamera(["--reuse-names", "--width", "160", "--height", "120"])
         let burstConfig = try writeConfig(tetherConfig(bursting, output: burst.file("out")), in: burst)
-        let third = try RunningProcess(["run", "--config", burstConfig], in: burst.path, environment: ["HOME": bursting.home.path])
+        let third = try await RunningProcess.start(["run", "--config", burstConfig], in: burst.path, environment: ["HOME": bursting.home.path])
         third.send(String(repeating: "capture\n", count: 30))
         _ = await eventually(timeout: .seconds(60)) { answerLines(third).count >= 30 }
         let answers = answerLines(third)
@@ -201,7 +201,7 @@ struct CameraOdditiesTests {
         let kept = TemporaryDirectory("reused-names-kept")
         let keeping = try await FakeCamera(["--reuse-names"])
         let keepConfig = try writeConfig(tetherConfig(keeping, output: kept.file("out"), backend: "  keepOnCamera: true"), in: kept)
-        let second = try RunningProcess(["run", "--config", keepConfig], in: kept.path, environment: ["HOME": keeping.home.path])
+        let second = try await RunningProcess.start(["run", "--config", keepConfig], in: kept.path, environment: ["HOME": keeping.home.path])
         let first = await shoot(second, answers: 1).last ?? ""
         #expect(first.hasPrefix("photoSuccess") && Self.paths(first).compactMap(Self.shotNumber) == [1], "\(first)")
         let refused = await shoot(second, answers: 2).last ?? ""

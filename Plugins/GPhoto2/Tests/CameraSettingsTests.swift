@@ -97,7 +97,7 @@ struct CameraSettingsTests {
         let out = folder.file("out")
         let config = try writeConfig(settingsConfig([camera], output: out, socket: socket), in: folder)
         let environment = ["HOME": camera.home.path]
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: environment)
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: environment)
         #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
 
         let set = try await shutterpipe(["set", "iso=400", "shutterspeed=1/250", "--socket", socket], in: folder.path, environment: environment)
@@ -148,7 +148,7 @@ struct CameraSettingsTests {
         let folder = TemporaryDirectory("set-drop")
         let out = folder.file("out")
         let config = try writeConfig(settingsConfig([camera], output: out, socket: folder.file("s.sock")), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
         session.send("set iso=800\n")
         #expect(await eventually { session.stdoutSoFar.contains("settingsApplied iso=800") }, "\(session.stdoutSoFar)")
@@ -176,7 +176,7 @@ struct CameraSettingsTests {
         let out = folder.file("out")
         let config = try writeConfig(settingsConfig(cameras, output: out, socket: socket), in: folder)
         let environment = ["HOME": home.path]
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: environment)
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: environment)
         #expect(await shoot(session, "enter", answers: 1).last == "enteredPhotoMode", "\(session.stderrSoFar)")
 
         let refused = try await shutterpipe(["set", "iso=800", "--socket", socket], in: folder.path, environment: environment)

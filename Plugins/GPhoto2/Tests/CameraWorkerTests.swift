@@ -37,7 +37,7 @@ struct CameraWorkerTests {
         // loaded machine (a new worker opening the camera first) is never taken for one.
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 30s", with: "captureTimeout: 20s"),
                                      in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         try gate.release(2)
         #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
         #expect(await shoot(session, answers: 2).last?.hasPrefix("photoSuccess") == true)
@@ -93,7 +93,7 @@ struct CameraWorkerTests {
     func reconnectLineByLine() async throws {
         let folder = TemporaryDirectory("worker-close0")
         let camera = try await FakeCamera(["--drop-after", "2"])
-        let session = try RunningProcess(["run", "--config", try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)],
+        let session = try await RunningProcess.start(["run", "--config", try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)],
                                          in: folder.path, environment: ["HOME": camera.home.path])
         var answers: [String] = []
         for count in 1...8 {
@@ -116,7 +116,7 @@ struct CameraWorkerTests {
     func rawPlusJPEGEveryShot() async throws {
         let folder = TemporaryDirectory("worker-raw")
         let camera = try await FakeCamera(["--raw-plus-jpeg"])
-        let session = try RunningProcess(["run", "--config", try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)],
+        let session = try await RunningProcess.start(["run", "--config", try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)],
                                          in: folder.path, environment: ["HOME": camera.home.path])
         var count = 0
         for _ in 1...2 {
@@ -140,7 +140,7 @@ struct CameraWorkerTests {
         let folder = TemporaryDirectory("worker-short")
         // The first download is cut short: shot 1 is saved by its second try.
         var camera = try await FakeCamera(["--short-transfers", "1"])
-        var session = try RunningProcess(["run", "--config", try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)],
+        var session = try await RunningProcess.start(["run", "--config", try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)],
                                          in: folder.path, environment: ["HOME": camera.home.path])
         for count in 1...3 {
             let answer = await shoot(session, answers: count).last ?? ""
@@ -160,7 +160,7 @@ struct CameraWorkerTests {
         await camera.stop()
         camera = try await FakeCamera(["--short-transfers", "2"], port: camera.port, home: camera.home)
         let second = TemporaryDirectory("worker-short-twice")
-        session = try RunningProcess(["run", "--config", try writeConfig(tetherConfig(camera, output: second.file("out")), in: second)],
+        session = try await RunningProcess.start(["run", "--config", try writeConfig(tetherConfig(camera, output: second.file("out")), in: second)],
                                      in: second.path, environment: ["HOME": camera.home.path])
         let answer = await shoot(session, answers: 1).last ?? ""
         #expect(answer.hasPrefix("photoFailed cameraFailure"), "\(answer)")
@@ -177,7 +177,7 @@ struct CameraWorkerTests {
             let folder = TemporaryDirectory("worker-library-log")
             let camera = try await FakeCamera(["--store-full-after", "1"])
             let config = try writeConfig(tetherConfig(camera, output: folder.file("out"), backend: "  libgphoto2Log: \(forwarded)"), in: folder)
-            let session = try RunningProcess(["run", "--config", config, "--verbose", "--log-format", "json"],
+            let session = try await RunningProcess.start(["run", "--config", config, "--verbose", "--log-format", "json"],
                                              in: folder.path, environment: ["HOME": camera.home.path])
             #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true)
             #expect(await shoot(session, answers: 2).last?.hasPrefix("photoFailed storageUnavailable") == true, "\(answerLines(session))")
@@ -198,7 +198,7 @@ struct CameraWorkerTests {
         let folder = TemporaryDirectory("worker-missing")
         let camera = try await FakeCamera()
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path,
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path,
                                          environment: ["HOME": camera.home.path, "SHUTTERPIPE_CAMERA_WORKER": folder.file("no-such-worker")])
         let entered = await shoot(session, "enter", answers: 1).last ?? ""
         #expect(entered.hasPrefix("exitedOrUnableToEnter cameraFailure: SHUTTERPIPE_CAMERA_WORKER is '\(folder.file("no-such-worker"))', which is not an executable file"),

@@ -21,7 +21,7 @@ struct CardCatchUpTests {
         let folder = TemporaryDirectory("catch-up")
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out"), backend: "  keepOnCamera: true"), in: folder)
         let environment = ["HOME": camera.home.path]
-        var session = try RunningProcess(["run", "--config", config, "--verbose"], in: folder.path, environment: environment)
+        var session = try await RunningProcess.start(["run", "--config", config, "--verbose"], in: folder.path, environment: environment)
         #expect(await shoot(session, "enter", answers: 1).last == "enteredPhotoMode", "\(session.stderrSoFar)")
         #expect(await shoot(session, answers: 2).last?.hasPrefix("photoSuccess") == true)
 
@@ -48,7 +48,7 @@ struct CardCatchUpTests {
         #expect(triggers.sorted() == ["card import", "card import", "card import", "card import", "card import", "stdin", "stdin"], "\(listed.stdout) \(listed.stderr)")
 
         // A restart: the 7 still on the card were all delivered; nothing comes twice.
-        session = try RunningProcess(["run", "--config", config, "--verbose"], in: folder.path, environment: environment)
+        session = try await RunningProcess.start(["run", "--config", config, "--verbose"], in: folder.path, environment: environment)
         #expect(await shoot(session, "enter", answers: 1).last == "enteredPhotoMode")
         #expect(await shoot(session, answers: 2).last?.hasPrefix("photoSuccess") == true)
         session.send("exit\n")
@@ -74,7 +74,7 @@ struct CardCatchUpTests {
             }
             let folder = TemporaryDirectory("catch-up-\(mode)")
             let config = try writeConfig(tetherConfig(camera, output: folder.file("out"), backend: "  importOnConnect: \(mode)"), in: folder)
-            let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+            let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
             #expect(await shoot(session, "enter", answers: 1).last == "enteredPhotoMode")
             if mode == "new" { await session.waitForOutput("2 file(s) already on the card when shutterpipe first met this camera stay there") }
             if mode == "all" { await session.waitForOutput("2 imported") { count("imported from the card", in: $0) >= 2 } }

@@ -33,7 +33,7 @@ struct CardDeletesTests {
         let camera = try await FakeCamera(["--verbose", "--delete-delay", "100ms"])
         let folder = TemporaryDirectory("burst-deletes")
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         #expect(await shoot(session, "enter", answers: 1).last == "enteredPhotoMode", "\(session.stderrSoFar)")
         // A photographer holding the remote: eight captures queued at once.
         session.send(String(repeating: "capture\n", count: 8))
@@ -57,7 +57,7 @@ struct CardDeletesTests {
         let camera = try await FakeCamera(["--verbose", "--gate", gate.path])
         let settings = folder.file("cameras")
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out"), backend: "  settingsFolder: \(settings)"), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         #expect(await shoot(session, "enter", answers: 1).last == "enteredPhotoMode", "\(session.stderrSoFar)")
         // Shots 1 and 2 are let through; shot 3 waits at the camera's gate, so the worker is
         // inside a capture, never idle, from shot 1 until it is killed.

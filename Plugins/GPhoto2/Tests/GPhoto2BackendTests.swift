@@ -135,7 +135,7 @@ struct GPhoto2BackendTests {
         let folder = TemporaryDirectory("tether-button")
         let camera = try await FakeCamera()
         let path = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
-        let running = try RunningProcess(["run", "--config", path], in: folder.path, environment: ["HOME": camera.home.path])
+        let running = try await RunningProcess.start(["run", "--config", path], in: folder.path, environment: ["HOME": camera.home.path])
         running.send("enter\n")
         #expect(await eventually { running.stdoutSoFar.contains("enteredPhotoMode") })
         camera.pressButton()
@@ -184,7 +184,7 @@ struct GPhoto2BackendTests {
         #expect(validated.stdout.contains("\(config): note: no sink keeps the photos (command only acts on them): every shot stays on the camera's card; add a files sink to keep them on disk"),
                 "\(validated.stdout)")
         // Shot by shot, as a photographer would: each capture waits for its answer.
-        let running = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let running = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         for shot in 1...3 {
             running.send("capture\n")
             #expect(await eventually { running.stdoutSoFar.components(separatedBy: "photoSuccess").count - 1 == shot }, "shot \(shot): \(running.stderrSoFar)")
@@ -239,7 +239,7 @@ struct GPhoto2BackendTests {
         // which on a loaded two-core machine takes two seconds.
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")).replacingOccurrences(of: "captureTimeout: 30s", with: "captureTimeout: 5s"),
                                      in: folder)
-        let running = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let running = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         var answers: [String] = []
         // One capture at a time, each after the previous answer, as a photographer would.
         for count in 1...6 {

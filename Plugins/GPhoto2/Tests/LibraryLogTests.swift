@@ -12,7 +12,7 @@ struct LibraryLogTests {
         let folder = TemporaryDirectory("library-log")
         let camera = try await FakeCamera()
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--log-format", "json", "--verbose"], in: folder.path,
+        let session = try await RunningProcess.start(["run", "--config", config, "--log-format", "json", "--verbose"], in: folder.path,
                                          environment: ["HOME": camera.home.path])
         #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar)")
         await camera.stop()

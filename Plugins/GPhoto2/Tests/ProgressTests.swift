@@ -38,7 +38,7 @@ struct ProgressTests {
         let typescript = folder.file("typescript")
         // script(1) gives shutterpipe a terminal: the status line is drawn only on one.
         let command = "\(try shutterpipeBinary()) run --config \(config)"
-        let terminal = try RunningProcess(program: "/usr/bin/script", ["-qefc", command, typescript], in: folder.path,
+        let terminal = try await RunningProcess.start(program: "/usr/bin/script", ["-qefc", command, typescript], in: folder.path,
                                           environment: ["HOME": camera.home.path, "TERM": "xterm", "COLUMNS": "300"])
         @Sendable func screen() -> String { (try? String(contentsOfFile: typescript, encoding: .utf8)) ?? "" }
         func answered(_ count: Int) async -> Bool {

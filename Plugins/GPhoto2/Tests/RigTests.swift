@@ -40,7 +40,7 @@ struct RigTests {
         var cameras: [FakeCamera] = []
         for _ in 0..<4 { cameras.append(try await FakeCamera(home: home)) }
         let config = try writeConfig(rigConfig(cameras, output: folder.file("out")), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
         for event in 1...20 {
             let answer = await shoot(session, answers: event).last ?? ""
             #expect(answer.hasPrefix("photoSuccess"), "event \(event): \(answer)\n\(session.stderrSoFar.suffix(2000))")

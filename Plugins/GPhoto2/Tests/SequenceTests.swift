@@ -87,7 +87,7 @@ struct SequenceTests {
         let gate = folder.file("gate")
         try "1\n2\n".write(toFile: gate, atomically: false, encoding: .utf8)
         let camera = try await FakeCamera(["--lens", "--gate", gate])
-        let session = try RunningProcess(["run", "--config", "\(Self.repository)/Config/focus-stack.yaml", "--verbose"], in: folder.path,
+        let session = try await RunningProcess.start(["run", "--config", "\(Self.repository)/Config/focus-stack.yaml", "--verbose"], in: folder.path,
                                          environment: ["HOME": camera.home.path, "FAKECAM_PORT": String(camera.port)])
         _ = session.send("sequence stack\n")
         #expect(await camera.waitForLog("capture 3 waits at the gate"))
@@ -115,7 +115,7 @@ struct SequenceTests {
         let folder = TemporaryDirectory("lapse-drop")
         let out = folder.file("out")
         let config = try writeConfig(tetherConfig(first, output: out) + "\nsequences:\n  lapse: {kind: interval, frames: 200, every: 1s}\n", in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
         @Sendable func count(_ prefix: String) -> Int { session.stdoutSoFar.split(separator: "\n").filter { $0.hasPrefix(prefix) }.count }
         session.send("sequence lapse\n")
         #expect(await eventually(timeout: .seconds(90)) { count("photoSuccess") >= 2 }, "\(session.stdoutSoFar)\n\(session.stderrSoFar.suffix(2000))")
@@ -187,7 +187,7 @@ struct SequenceTests {
         sequences:
           stack: {kind: focus-stack, frames: 4, from: 1600, step: 2, settle: 0s}
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
         let client = try await SocketLines(path: socket)
         #expect(await client.send("{\"sequence\":\"stack\",\"id\":7}\n"))
         let replies = await client.replies(5)

@@ -90,7 +90,7 @@ struct WorkerConfinementTests {
         let listener = try TCPListener()
         let camera = try await FakeCamera([])
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--verbose"], in: folder.path,
+        let session = try await RunningProcess.start(["run", "--config", config, "--verbose"], in: folder.path,
                                          environment: ["HOME": camera.home.path, "LD_PRELOAD": probe, "SP_PROBE": order, "SP_SECRET": secret,
                                                        "SP_OUTSIDE": outside, "SP_OTHER_PORT": String(listener.port)])
         #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar.suffix(3000))")
@@ -134,7 +134,7 @@ struct WorkerConfinementTests {
         try "".write(toFile: order, atomically: false, encoding: .utf8)
         let camera = try await FakeCamera([])
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path,
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path,
                                          environment: ["HOME": camera.home.path, "LD_PRELOAD": probe, "SP_PROBE": order])
         #expect(await shoot(session, answers: 1).last?.hasPrefix("photoSuccess") == true, "\(session.stderrSoFar.suffix(3000))")
         let first = try #require(try await workerPIDs(of: session).first)

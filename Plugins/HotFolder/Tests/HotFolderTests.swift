@@ -9,7 +9,7 @@ import Testing
 
 /// A hot-folder session: the folder watched, a files sink, entered at start, stdin for
 /// ending it (and for a capture it refuses).
-func hotFolderSession(_ folder: TemporaryDirectory, watched: String, originals: String, settle: String = "3s") throws -> RunningProcess {
+func hotFolderSession(_ folder: TemporaryDirectory, watched: String, originals: String, settle: String = "3s") async throws -> RunningProcess {
     let config = try writeConfig("""
     version: 1
     session: hot
@@ -18,7 +18,7 @@ func hotFolderSession(_ folder: TemporaryDirectory, watched: String, originals: 
     sinks: [{type: files, directory: \(folder.file("out")), filename: "{session}-{seq:03}-{name}.{ext}"}]
     coordinator: {enterAtStart: true}
     """, in: folder)
-    return try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+    return try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
 }
 
 /// The stored photos, by name, with their bytes.
@@ -34,7 +34,7 @@ struct HotFolderTests {
     func ftpUploads() async throws {
         let ftp = try await RcloneServer(.ftp, "hot")
         let folder = TemporaryDirectory("hot-ftp")
-        let session = try hotFolderSession(folder, watched: ftp.root.path, originals: "move")
+        let session = try await hotFolderSession(folder, watched: ftp.root.path, originals: "move")
         await session.waitForOutput("watching '\(ftp.root.path)'")
         var sent: [String: Data] = [:]
         for number in 1...3 {
@@ -65,7 +65,7 @@ struct HotFolderTests {
         let folder = TemporaryDirectory("hot-names")
         let watched = folder.file("in")
         try FileManager.default.createDirectory(atPath: watched, withIntermediateDirectories: true)
-        var session = try hotFolderSession(folder, watched: watched, originals: "leave")
+        var session = try await hotFolderSession(folder, watched: watched, originals: "leave")
         await session.waitForOutput("watching '\(watched)'")
         let jpeg = SyntheticJPEG.make(width: 320, height: 240, shot: 1)
         try jpeg.write(to: URL(fileURLWithPath: "\(watched)/IMG_1.JPG.part"))
@@ -83,7 +83,7 @@ struct HotFolderTests {
         #expect(count("taken from the hot folder", in: outcome.stderr) == 1, "\(outcome.stderr)")
 
         // Started again: IMG_1.JPG is still there (leave), recorded, not taken again.
-        session = try hotFolderSession(folder, watched: watched, originals: "leave")
+        session = try await hotFolderSession(folder, watched: watched, originals: "leave")
         await session.waitForOutput("watching '\(watched)'")
         try SyntheticJPEG.make(width: 320, height: 240, shot: 4).write(to: URL(fileURLWithPath: "\(watched)/IMG_4.JPG"))
         await session.waitForOutput("taken from the hot folder: IMG_4.JPG")
@@ -109,7 +109,7 @@ struct HotFolderTests {
         triggers: [{type: stdin}]
         sinks: [{type: files, directory: \(folder.file("out")), filename: "{seq:03}-{camera}.{ext}"}]
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         session.send("capture\n")
         await session.waitForOutput("photoSuccess", on: .stdout)
         await session.waitForOutput("watching '\(watched)'")

@@ -25,7 +25,7 @@ func mprisSession(_ bus: PrivateBus, _ folder: TemporaryDirectory, trigger: Stri
       - type: files
         directory: \(folder.file("out"))
     """, in: folder)
-    let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: bus.environment)
+    let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: bus.environment)
     let ready = await eventually {
         (try? await bus.send("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", ["string:\(player)"]))?
             .contains("boolean true") == true
@@ -57,7 +57,7 @@ struct MPRISTriggerTests {
     func earbudFlow() async throws {
         let bus = try await PrivateBus()
         let folder = TemporaryDirectory("mpris-flow")
-        let monitor = try RunningProcess(program: "/usr/bin/dbus-monitor", ["--address", bus.address, "type='signal',interface='org.freedesktop.DBus.Properties'"],
+        let monitor = try await RunningProcess.start(program: "/usr/bin/dbus-monitor", ["--address", bus.address, "type='signal',interface='org.freedesktop.DBus.Properties'"],
                                          in: folder.path)
         let session = try await mprisSession(bus, folder)
         try await command(bus, "Next")

@@ -24,7 +24,7 @@ struct LabelTests {
         sinks:
           - {type: files, directory: \(folder.file("out")), filename: "{label}-{seq:03}.{ext}", exif: {Artist: "Jane Doe"}}
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         var answered = 0
         func line(_ text: String) async -> String {
             session.send(text + "\n")

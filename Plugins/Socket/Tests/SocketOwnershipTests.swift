@@ -24,7 +24,7 @@ struct SocketOwnershipTests {
         """, in: folder)
         // A leftover of an earlier run goes first, so the folder is made by the session.
         _ = try? FileManager.default.removeItem(atPath: fallback)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: noRuntime)
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: noRuntime)
         #expect(await eventually { FileManager.default.fileExists(atPath: "\(fallback)/shutterpipe.sock") }, "\(session.stderrSoFar.suffix(800))")
         var info = stat()
         #expect(lstat(fallback, &info) == 0)
@@ -63,7 +63,7 @@ struct SocketOwnershipTests {
         // The other user's session, started as that user, from a copy it can reach (the
         // checkout may be in a home folder only its owner can enter).
         let theirs = try shutterpipeForAnyUser(in: folder)
-        let squatter = try RunningProcess(program: "/usr/bin/setpriv",
+        let squatter = try await RunningProcess.start(program: "/usr/bin/setpriv",
                                           ["--reuid=\(other.uid)", "--regid=\(other.gid)", "--clear-groups", theirs, "run", "--config", config],
                                           in: folder.path, environment: ["HOME": folder.path])
         let listening = await eventually {

@@ -26,7 +26,7 @@ func socketSession(_ folder: TemporaryDirectory, backend: String = "", coordinat
         directory: \(folder.file("out"))
     \(coordinator)
     """, in: folder)
-    let process = try RunningProcess(["run", "--config", config] + arguments, in: folder.path)
+    let process = try await RunningProcess.start(["run", "--config", config] + arguments, in: folder.path)
     // Ready when it accepts a connection (a stale socket file may already be there).
     let ready = await eventually(timeout: .seconds(30)) {
         let probe = connectUnixSocket(path)

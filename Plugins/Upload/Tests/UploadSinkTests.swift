@@ -42,7 +42,7 @@ struct UploadSinkTests {
         let folder = TemporaryDirectory("upload-both")
         let config = try config(folder, backend: "{type: file-stub, directory: \(repositoryRoot)/Plugins/FileStub/Tests/Fixtures}",
                                 uploads: ["remote: \"\(sftp.remote("shots/{session}"))\"", "remote: \"\(webdav.remote("jpeg"))\", files: jpeg"])
-        let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         await shootOneByOne(session, 4)
         let stored = storedPhotos(folder.file("out"))
         #expect(stored.count == 6, "\(stored.keys.sorted())")  // IMG_0001.JPG, IMG_0002.CR2+JPG, twice
@@ -68,7 +68,7 @@ struct UploadSinkTests {
         // ~600 KB shots at 512 KiB/s: each upload takes a second or so, long enough to be cut.
         let config = try config(folder, backend: "{type: file-stub, width: 1400, height: 1050, detail: 40}",
                                 uploads: ["remote: \"\(sftp.remote("shots"))\", bandwidth: 512k"])
-        let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         await shootOneByOne(session, 3)
         let stored = storedPhotos(folder.file("out"))
         #expect(stored.count == 3 && stored.values.allSatisfy { $0.count > 300_000 }, "\(stored.mapValues(\.count))")
@@ -95,7 +95,7 @@ struct UploadSinkTests {
         await sftp.kill()
         let folder = TemporaryDirectory("upload-fifty")
         let config = try config(folder, backend: "{type: file-stub, width: 64, height: 48}", uploads: ["remote: \"\(sftp.remote("shots"))\""])
-        var session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        var session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         await shootOneByOne(session, 50)
         session.signal(SIGKILL)
         _ = await session.wait(timeout: .seconds(30))
@@ -103,7 +103,7 @@ struct UploadSinkTests {
         #expect(stored.count == 50 && sftp.files().isEmpty)
 
         try await sftp.start()
-        session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         await session.waitForOutput("left queued by an earlier run")
         // Whole: a file being written has its name on the server before its bytes.
         let expected = Dictionary(uniqueKeysWithValues: stored.map { ("shots/\($0.key)", $0.value) })
@@ -128,7 +128,7 @@ struct UploadSinkTests {
           - {type: files, directory: \(folder.file("out")), filename: "{session}-{seq:04}.{ext}"}
           - {type: upload, queueFolder: \(folder.file("queue")), remote: "\(sftp.remote("picks"))", minRating: 4}
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--no-status", "--verbose"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--no-status", "--verbose"], in: folder.path)
         await shootOneByOne(session, 3)
         await session.waitForOutput("3 shots recorded") { shotsRecorded(in: $0) >= 3 }
         for (shot, rating) in [(2, 4), (3, 2), (2, 5)] {
@@ -157,7 +157,7 @@ struct UploadSinkTests {
           - {type: files, directory: \(folder.file("out"))}
           - {type: upload, remote: "\(sftp.remote("shots"))"}
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path, environment: ["HOME": home.path, "XDG_STATE_HOME": ""])
+        let session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path, environment: ["HOME": home.path, "XDG_STATE_HOME": ""])
         await shootOneByOne(session, 1)
         #expect(await eventually { sftp.files().count == 1 }, "\(session.stderrSoFar)")
         session.closeInput()
@@ -174,7 +174,7 @@ struct UploadSinkTests {
             #expect(outcome.status != 0 && outcome.stderr.contains("studio.yaml:7:") && outcome.stderr.contains(message), "\(upload): \(outcome.stderr)")
         }
         let config = try config(folder, uploads: ["remote: \"s:x\", rclone: /nonexistent/rclone"])
-        let session = try RunningProcess(["run", "--config", config, "--no-status"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         let outcome = await session.wait(timeout: .seconds(60))
         #expect(outcome.status != 0 && outcome.stderr.contains("cannot run '/nonexistent/rclone'") && outcome.stderr.contains("apt install rclone"), "\(outcome.stderr)")
     }

@@ -20,7 +20,7 @@ extension ReviewSuites {
               - {type: web, listen: "127.0.0.1:0"}
             sinks: [{type: files, directory: \(folder.file("out"))}]
             """, in: folder)
-            let session = try RunningProcess(["run", "--config", config, "--verbose"], in: folder.path)
+            let session = try await RunningProcess.start(["run", "--config", config, "--verbose"], in: folder.path)
             let port = try #require(await webPort(session))
             async let page = browse(port, "/", [
                 "wait:document.body.dataset.ready == 'yes'", "eval:(() => { post('capture'); return true; })()",

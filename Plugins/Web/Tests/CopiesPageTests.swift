@@ -18,7 +18,7 @@ struct CopiesPageTests {
           - {type: web, listen: "127.0.0.1:0"}
         sinks: [{type: files, directory: \(folder.file("out")), mirror: [\(mirror)]}]
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config, "--verbose"], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config, "--verbose"], in: folder.path)
         let port = try #require(await webPort(session), "\(session.stderrSoFar)")
         await shoot(session, 1)
         let details = "document.getElementById('exposure').textContent"

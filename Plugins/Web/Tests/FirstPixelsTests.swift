@@ -83,7 +83,7 @@ extension ReviewSuites {
                 failPhoto: true
                 timeout: 120s
             """, in: folder)
-            let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path,
+            let session = try await RunningProcess.start(program: try shutterpipeBinary(), ["run", "--config", config, "--verbose"], in: folder.path,
                                              environment: ["HOME": home.path])
             let port = try #require(await webPort(session), "\(session.stderrSoFar)")
             let state = "JSON.stringify([document.body.dataset.shown, loupe.caption.textContent, loupe.preview.naturalWidth, document.getElementById('progress').textContent])"

@@ -28,7 +28,7 @@ func rigWebSession(_ folder: TemporaryDirectory, _ cameras: [FakeCamera], home: 
         filename: "{seq:04}-{camera}.{ext}"
     \(extra)
     """, in: folder)
-    let session = try RunningProcess(program: "nice", ["-n", "10", try shutterpipeBinary(), "run", "--config", config, "--verbose"], in: folder.path,
+    let session = try await RunningProcess.start(program: "nice", ["-n", "10", try shutterpipeBinary(), "run", "--config", config, "--verbose"], in: folder.path,
                                      environment: ["HOME": home.path])
     guard let port = await webPort(session) else { throw TestSupportError("the web trigger did not start: \(session.stderrSoFar)") }
     return (session, port)

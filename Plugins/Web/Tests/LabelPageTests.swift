@@ -20,7 +20,7 @@ struct LabelPageTests {
           - {type: web, listen: "127.0.0.1:0", token: operator-secret-0123456789, viewerToken: viewer-secret-0123456789}
         sinks: [{type: files, directory: \(folder.file("out")), filename: "{label}-{seq:03}.{ext}"}]
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path)
         let port = try #require(await webPort(session), "\(session.stderrSoFar)")
         let state = "document.getElementById('state').textContent"
         let page = try await browse(port, "/#token=operator-secret-0123456789", [

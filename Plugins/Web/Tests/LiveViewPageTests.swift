@@ -138,7 +138,7 @@ extension ReviewSuites {
             let cameras = [try await FakeCamera(["--lens"], home: home), try await FakeCamera(["--iso-choices", "100,200,400"], home: home)]
             let socket = folder.file("rig.sock")
             let environment = ["HOME": home.path]
-            let session = try liveRigSession(cameras, in: folder, home: home, triggers: ["{type: socket, path: \(socket)}"])
+            let session = try await liveRigSession(cameras, in: folder, home: home, triggers: ["{type: socket, path: \(socket)}"])
             let port = try #require(await webPort(session), "\(session.stderrSoFar)")
             func change(_ camera: String, _ key: String, _ value: String) -> String {
                 "eval:(() => { $('settings-camera').value = '\(camera)'; cameraControls.fill(); const c = $('setting-\(key)'); c.value = '\(value)'; c.dispatchEvent(new Event('change')); return true })()"

@@ -27,13 +27,13 @@ func liveSession(_ camera: FakeCamera, in folder: TemporaryDirectory) async thro
     sinks: [{type: files, directory: \(folder.file("out"))}]
     coordinator: {captureTimeout: 20s, enterTimeout: 20s}
     """, in: folder)
-    let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+    let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
     guard let port = await webPort(session) else { throw TestSupportError("the web trigger did not start: \(session.stderrSoFar)") }
     return (session, port)
 }
 
 /// A session on a rig of `cameras` (named A, B, …) with stdin, web and `triggers`.
-func liveRigSession(_ cameras: [FakeCamera], in folder: TemporaryDirectory, home: TemporaryDirectory, triggers: [String] = []) throws -> RunningProcess {
+func liveRigSession(_ cameras: [FakeCamera], in folder: TemporaryDirectory, home: TemporaryDirectory, triggers: [String] = []) async throws -> RunningProcess {
     let names = cameras.indices.map { String(UnicodeScalar(UInt8(65 + $0))) }
     let config = try writeConfig("""
     version: 1
@@ -49,7 +49,7 @@ func liveRigSession(_ cameras: [FakeCamera], in folder: TemporaryDirectory, home
     sinks: [{type: files, directory: \(folder.file("out"))}]
     coordinator: {captureTimeout: 20s, enterTimeout: 20s}
     """, in: folder)
-    return try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
+    return try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
 }
 
 @Suite("web trigger: live view (real libgphoto2, the virtual camera's PTP 1.1 stream)", .timeLimit(.minutes(2)))
@@ -139,7 +139,7 @@ struct LiveViewTests {
     func perCamera() async throws {
         let folder = TemporaryDirectory("live-rig-routes"), home = TemporaryDirectory("live-rig-routes-home")
         let cameras = [try await FakeCamera(home: home), try await FakeCamera(home: home)]
-        let session = try liveRigSession(cameras, in: folder, home: home)
+        let session = try await liveRigSession(cameras, in: folder, home: home)
         let port = try #require(await webPort(session), "\(session.stderrSoFar)")
         session.send("enter\n")
         #expect(await session.waitForOutput("enteredPhotoMode", on: .stdout))

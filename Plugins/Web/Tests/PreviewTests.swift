@@ -53,7 +53,7 @@ struct PreviewTests {
           - {type: web, listen: "127.0.0.1:0"}
         sinks: [{type: files, directory: \(folder.file("out"))}]
         """, in: folder)
-        let session = try RunningProcess(["run", "--config", config], in: folder.path)
+        let session = try await RunningProcess.start(["run", "--config", config], in: folder.path)
         let port = try #require(await webPort(session))
         session.send("capture\n")
         #expect(await eventually(timeout: .seconds(60)) { session.stdoutSoFar.contains("photoSuccess") }, "\(session.stderrSoFar)")

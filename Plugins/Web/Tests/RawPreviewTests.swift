@@ -156,7 +156,7 @@ struct RawShootTests {
             sinks: [{type: files, directory: \(folder.file("out-\(objects)")), filename: "{name}.{ext}"}]
             coordinator: {captureTimeout: 20s, enterTimeout: 20s}
             """, in: folder, name: "raw-\(objects).yaml")
-            let session = try RunningProcess(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
+            let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
             let port = try #require(await webPort(session))
             session.send("capture\n")
             #expect(await session.waitForOutput("photoSuccess", on: .stdout))

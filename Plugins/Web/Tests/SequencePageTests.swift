@@ -26,7 +26,7 @@ extension ReviewSuites {
               stack: {kind: focus-stack, frames: 4, from: 1600, step: 2, settle: 0s}
               bracket: {kind: bracket, frames: 3, setting: shutterspeed}
             """, in: folder)
-            let session = try RunningProcess(program: try shutterpipeBinary(), ["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
+            let session = try await RunningProcess.start(program: try shutterpipeBinary(), ["run", "--config", config], in: folder.path, environment: ["HOME": home.path])
             let port = try #require(await webPort(session), "\(session.stderrSoFar)")
             let run = try await browse(port, "/#view=grid&token=operator-secret-1234567890", [
                 "wait:document.body.dataset.ready == 'yes' && !document.getElementById('sequences').hidden",

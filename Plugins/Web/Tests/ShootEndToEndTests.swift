@@ -48,7 +48,7 @@ extension ReviewSuites {
 
         /// Starts the session of `config` and waits for its page.
         static func start(_ config: String, _ folder: TemporaryDirectory, home: TemporaryDirectory) async throws -> (RunningProcess, UInt16) {
-            let session = try RunningProcess(program: "nice", ["-n", "10", try shutterpipeBinary(), "run", "--config", config, "--verbose"], in: folder.path,
+            let session = try await RunningProcess.start(program: "nice", ["-n", "10", try shutterpipeBinary(), "run", "--config", config, "--verbose"], in: folder.path,
                                              environment: ["HOME": home.path])
             guard let port = await webPort(session) else { throw TestSupportError("the web trigger did not start: \(session.stderrSoFar)") }
             return (session, port)

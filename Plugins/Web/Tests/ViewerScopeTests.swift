@@ -24,7 +24,7 @@ struct ViewerScopeTests {
           - {type: web, listen: "127.0.0.1:0", token: \(operatorToken), viewerToken: \(viewerToken)\(web)}
         sinks: [{type: files, directory: \(folder.file("out")), filename: "{session}-{seq:04}.{ext}"}]
         """, in: folder, name: "\(name).yaml")
-        let process = try RunningProcess(["run", "--config", config, "--verbose"], in: folder.path)
+        let process = try await RunningProcess.start(["run", "--config", config, "--verbose"], in: folder.path)
         guard let port = await webPort(process) else { throw TestSupportError("the web trigger did not start: \(process.stderrSoFar)") }
         return (process, port)
     }
@@ -131,7 +131,7 @@ struct ViewerScopeTests {
         triggers: [{type: stdin}, {type: web, listen: "0.0.0.0:0", token: \(Self.operatorToken), viewerToken: \(Self.viewerToken)}]
         sinks: [{type: files, directory: \(folder.file("all"))}]
         """, in: folder, name: "all.yaml")
-        let everywhere = try RunningProcess(["run", "--config", config], in: folder.path)
+        let everywhere = try await RunningProcess.start(["run", "--config", config], in: folder.path)
         let everywherePort = try #require(await Self.anyPort(everywhere))
         let lanLink = try await http("GET", "/api/share", port: everywherePort, headers: ["Authorization": "Bearer \(Self.operatorToken)", "Host": "localhost:\(everywherePort)"]).json?["link"] as? String ?? ""
         let host = lanLink.dropFirst("http://".count).prefix { $0 != ":" }

@@ -22,8 +22,8 @@ func webSession(_ folder: TemporaryDirectory, web: String = "", width: Int = 300
     let arguments = ["run", "--config", config] + (verbose ? ["--verbose"] : [])
     // `yielding`: at nice 10, for a test of what a page shows (not how fast), so that the
     // in-process tests beside it keep the cores on a busy machine.
-    let session = yielding ? try RunningProcess(program: "nice", ["-n", "10", try shutterpipeBinary()] + arguments, in: folder.path)
-        : try RunningProcess(arguments, in: folder.path)
+    let session = yielding ? try await RunningProcess.start(program: "nice", ["-n", "10", try shutterpipeBinary()] + arguments, in: folder.path)
+        : try await RunningProcess.start(arguments, in: folder.path)
     guard let port = await webPort(session) else { throw TestSupportError("the web trigger did not start: \(session.stderrSoFar)") }
     return (session, port)
 }
