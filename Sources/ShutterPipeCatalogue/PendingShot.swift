@@ -14,13 +14,17 @@ struct PendingShot: Sendable {
     /// The EXIF summary of its reference file, once read.
     var exif: ExifSummary? = nil
 
-    /// The shot with its reference file's EXIF summary read (the JPEG, else the first).
+    /// The shot with its reference file's EXIF summary read.
     func withExifRead() -> PendingShot {
         var shot = self
-        let paths = answer.stored.filter { $0.cameraFile != nil }.map { Catalogue.absolute($0.location) }.filter { FileKind.of($0) != nil }
-        let reference = paths.first { FileKind.of($0) == .jpeg } ?? paths.first
-        shot.exif = reference.map { ExifReader.summary(of: $0) } ?? ExifSummary()
+        shot.exif = readExif()
         return shot
+    }
+
+    /// The EXIF summary of the file it is recorded by: its JPEG, else its first photo file.
+    private func readExif() -> ExifSummary {
+        let paths = answer.stored.filter { $0.cameraFile != nil && FileKind.of($0.location) != nil }.map { Catalogue.absolute($0.location) }
+        return (paths.first { FileKind.of($0) == .jpeg } ?? paths.first).map { ExifReader.summary(of: $0) } ?? ExifSummary()
     }
 
     /// The record, with the digests its sinks gave (taken out of `digests`); the others
@@ -37,14 +41,13 @@ struct PendingShot: Sendable {
             file.camera = stored.camera
             return file
         }
-        let reference = files.first { $0.kind == .jpeg } ?? files.first
         let succeeded = answer.state == .photoSuccess
         var record = ShotRecord(
             shotID: answer.shot, trigger: trigger, camera: camera,
             asked: observed.addingTimeInterval(-answer.duration.inSeconds),
             fired: answer.captureTime, stored: succeeded ? observed : nil, state: succeeded ? .stored : .failed,
             failureCause: answer.failure?.cause.rawValue, failureMessage: answer.failure?.description, files: files,
-            exif: exif ?? reference.map { ExifReader.summary(of: $0.path) } ?? ExifSummary())
+            exif: exif ?? readExif())
         record.sessionLabel = answer.label
         record.sequence = sequence
         return record
