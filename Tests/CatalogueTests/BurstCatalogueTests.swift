@@ -21,7 +21,7 @@ struct BurstCatalogueTests {
         var shots: [PendingShot] = []
         for number in 1...120 {
             let path = "\(photos)/burst-\(number).jpg"
-            try (fixture + Data("\(number)".utf8)).write(to: URL(fileURLWithPath: path))  // 120 different digests
+            try (fixture + Data("\(number)".utf8)).writeTestFile(path)  // 120 different digests
             var answer = ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess,
                                        stored: [StoredFile(location: path, byteCount: fixture.count + "\(number)".utf8.count, cameraFile: "IMG_\(number).JPG")],
                                        shot: ShotID(run: "burst", number: number))
@@ -57,7 +57,7 @@ struct BurstCatalogueTests {
         let photos = folder.file("photos")
         try FileManager.default.createDirectory(atPath: photos, withIntermediateDirectories: true)
         let fixture = try Data(contentsOf: URL(fileURLWithPath: "\(repositoryRoot)/Plugins/FileStub/Tests/Fixtures/IMG_0001.JPG"))
-        try fixture.write(to: URL(fileURLWithPath: "\(photos)/earlier.jpg"))  // from a run that crashed before its record
+        try fixture.writeTestFile("\(photos)/earlier.jpg")  // from a run that crashed before its record
         let opening = DispatchSemaphore(value: 0)
         let lines = Mutex<[String]>([])
         let log = Logger(source: "catalogue") { record in lines.withLock { $0.append(record.message) } }
@@ -67,7 +67,7 @@ struct BurstCatalogueTests {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in writer.listed { done.resume() } }
         // The session's first shot lands while the catalogue is not open yet.
         let stored = "\(photos)/shot-1.jpg"
-        try fixture.write(to: URL(fileURLWithPath: stored))
+        try fixture.writeTestFile(stored)
         var answer = ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess,
                                    stored: [StoredFile(location: stored, byteCount: fixture.count, cameraFile: "IMG_0001.JPG")],
                                    shot: ShotID(run: "opening", number: 1))
@@ -95,7 +95,7 @@ struct BurstCatalogueTests {
         try FileManager.default.createDirectory(atPath: photos, withIntermediateDirectories: true)
         func shot(_ number: Int) throws -> PendingShot {
             let path = "\(photos)/given-\(number).jpg"
-            try Data("photo \(number)".utf8).write(to: URL(fileURLWithPath: path))
+            try Data("photo \(number)".utf8).writeTestFile(path)
             var answer = ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess,
                                        stored: [StoredFile(location: path, byteCount: 7, cameraFile: "IMG_\(number).JPG")],
                                        shot: ShotID(run: "given", number: number))

@@ -113,8 +113,8 @@ struct CatalogueTests {
         let folder = TemporaryDirectory("catalogue-pairs")
         let source = folder.file("card")
         try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
-        try Data("II*\u{0}fake raw sensor data".utf8).write(to: URL(fileURLWithPath: "\(source)/IMG_0002.CR2"))
-        try FileManager.default.copyItem(atPath: "\(repositoryRoot)/Plugins/FileStub/Tests/Fixtures/IMG_0002.JPG", toPath: "\(source)/IMG_0002.JPG")
+        try Data("II*\u{0}fake raw sensor data".utf8).writeTestFile("\(source)/IMG_0002.CR2")
+        try copyTestFile("\(repositoryRoot)/Plugins/FileStub/Tests/Fixtures/IMG_0002.JPG", to: "\(source)/IMG_0002.JPG")
         _ = try await ExifTool.run(["-q", "-overwrite_original", "-ExposureTime=1/125", "-FNumber=5.6", "-ISO=400", "-FocalLength=85",
                                     "-LensModel=EF85mm f/1.4L", "-Make=Canon", "-Model=Canon EOS R5", "-SerialNumber=A0123",
                                     "-Orientation#=6", "-DateTimeOriginal=2026:12:03 10:11:12", "\(source)/IMG_0002.JPG"])
@@ -141,9 +141,9 @@ struct CatalogueTests {
         let shoot = folder.file("shoot")
         try FileManager.default.createDirectory(atPath: "\(shoot)/day2", withIntermediateDirectories: true)
         let fixtures = "\(repositoryRoot)/Plugins/FileStub/Tests/Fixtures"
-        try FileManager.default.copyItem(atPath: "\(fixtures)/IMG_0001.JPG", toPath: "\(shoot)/IMG_0001.JPG")
-        try FileManager.default.copyItem(atPath: "\(fixtures)/IMG_0002.JPG", toPath: "\(shoot)/day2/IMG_0002.JPG")
-        try Data("raw".utf8).write(to: URL(fileURLWithPath: "\(shoot)/day2/IMG_0002.CR2"))
+        try copyTestFile("\(fixtures)/IMG_0001.JPG", to: "\(shoot)/IMG_0001.JPG")
+        try copyTestFile("\(fixtures)/IMG_0002.JPG", to: "\(shoot)/day2/IMG_0002.JPG")
+        try Data("raw".utf8).writeTestFile("\(shoot)/day2/IMG_0002.CR2")
         // Sidecars written by exiftool, in both namings.
         _ = try await ExifTool.run(["-q", "-o", "\(shoot)/IMG_0001.JPG.xmp", "-XMP-xmp:Rating=3", "-XMP-xmp:Label=Green", "\(shoot)/IMG_0001.JPG"])
         _ = try await ExifTool.run(["-q", "-o", "\(shoot)/day2/IMG_0002.xmp", "-XMP-xmp:Rating=-1", "\(shoot)/day2/IMG_0002.JPG"])
@@ -194,7 +194,7 @@ struct CatalogueTests {
         let config = try writeConfig(cataloguePipeline(folder.file("photos")), in: folder)
         _ = try await shutterpipe(["run", "--config", config], input: "capture\ncapture\n", in: folder.path)
         let file = folder.file("photos/.shutterpipe/catalogue.sqlite")
-        try Data(repeating: 0x5a, count: 8192).write(to: URL(fileURLWithPath: file))
+        try Data(repeating: 0x5a, count: 8192).writeTestFile(file)
         let outcome = try await shutterpipe(["run", "--config", config], input: "capture\n", in: folder.path)
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stderr.contains("was damaged: moved aside to '\(Catalogue.absolute(file)).corrupt-"), "\(outcome.stderr)")

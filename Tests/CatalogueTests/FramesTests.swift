@@ -13,7 +13,7 @@ import Testing
 private func rigShot(in folder: TemporaryDirectory, number: Int = 1) throws -> ShotRecord {
     func file(_ name: String, camera: String, _ data: Data) throws -> CatalogueFile {
         let path = folder.file(name)
-        try data.write(to: URL(fileURLWithPath: path))
+        try data.writeTestFile(path)
         var file = Catalogue.describe(path, size: data.count, cameraFile: name)
         file.camera = camera
         return file
@@ -79,7 +79,7 @@ struct FramesTests {
             "\(error)".contains("shot \(rig) has no frame of camera 'C'; its frames are A, B")
         }
         let path = folder.file("single.jpg")
-        try SyntheticJPEG.make(width: 16, height: 16, shot: 9).write(to: URL(fileURLWithPath: path))
+        try SyntheticJPEG.make(width: 16, height: 16, shot: 9).writeTestFile(path)
         let single = try catalogue.record(ShotRecord(state: .stored, files: [Catalogue.describe(path, size: 1, cameraFile: "IMG_9.JPG")]), session: nil)
         #expect(try catalogue.shot(single)?.frames == [CatalogueFrame(camera: nil)])
         #expect(try CatalogueMarker.mark(single, frames: .camera(nil), [.rating(3)], in: catalogue).shot.rating == 3)

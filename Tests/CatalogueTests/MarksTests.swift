@@ -45,7 +45,7 @@ struct MarksTests {
     func mergesForeignSidecar() async throws {
         let folder = TemporaryDirectory("catalogue-merge")
         let photo = folder.file("IMG_1.CR2")
-        try Data("raw".utf8).write(to: URL(fileURLWithPath: photo))
+        try Data("raw".utf8).writeTestFile(photo)
         let darktable = """
         <?xml version="1.0" encoding="UTF-8"?>
         <x:xmpmeta xmlns:x="adobe:ns:meta/" x:xmptk="XMP Core 4.4.0-Exiv2">
@@ -66,7 +66,7 @@ struct MarksTests {
         </x:xmpmeta>
 
         """
-        try darktable.write(toFile: photo + ".xmp", atomically: false, encoding: .utf8)
+        try darktable.writeTestFile(photo + ".xmp")
         try XMPSidecar.write(.init(rating: 5, label: "Green"), to: photo + ".xmp")
         let text = try String(contentsOfFile: photo + ".xmp", encoding: .utf8)
         #expect(text.components(separatedBy: "xmp:Rating").count == 2, "one Rating, replaced: \(text)")
@@ -109,7 +109,7 @@ struct MarksTests {
         let secondary = SyntheticJPEG.make(width: 64, height: 48, shot: 2)
         let original = MultiPictureJPEG.make(primary: SyntheticJPEG.make(width: 320, height: 240, shot: 1), secondary: secondary)
         let photo = folder.file("IMG_0001.JPG")
-        try original.write(to: URL(fileURLWithPath: photo))
+        try original.writeTestFile(photo)
         let before = try #require(try await ExifTool.tags([photo])[photo])
         // The first mark adds an XMP segment; the second replaces it with a longer one.
         for (index, marks) in [ShotMarks(rating: 3), ShotMarks(rating: 5, label: "Green", pick: .picked)].enumerated() {

@@ -36,7 +36,7 @@ struct BuiltInConformanceTests {
     @Test("files sink")
     func files() async throws {
         let folder = TemporaryDirectory("conform-files")
-        try Data().write(to: URL(fileURLWithPath: folder.file("blocker")))
+        try Data().writeTestFile(folder.file("blocker"))
         let problems = await Conformance.checkSink({ FilesSink(options: try FilesSink.Options(directory: folder.file("out"))) },
                                                    failing: { FilesSink(options: try FilesSink.Options(directory: folder.file("blocker/out"))) })
         #expect(problems.isEmpty, "\(problems)")
@@ -206,7 +206,7 @@ struct BuiltInConformanceTests {
         let incoming = options.folder
         let problems = await Conformance.checkDeliveringBackend(HotFolderBackend(options: options), takesCaptures: false) {
             let photo = SyntheticJPEG.make(width: 320, height: 240, shot: 1)
-            try photo.write(to: URL(fileURLWithPath: "\(incoming)/DROP0001.JPG"))
+            try photo.writeTestFile("\(incoming)/DROP0001.JPG")
         }
         #expect(problems.isEmpty, "\(problems)")
     }

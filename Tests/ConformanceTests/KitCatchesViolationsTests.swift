@@ -20,7 +20,7 @@ private struct JPEGOnlyArchive: PhotoSink {
     func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
         let file = photo.files[0]
         let path = "\(folder)/\(context.shotNumber)-\(file.name)"
-        try file.data.write(to: URL(fileURLWithPath: path))
+        try file.data.writeTestFile(path)
         return SinkReceipt(files: [StoredFile(location: path, byteCount: file.data.count, cameraFile: file.name)])
     }
 }
@@ -31,7 +31,7 @@ private struct LyingSizeArchive: PhotoSink {
     func store(_ photo: CapturedPhoto, context: ShotContext) async throws -> SinkReceipt {
         SinkReceipt(files: try photo.files.map { file in
             let path = "\(folder)/\(context.shotNumber)-\(file.name)"
-            try file.data.prefix(10).write(to: URL(fileURLWithPath: path))
+            try file.data.prefix(10).writeTestFile(path)
             return StoredFile(location: path, byteCount: file.data.count, cameraFile: file.name)
         })
     }
@@ -125,7 +125,7 @@ struct KitCatchesViolationsTests {
     func ownFileAsPhoto() async throws {
         let folder = TemporaryDirectory("conform-own-file").keep()
         let path = folder.file("log.txt")
-        try Data().write(to: URL(fileURLWithPath: path))
+        try Data().writeTestFile(path)
         let problems = await Conformance.checkSink { LogSink(path: path, asRecord: false) }
         #expect(problems.contains { $0.contains("'\(path)' is listed as a file of photo 1 and of photo 2") && $0.contains("records") }, "\(problems)")
         #expect(await Conformance.checkSink { LogSink(path: path, asRecord: true) }.isEmpty)

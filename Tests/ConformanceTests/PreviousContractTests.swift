@@ -30,7 +30,7 @@ struct PreviousContractTests {
         let descriptor = try #require(registry.descriptors.first { $0.type == "manifest" })
         #expect(descriptor.origin == .library(library) && descriptor.abilities.isEmpty)
         let folder = TemporaryDirectory("previous-contract")
-        try Data().write(to: URL(fileURLWithPath: folder.file("blocker")))
+        try Data().writeTestFile(folder.file("blocker"))
         @Sendable func sink(_ path: String) throws -> any PhotoSink {
             let spec = PluginSpec(kind: .sink, type: "manifest", typeLocation: SourceLocation(file: "test", line: 1, column: 1), name: "manifest",
                                   options: try PluginOptions(configNode(["path": path]), owner: "sink 'manifest'"))

@@ -21,9 +21,9 @@ struct RuntimeOutOfReachTests {
             targets: [.target(name: "Reach", dependencies: [.product(name: "ShutterPipeKit", package: "ShutterPipeKit"),
                                                            .product(name: "ShutterPipeSupport", package: "SDK")])]
         )
-        """.write(toFile: folder.file("Package.swift"), atomically: false, encoding: .utf8)
+        """.writeTestFile(folder.file("Package.swift"))
         try "import ShutterPipeKit\nimport ShutterPipeSupport\nimport ShutterPipeRuntime\n\npublic func reach() -> Any.Type { ShutterCoordinator.self }\n"
-            .write(toFile: "\(sources)/Reach.swift", atomically: false, encoding: .utf8)
+            .writeTestFile("\(sources)/Reach.swift")
         // The SDK builds once in a scratch folder kept between runs.
         let scratch = "\(repositoryRoot)/.build/runtime-reach"
         let build = try await runProgram(["swift", "build", "--package-path", folder.path, "--scratch-path", scratch], timeout: .seconds(900))
@@ -31,7 +31,7 @@ struct RuntimeOutOfReachTests {
         #expect((build.text + build.errors).contains("no such module 'ShutterPipeRuntime'"), "\((build.text + build.errors).suffix(3000))")
         // The same package without that import builds: the failure is the runtime's absence, nothing else.
         try "import ShutterPipeKit\nimport ShutterPipeSupport\n\npublic func reach() -> Int { LineReader.defaultLimit }\n"
-            .write(toFile: "\(sources)/Reach.swift", atomically: false, encoding: .utf8)
+            .writeTestFile("\(sources)/Reach.swift")
         let plain = try await runProgram(["swift", "build", "--package-path", folder.path, "--scratch-path", scratch], timeout: .seconds(900))
         #expect(plain.status == 0, "\((plain.text + plain.errors).suffix(3000))")
     }

@@ -28,7 +28,7 @@ struct EndToEndTests {
     func quickstart() async throws {
         let folder = TemporaryDirectory("quickstart")
         try FileManager.default.createDirectory(atPath: folder.file("Config"), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: "\(repositoryRoot)/Config/default.yaml", toPath: folder.file("Config/default.yaml"))
+        try copyTestFile("\(repositoryRoot)/Config/default.yaml", to: folder.file("Config/default.yaml"))
         let outcome = try await shutterpipe(["run"], input: "enter\ncapture\ncapture\nexit\n", in: folder.path)
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.lines == [
@@ -80,7 +80,7 @@ struct EndToEndTests {
     @Test("preflight: a destination that cannot work fails the run at start, exit 1, before any event; low free space is a warning at start")
     func preflight() async throws {
         let folder = TemporaryDirectory("preflight")
-        try "not a folder".write(toFile: folder.file("out"), atomically: false, encoding: .utf8)
+        try "not a folder".writeTestFile(folder.file("out"))
         let blocked = try writeConfig(stubPipeline(folder.file("out")), in: folder)
         let failed = try await shutterpipe(["run", "--config", blocked], input: "capture\n", in: folder.path)
         #expect(failed.status == 1 && failed.stdout.isEmpty, "\(failed.stdout)")

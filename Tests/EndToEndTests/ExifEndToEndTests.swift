@@ -11,12 +11,12 @@ struct ExifEndToEndTests {
         try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
         // Three exposures: a JPEG with camera EXIF, a RAW+JPEG pair, a JPEG cut off in its header.
         let stub = "\(repositoryRoot)/Plugins/FileStub/Tests/Fixtures"
-        try FileManager.default.copyItem(atPath: "\(stub)/IMG_0001.JPG", toPath: "\(source)/IMG_0001.JPG")
+        try copyTestFile("\(stub)/IMG_0001.JPG", to: "\(source)/IMG_0001.JPG")
         try await ExifTool.run(["-q", "-overwrite_original", "-Make=TestCam", "-Model=E2E", "-ISO=400", "\(source)/IMG_0001.JPG"])
-        try FileManager.default.copyItem(atPath: "\(stub)/IMG_0002.CR2", toPath: "\(source)/IMG_0002.CR2")
-        try FileManager.default.copyItem(atPath: "\(stub)/IMG_0002.JPG", toPath: "\(source)/IMG_0002.JPG")
+        try copyTestFile("\(stub)/IMG_0002.CR2", to: "\(source)/IMG_0002.CR2")
+        try copyTestFile("\(stub)/IMG_0002.JPG", to: "\(source)/IMG_0002.JPG")
         let whole = try Data(contentsOf: URL(fileURLWithPath: "\(stub)/IMG_0001.JPG"))
-        try whole.prefix(60).write(to: URL(fileURLWithPath: "\(source)/IMG_0003.JPG"))
+        try whole.prefix(60).writeTestFile("\(source)/IMG_0003.JPG")
         let config = try writeConfig("""
         version: 1
         session: e2e

@@ -55,7 +55,7 @@ struct InstallTests {
                 && FileManager.default.fileExists(atPath: "\(root)/usr/share/shutterpipe/examples/mqtt.yaml"))
 
         // A third-party plugin dropped into the installed plugins folder is found as it is.
-        try FileManager.default.copyItem(atPath: try await examplePlugin(), toPath: "\(root)/usr/lib/shutterpipe/plugins/libShutterPipeManifest.so")
+        try copyTestFile(try await examplePlugin(), to: "\(root)/usr/lib/shutterpipe/plugins/libShutterPipeManifest.so")
 
         // The toolchain's runtime folder hidden by an empty mount: only the package's own
         // copy of the Swift runtime can be used. Run in a folder outside the checkout.

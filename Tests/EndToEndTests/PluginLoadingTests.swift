@@ -6,7 +6,7 @@ import Testing
 /// A C shared library with the given source, standing in for a broken plugin.
 func cLibrary(_ source: String, named name: String, in folder: TemporaryDirectory) async throws -> String {
     let c = folder.file("\(name).c"), library = folder.file("lib\(name).so")
-    try source.write(toFile: c, atomically: false, encoding: .utf8)
+    try source.writeTestFile(c)
     let result = try await runProgram(["cc", "-shared", "-fPIC", "-o", library, c])
     #expect(result.status == 0)
     return library
@@ -108,7 +108,7 @@ struct PluginLoadingTests {
         default:
             let library = try await examplePlugin()
             path = folder.file("libcopy.so")
-            try FileManager.default.copyItem(atPath: library, toPath: path)
+            try copyTestFile(library, to: path)
             let outcome = try await shutterpipe(["plugins", "--plugin-path", library, "--plugin-path", path], in: folder.path)
             #expect(outcome.status == 1)
             #expect(outcome.stderr.contains("plugin '\(path)' refused: sink type 'manifest' is already registered (\(library))"), "\(outcome.stderr)")
@@ -135,10 +135,10 @@ struct PluginLoadingTests {
         let plugins = folder.file("plugins")
         try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
         for name in ["libShutterPipeKit.so", "libShutterPipeManifest.so"] {
-            try FileManager.default.copyItem(atPath: "\(buildFolder)/\(name)", toPath: "\(plugins)/\(name)")
+            try copyTestFile("\(buildFolder)/\(name)", to: "\(plugins)/\(name)")
         }
         let yaml = URL(fileURLWithPath: "/usr/lib/x86_64-linux-gnu/libyaml-0.so.2").resolvingSymlinksInPath().path
-        try FileManager.default.copyItem(atPath: yaml, toPath: "\(plugins)/libyaml.so")  // a library, not a plugin
+        try copyTestFile(yaml, to: "\(plugins)/libyaml.so")  // a library, not a plugin
         try FileManager.default.createSymbolicLink(atPath: "\(plugins)/libgone.so", withDestinationPath: "libgone.so.1")
         // A link to a plugin that is not there is a refusal that says so; the rest still load.
         let broken = try await shutterpipe(["plugins", "--plugin-path", plugins], in: folder.path)

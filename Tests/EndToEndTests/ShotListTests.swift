@@ -7,7 +7,7 @@ import Testing
 @Suite("shot list: products shot in turn, from a CSV", .timeLimit(.minutes(3)))
 struct ShotListTests {
     static func config(_ folder: TemporaryDirectory, list: String) throws -> String {
-        try list.write(toFile: folder.file("products.csv"), atomically: false, encoding: .utf8)
+        try list.writeTestFile(folder.file("products.csv"))
         return try writeConfig("""
         version: 1
         session: shift

@@ -19,7 +19,7 @@ func definedSymbols(_ binary: String) async throws -> [(mangled: String, demangl
         }
     }
     let folder = TemporaryDirectory("symbols")
-    try mangled.joined(separator: "\n").write(toFile: folder.file("mangled"), atomically: false, encoding: .utf8)
+    try mangled.joined(separator: "\n").writeTestFile(folder.file("mangled"))
     let text = try await output(of: ["sh", "-c", "swift demangle --compact < \(folder.file("mangled"))"])
     let demangled = try await offThePool { text.split(separator: "\n").map(String.init) }
     #expect(demangled.count == mangled.count)

@@ -38,7 +38,7 @@ enum CaptureFolderAttack {
         chmod(folder.path, 0o711)  // the second user passes through to the shared folder
         chmod(folder.file("private"), 0o700)
         if other != nil { chmod(shared, 0o777) }  // a folder shared with another user
-        try secret.write(toFile: folder.file("private/secret"), atomically: false, encoding: .utf8)
+        try secret.writeTestFile(folder.file("private/secret"))
         chmod(folder.file("private/secret"), 0o600)
         // rclone, held until the test opens the gate: both photos then go in one batch.
         let gate = folder.file("gate-open")
@@ -47,7 +47,7 @@ enum CaptureFolderAttack {
         #!/bin/sh
         [ -e '\(gate)' ] || { echo 'the test holds the upload' >&2; exit 1; }
         exec /usr/bin/rclone "$@"
-        """.write(toFile: wrapper, atomically: true, encoding: .utf8)
+        """.writeTestFile(wrapper)
         chmod(wrapper, 0o755)
         let config = try writeConfig("""
         version: 1
@@ -88,7 +88,7 @@ enum CaptureFolderAttack {
 
         // The mirror is plugged in and the upload let go: C arrives, A's link is refused.
         try FileManager.default.createDirectory(atPath: mirror, withIntermediateDirectories: true)
-        #expect(FileManager.default.createFile(atPath: gate, contents: Data()))
+        try Data().writeTestFile(gate)
         #expect(await eventually { FileManager.default.contents(atPath: "\(mirror)/C/\(stored)") == photoC }, "\(session.stderrSoFar.suffix(2000))")
         #expect(await eventually { server.files().values.contains(photoC) }, "\(server.files().keys.sorted()) \(session.stderrSoFar.suffix(2000))")
         await session.waitForOutput("A refused by the mirror and the upload") {

@@ -176,6 +176,6 @@ func writeLargeJPEGs(_ count: Int, megabytes: Int, into folder: String) throws {
         let segment = [UInt8](repeating: UInt8(truncatingIfNeeded: 0x41 + index), count: 65_533)
         for _ in 0..<(megabytes * 16) { bytes += [0xFF, 0xFE, 0xFF, 0xFF] + segment }  // COM, length 65535
         bytes += small[2...]
-        try Data(bytes).write(to: URL(fileURLWithPath: "\(folder)/IMG_\(String(format: "%04d", index)).JPG"))
+        try Data(bytes).writeTestFile("\(folder)/IMG_\(String(format: "%04d", index)).JPG")
     }
 }

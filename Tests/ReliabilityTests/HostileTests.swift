@@ -128,7 +128,7 @@ struct HostileTests {
         let shots = Chaos.count(ci: 20, full: 500)
         let pids = folder.file("daemons")
         let hook = folder.file("hook.sh")
-        try "#!/bin/sh\nsleep 120 &\necho $! >> \(pids)\necho stored\n".write(toFile: hook, atomically: false, encoding: .utf8)
+        try "#!/bin/sh\nsleep 120 &\necho $! >> \(pids)\necho stored\n".writeTestFile(hook)
         chmod(hook, 0o755)
         let config = try writeConfig("""
         version: 1

@@ -61,7 +61,7 @@ struct HotFolderAttackTests {
                 let word = HotFolderAttacks.scriptWords[index % HotFolderAttacks.scriptWords.count]
                 let name = index % 7 == 3 ? "\(word) (\(index)).JPG" : "\(word)_\(index).jpg"
                 names.append(name)
-                try jpeg.write(to: URL(fileURLWithPath: "\(incoming)/\(name)"))
+                try jpeg.writeTestFile("\(incoming)/\(name)")
             }
             return names
         }

@@ -144,7 +144,7 @@ enum HotFolderAttacks {
         }
         await session.waitForOutput("a file waits for room") { $0.contains("waits to be read") }
         #expect(count("taken from the hot folder", in: session.stderrSoFar) == 1, "\(session.stderrSoFar)")
-        #expect(FileManager.default.createFile(atPath: gate, contents: Data()))
+        try Data().writeTestFile(gate)
         await session.waitForOutput("every file stored") { count("→ photoSuccess", in: $0) >= 4 }
         let outcome = await HotFolderStage.end(session)
         #expect(count("taken from the hot folder", in: outcome.stderr) == 4, "\(outcome.stderr)")

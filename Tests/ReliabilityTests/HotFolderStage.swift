@@ -44,9 +44,9 @@ struct HotFolderStage {
         try FileManager.default.createDirectory(atPath: folder.file("private"), withIntermediateDirectories: true)
         chmod(folder.path, 0o711)  // a second user may pass through to the hot folder
         chmod(folder.file("private"), 0o700)
-        try secretText.write(toFile: folder.file("private/secret"), atomically: false, encoding: .utf8)
+        try secretText.writeTestFile(folder.file("private/secret"))
         chmod(folder.file("private/secret"), 0o600)
-        try "ssh-ed25519 AAAAC3NzaOURS studio@ours\n".write(toFile: folder.file("private/authorized_keys"), atomically: false, encoding: .utf8)
+        try "ssh-ed25519 AAAAC3NzaOURS studio@ours\n".writeTestFile(folder.file("private/authorized_keys"))
         switch writer {
         case .sessionUser: break
         case .folderOwner:

@@ -42,7 +42,7 @@ struct DroppedPhotosSession {
     /// Puts `data` into the hot folder as `name` (renamed in whole, as an uploader does).
     func drop(_ name: String, _ data: Data) throws {
         let part = "\(incoming)/\(name).part"
-        try data.write(to: URL(fileURLWithPath: part))
+        try data.writeTestFile(part)
         guard rename(part, "\(incoming)/\(name)") == 0 else { throw TestSupportError("rename: \(String(cString: strerror(errno)))") }
     }
 

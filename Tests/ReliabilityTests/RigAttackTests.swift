@@ -62,7 +62,7 @@ struct RigAttackTests {
         #expect(outcome.stderr.contains("node 'left' gave different answers"), "\(outcome.stderr)")
         #expect(!outcome.stdout.contains("ghost") && outcome.stderr.contains("node 'ghost' answered but never announced itself"), "\(outcome.stderr)")
         #expect(nodes[0].photos.isEmpty && nodes[1].photos.count == 1)
-        try "\n".write(toFile: here.file("gate"), atomically: false, encoding: .utf8)
+        try "\n".writeTestFile(here.file("gate"))
         Chaos.record("rig forged answers, no ACL", ["exit": Int(outcome.status), "conflict": outcome.stderr.contains("different answers")])
     }
 
@@ -150,7 +150,7 @@ struct RigAttackTests {
         #expect(first.status == 0)
         let before = try #require(ProcessStats(node.session.pid))
         let huge = here.file("huge.bin")
-        try Data(repeating: 0x7B, count: 64 << 20).write(to: URL(fileURLWithPath: huge))
+        try Data(repeating: 0x7B, count: 64 << 20).writeTestFile(huge)
         try await publish(file: huge, to: "shutterpipe/test/command", broker: broker)
         try FileManager.default.removeItem(atPath: huge)
         // The next command is answered: whatever the broker did with the big one is over.

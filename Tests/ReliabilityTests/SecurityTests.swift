@@ -83,7 +83,7 @@ struct SecurityTests {
         let home = folder.file("home")
         for place in [folder.path, folder.file("plugins"), "\(home)/.local/lib/shutterpipe", "\(home)/.shutterpipe/plugins", folder.file("lib")] {
             try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: library, toPath: "\(place)/libShutterPipeManifest.so")
+            try copyTestFile(library, to: "\(place)/libShutterPipeManifest.so")
         }
         let config = try writeConfig("version: 1\nbackend: {type: file-stub}\ntriggers: [{type: stdin}]\nsinks: [{type: manifest}]\n", in: folder)
         var environment = ProcessInfo.processInfo.environment.filter { $0.key != "SHUTTERPIPE_PLUGIN_PATH" }

@@ -58,13 +58,13 @@ struct SidecarAttackTests {
         let photos = folder.file("photos")
         // Photos the catalogue does not know yet, each with a hostile sidecar.
         for name in ["sparse", "pipe", "linked"] {
-            try SyntheticJPEG.make(width: 64, height: 48, shot: 5).write(to: URL(fileURLWithPath: "\(photos)/\(name).jpg"))
+            try SyntheticJPEG.make(width: 64, height: 48, shot: 5).writeTestFile("\(photos)/\(name).jpg")
         }
         let sparse = open("\(photos)/sparse.jpg.xmp", O_WRONLY | O_CREAT | O_EXCL, 0o644)
         #expect(sparse >= 0 && ftruncate(sparse, 3_000_000_000) == 0)
         close(sparse)
         #expect(mkfifo("\(photos)/pipe.jpg.xmp", 0o644) == 0)
-        try "<x:xmpmeta xmlns:x='adobe:ns:meta/'/>".write(toFile: folder.file("private.xmp"), atomically: false, encoding: .utf8)
+        try "<x:xmpmeta xmlns:x='adobe:ns:meta/'/>".writeTestFile(folder.file("private.xmp"))
         #expect(symlink(folder.file("private.xmp"), "\(photos)/linked.jpg.xmp") == 0)
         let session = try await RunningProcess.start(["run", "--config", config, "--no-status"], in: folder.path)
         session.send("capture\n")

@@ -57,7 +57,7 @@ struct StorageFaultTests {
 
         // Disk full: leave less than one photo free.
         let filler = "\(disk.path)/filler"
-        try Data(count: Int(disk.freeBytes) - 1_000_000).write(to: URL(fileURLWithPath: filler))
+        try Data(count: Int(disk.freeBytes) - 1_000_000).writeTestFile(filler)
         let full = await capture()
         #expect(full["state"] as? String == "photoFailed")
         #expect(full["cause"] as? String == "storageUnavailable")
@@ -89,7 +89,7 @@ struct StorageFaultTests {
         // The whole disk gone (unmounted under the session): a failure that says so, then back.
         await disk.unmount()
         try? FileManager.default.removeItem(atPath: disk.path)
-        try "not a folder".write(toFile: disk.path, atomically: false, encoding: .utf8)
+        try "not a folder".writeTestFile(disk.path)
         let gone = await capture()
         #expect(gone["cause"] as? String == "storageUnavailable", "\(gone)")
         unlink(disk.path)

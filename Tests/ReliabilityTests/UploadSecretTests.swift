@@ -24,7 +24,7 @@ struct UploadSecretTests {
         printf '%s\\n' "$*" >> '\(folder.file("argv.log"))'
         [ -n "$RCLONE_CONFIG_SHUTTERPIPEINLINE_PASS" ] && echo given >> '\(folder.file("env.log"))'
         exec /usr/bin/rclone "$@"
-        """.write(toFile: wrapper, atomically: true, encoding: .utf8)
+        """.writeTestFile(wrapper)
         chmod(wrapper, 0o755)
         let secrets = [server.obscured, "PW2-SECRET-1", "PEM-SECRET-2", "SAS-SECRET-3"]
         let remote = ":webdav,url='http://127.0.0.1:\(server.port)',user=\(RcloneServer.user),pass=\(secrets[0]),password2=\(secrets[1]),key_pem=\(secrets[2]),sas_url='https://account.example/c?sv=1&sig=\(secrets[3])':shots"

@@ -91,7 +91,7 @@ struct WebAttackTests {
         let routes = ["/api/photos/1/preview.jpg", "/api/photos/latest/preview.jpg", "/api/shots/1/full.jpg", "/api/shots/1/thumbnail.jpg"]
         for path in routes { #expect(try await http("GET", path, port: web.port).status == 200, "\(path) before the swap") }
         let secretBytes = try Data(contentsOf: URL(fileURLWithPath: photo)) + Data(repeating: 0, count: 4096)
-        try secretBytes.write(to: URL(fileURLWithPath: secret))
+        try secretBytes.writeTestFile(secret)
         try FileManager.default.removeItem(atPath: photo)
         try FileManager.default.createSymbolicLink(atPath: photo, withDestinationPath: secret)
         for path in routes {
@@ -114,7 +114,7 @@ struct WebAttackTests {
         try FileManager.default.moveItem(atPath: folder.file("out/\(camera)"), toPath: folder.file("elsewhere"))
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.file("elsewhere")).first { $0.hasSuffix(".jpg") })
         let secret = try Data(contentsOf: URL(fileURLWithPath: folder.file("elsewhere/\(name)"))) + Data(repeating: 1, count: 2048)
-        try secret.write(to: URL(fileURLWithPath: folder.file("elsewhere/\(name)")))
+        try secret.writeTestFile(folder.file("elsewhere/\(name)"))
         try FileManager.default.createSymbolicLink(atPath: folder.file("out/\(camera)"), withDestinationPath: folder.file("elsewhere"))
         for path in ["/api/photos/1/preview.jpg", "/api/shots/1/full.jpg", "/api/shots/1/thumbnail.jpg"] {
             let reply = try await http("GET", path, port: web.port)

@@ -153,4 +153,16 @@ struct ArchitectureTests {
             #expect(extra.isEmpty, "\(file.path) imports \(extra.sorted())")
         }
     }
+
+    @Test("tests write and copy their files through TestSupport's writeTestFile and copyTestFile, never Foundation's writers, which fsync on Linux and held a pool thread for seconds on a busy disk")
+    func testsWriteWithoutFsync() {
+        let tests = Self.sources.filter { ($0.path.hasPrefix("Tests/") || $0.path.contains("/Tests/")) && !$0.path.hasPrefix("Tests/Fixtures/") }
+        #expect(tests.count > 50)
+        // Spelled in two halves, so that this file does not match itself.
+        let writers = [".write(" + "to:", "write(" + "toFile:", "copyItem(" + "atPath:", "createFile(" + "atPath:"]
+        let found = tests.filter { $0.path != "Tests/TestSupport/TestFiles.swift" }.flatMap { file in
+            file.text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().filter { line in writers.contains { line.element.contains($0) } }.map { "\(file.path):\($0.offset + 1)" }
+        }
+        #expect(found.isEmpty, "use writeTestFile / copyTestFile (Tests/TestSupport/TestFiles.swift): \(found)")
+    }
 }

@@ -19,7 +19,7 @@ struct DurableFileTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["ledger.json"], "no temporary file left")
 
         let secret = folder.file("secret")
-        try Data("private".utf8).write(to: URL(fileURLWithPath: secret))
+        try Data("private".utf8).writeTestFile(secret)
         let linked = folder.file("linked.json")
         try FileManager.default.createSymbolicLink(atPath: linked, withDestinationPath: secret)
         try DurableFile.replace(linked, with: Data("mine".utf8))
@@ -42,7 +42,7 @@ struct DurableFileTests {
         #expect(try String(contentsOfFile: folder.file("a.jpg"), encoding: .utf8) == "first", "never replaced")
         // A link at the name is a taken name: what it points at is never written.
         let secret = folder.file("secret")
-        try Data("private".utf8).write(to: URL(fileURLWithPath: secret))
+        try Data("private".utf8).writeTestFile(secret)
         try FileManager.default.createSymbolicLink(atPath: folder.file("b.jpg"), withDestinationPath: secret)
         let linked = try DurableFile.create(Data("mine".utf8), named: Array("b.jpg".utf8), in: descriptor, mode: 0o600)
         #expect(!linked)
@@ -90,7 +90,7 @@ struct DurableFileTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "a\nb\n")
 
         let secret = folder.file("authorized_keys")
-        try Data("key\n".utf8).write(to: URL(fileURLWithPath: secret))
+        try Data("key\n".utf8).writeTestFile(secret)
         let linked = folder.file("linked")
         try FileManager.default.createSymbolicLink(atPath: linked, withDestinationPath: secret)
         #expect(throws: SystemError.self) { try DurableFile.append(Data("attacker\n".utf8), to: linked) }

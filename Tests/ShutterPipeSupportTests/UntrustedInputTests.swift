@@ -12,14 +12,14 @@ struct UntrustedInputTests {
     @Test("UntrustedFile: a regular file is read whole through its descriptor; a link, a FIFO, a folder, a second name and a file over the limit are refused, each with its reason, without blocking")
     func untrustedFile() throws {
         let folder = TemporaryDirectory("untrusted-file")
-        try Data("photo".utf8).write(to: URL(fileURLWithPath: folder.file("a.jpg")))
+        try Data("photo".utf8).writeTestFile(folder.file("a.jpg"))
         let limits = UntrustedFile.Limits(bytes: 100)
         #expect(try UntrustedFile.contents(of: folder.file("a.jpg"), limits: limits) == Data("photo".utf8))
         #expect(symlink(folder.file("a.jpg"), folder.file("link.jpg")) == 0)
         #expect(mkfifo(folder.file("fifo.jpg"), 0o644) == 0)
         #expect(mkdir(folder.file("dir.jpg"), 0o755) == 0)
         #expect(link(folder.file("a.jpg"), folder.file("second.jpg")) == 0)
-        try Data(count: 101).write(to: URL(fileURLWithPath: folder.file("big.jpg")))
+        try Data(count: 101).writeTestFile(folder.file("big.jpg"))
         let reasons: [(String, UntrustedFileError.Reason)] = [
             ("link.jpg", .symbolicLink), ("fifo.jpg", .notRegular("a FIFO")), ("dir.jpg", .notRegular("a folder")),
             ("second.jpg", .hardLinked(2)), ("big.jpg", .tooLarge(size: 101, limit: 100)), ("missing.jpg", .missing),
@@ -36,7 +36,7 @@ struct UntrustedInputTests {
         let folder = TemporaryDirectory("untrusted-grows")
         let path = folder.file("growing.jpg")
         let limit = 5_000_000
-        try Data(repeating: 1, count: limit).write(to: URL(fileURLWithPath: path))
+        try Data(repeating: 1, count: limit).writeTestFile(path)
         let file = try UntrustedFile.open(path, limits: .init(bytes: Int64(limit)))
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         try handle.seekToEnd()
@@ -112,7 +112,7 @@ struct UntrustedInputTests {
         #expect(try ConfinedFolder.open(folder.file("root-link") + "/A", below: folder.file("root-link"), create: nil).path == folder.file("root-link") + "/A")
         // Renamed after the open, a link in its place: the file lands in the folder opened.
         #expect(rename("\(root)/A/B", "\(root)/A/B-moved") == 0 && symlink(elsewhere, "\(root)/A/B") == 0)
-        #expect(FileManager.default.createFile(atPath: made.pinned("photo.jpg"), contents: Data("photo".utf8)))
+        try Data("photo".utf8).writeTestFile(made.pinned("photo.jpg"))
         #expect(FileManager.default.fileExists(atPath: "\(root)/A/B-moved/photo.jpg"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
         // Without the capture folder's marker above it, no folder is known to be inside one.

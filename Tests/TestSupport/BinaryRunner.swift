@@ -49,7 +49,7 @@ public func shutterpipe(_ arguments: [String], input: String = "", in directory:
 /// Writes a config into `folder` and returns its path.
 public func writeConfig(_ yaml: String, in folder: TemporaryDirectory, name: String = "studio.yaml") throws -> String {
     let path = folder.file(name)
-    try yaml.write(toFile: path, atomically: false, encoding: .utf8)
+    try yaml.writeTestFile(path)
     return path
 }
 

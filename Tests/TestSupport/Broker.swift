@@ -37,7 +37,7 @@ public final class Broker: Sendable {
                      "log_type error", "log_type warning", "log_type notice"]
         if !users.isEmpty {
             let file = folder.file("passwords")
-            try users.map { "\($0.key):\($0.value)" }.joined(separator: "\n").appending("\n").write(toFile: file, atomically: false, encoding: .utf8)
+            try users.map { "\($0.key):\($0.value)" }.joined(separator: "\n").appending("\n").writeTestFile(file)
             try await Self.run(["mosquitto_passwd", "-U", file])
             chmod(file, 0o600)
             lines.append("password_file \(file)")
@@ -48,7 +48,7 @@ public final class Broker: Sendable {
             lines += ["cafile \(folder.file("ca.crt"))", "certfile \(folder.file("server.crt"))", "keyfile \(folder.file("server.key"))"]
         }
         config = folder.file("mosquitto.conf")
-        try (lines.joined(separator: "\n") + "\n").write(toFile: config, atomically: false, encoding: .utf8)
+        try (lines.joined(separator: "\n") + "\n").writeTestFile(config)
         try await start()
     }
 
@@ -95,7 +95,7 @@ public final class Broker: Sendable {
         try await run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=shutterpipe test CA",
                        "-keyout", "\(ca).key", "-out", "\(ca).crt"])
         try await run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "\(server).key", "-out", "\(server).csr"])
-        try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(toFile: "\(server).ext", atomically: false, encoding: .utf8)
+        try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".writeTestFile("\(server).ext")
         try await run(["openssl", "x509", "-req", "-in", "\(server).csr", "-CA", "\(ca).crt", "-CAkey", "\(ca).key", "-CAcreateserial",
                        "-days", "2", "-extfile", "\(server).ext", "-out", "\(server).crt"])
     }

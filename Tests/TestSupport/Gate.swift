@@ -106,7 +106,7 @@ public struct FileGate: Sendable {
     /// An empty gate file in `folder`: the first capture will wait.
     public init(in folder: TemporaryDirectory, name: String = "gate") throws {
         path = folder.file(name)
-        try Data().write(to: URL(fileURLWithPath: path))
+        try Data().writeTestFile(path)
     }
 
     /// Releases the next `count` captures.

@@ -48,7 +48,7 @@ public func shutterpipeForAnyUser(in folder: TemporaryDirectory) throws -> Strin
     let copy = folder.file("shutterpipe-for-any-user")
     try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
     for name in ["shutterpipe", "libShutterPipeKit.so"] {
-        try FileManager.default.copyItem(atPath: "\(built)/\(name)", toPath: "\(copy)/\(name)")
+        try copyTestFile("\(built)/\(name)", to: "\(copy)/\(name)")
     }
     for path in [folder.path, copy, "\(copy)/shutterpipe", "\(copy)/libShutterPipeKit.so"] {
         var info = stat()

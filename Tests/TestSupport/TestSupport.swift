@@ -178,5 +178,5 @@ public func keepArtefact(_ path: String, as name: String) throws {
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     let target = "\(folder)/\(name)"
     try? FileManager.default.removeItem(atPath: target)
-    try FileManager.default.copyItem(atPath: path, toPath: target)
+    try copyTestFile(path, to: target)
 }

@@ -23,7 +23,7 @@ func hookPipeline(_ folder: TemporaryDirectory, command: String, extra: String =
 
 func script(_ body: String, in folder: TemporaryDirectory, name: String = "hook.sh") throws -> String {
     let path = folder.file(name)
-    try "#!/bin/sh\n\(body)\n".write(toFile: path, atomically: false, encoding: .utf8)
+    try "#!/bin/sh\n\(body)\n".writeTestFile(path)
     chmod(path, 0o755)
     return path
 }

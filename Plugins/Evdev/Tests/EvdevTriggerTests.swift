@@ -184,7 +184,7 @@ struct EvdevReaderTests {
         let folder = TemporaryDirectory("evdev-sysfs")
         for (event, name) in [("event2", "AT Translated Set 2 keyboard"), ("event9", "AB Shutter3-1a2b")] {
             try FileManager.default.createDirectory(atPath: folder.file("sys/class/input/\(event)/device"), withIntermediateDirectories: true)
-            try Data("\(name)\n".utf8).write(to: URL(fileURLWithPath: folder.file("sys/class/input/\(event)/device/name")))
+            try Data("\(name)\n".utf8).writeTestFile(folder.file("sys/class/input/\(event)/device/name"))
         }
         try FileManager.default.createDirectory(atPath: folder.file("dev"), withIntermediateDirectories: true)
         let device = FakeInputDevice(at: folder.file("dev/event9"))

@@ -34,7 +34,7 @@ struct FileStubBackendTests {
         #expect(first.camera == "file-stub")
         let folder = TemporaryDirectory("stub")
         let path = folder.file("shot.jpg")
-        try first.files[0].data.write(to: URL(fileURLWithPath: path))
+        try first.files[0].data.writeTestFile(path)
         let (status, output) = try await run(["exiftool", "-validate", "-warning", "-error", "-ImageSize", "-FileType", "-s", path])
         #expect(status == 0)
         #expect(output.contains("ImageSize                       : 320x200"))
@@ -49,7 +49,7 @@ struct FileStubBackendTests {
         #expect(data.suffix(2) == Data([0xFF, 0xD9]))
         let folder = TemporaryDirectory("odd")
         let path = folder.file("odd.jpg")
-        try data.write(to: URL(fileURLWithPath: path))
+        try data.writeTestFile(path)
         let (_, output) = try await run(["exiftool", "-ImageSize", "-warning", "-s3", path])
         #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "\(width)x\(max(height, 8))")
     }
@@ -70,9 +70,9 @@ struct FileStubBackendTests {
     func linkReplacingAFile() async throws {
         let folder = TemporaryDirectory("stub-link")
         let large = Data((0..<(9 << 20) + 4321).map { UInt8(truncatingIfNeeded: $0 &* 7) })  // past PhotoMemory.largeFrom
-        try large.write(to: URL(fileURLWithPath: folder.file("A.JPG")))
-        try Data("secret".utf8).write(to: URL(fileURLWithPath: folder.file(".secret")))
-        try Data("b".utf8).write(to: URL(fileURLWithPath: folder.file("B.JPG")))
+        try large.writeTestFile(folder.file("A.JPG"))
+        try Data("secret".utf8).writeTestFile(folder.file(".secret"))
+        try Data("b".utf8).writeTestFile(folder.file("B.JPG"))
         let backend = FileStubBackend(options: options { $0.directory = folder.path })
         try await backend.prepare(context)
         #expect(try await backend.capture().files[0].data == large)

@@ -14,7 +14,7 @@ func cameraJPEG(_ exiftoolArguments: [String] = [], width: Int = 320, height: In
     let path = folder.file(name)
     // Made on a thread of its own: in a debug build it takes a while, which on the
     // cooperative pool would starve the tests running beside this one.
-    try await offThePool { try SyntheticJPEG.make(width: width, height: height, shot: 1).write(to: URL(fileURLWithPath: path)) }
+    try await offThePool { try SyntheticJPEG.make(width: width, height: height, shot: 1).writeTestFile(path) }
     if !exiftoolArguments.isEmpty {
         try await ExifTool.run(["-q", "-overwrite_original"] + exiftoolArguments + [path])
     }
@@ -117,7 +117,7 @@ struct ExifTests {
         let app1 = try #require(layout.exifSegments.first).range
         var doubled = source
         doubled.insert(contentsOf: source[app1], at: app1.upperBound)
-        try doubled.write(to: URL(fileURLWithPath: folder.file("doubled.jpg")))
+        try doubled.writeTestFile(folder.file("doubled.jpg"))
         #expect(try JPEGLayout(doubled).exifSegments.count == 2)
         let receipt = try await storeTagged([("DUP.JPG", doubled)], in: folder)
         let path = try #require(receipt.files.first?.location)
@@ -132,7 +132,7 @@ struct ExifTests {
         let primary = try await cameraJPEG(["-Make=TestCam"], in: folder)
         let secondary = SyntheticJPEG.make(width: 64, height: 48, shot: 2)
         let mpo = MultiPictureJPEG.make(primary: primary, secondary: secondary)
-        try mpo.write(to: URL(fileURLWithPath: folder.file("mpo.jpg")))
+        try mpo.writeTestFile(folder.file("mpo.jpg"))
         #expect(try await extractMPImage2(folder.file("mpo.jpg"), in: folder) == secondary)  // the fixture itself is right
         let receipt = try await storeTagged([("MPO.JPG", mpo)], exif: ["Artist": "Jürgen Müller"], in: folder)
         let path = try #require(receipt.files.first?.location)
@@ -165,7 +165,7 @@ struct ExifTests {
         let folder = TemporaryDirectory("exif-scan")
         let source = try await cameraJPEG(["-Make=TestCam"], in: folder)
         let cut = Data(source.prefix(source.count - 300))
-        try cut.write(to: URL(fileURLWithPath: folder.file("cut.jpg")))
+        try cut.writeTestFile(folder.file("cut.jpg"))
         let receipt = try await storeTagged([("SCAN.JPG", cut)], in: folder)
         let path = try #require(receipt.files.first?.location)
         #expect(try await ExifTool.tags([path])[path]?["IFD0:Artist"] == "Jane Doe")

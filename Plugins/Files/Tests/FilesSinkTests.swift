@@ -92,7 +92,7 @@ struct FilesSinkTests {
             let folder = TemporaryDirectory("sequence-\(damage)")
             for number in 1...3 { _ = try await sink(folder).store(photo(), context: shot(number)) }
             let counter = folder.file(".shutterpipe-sequence")
-            if damage == "delete" { try FileManager.default.removeItem(atPath: counter) } else { try Data().write(to: URL(fileURLWithPath: counter)) }
+            if damage == "delete" { try FileManager.default.removeItem(atPath: counter) } else { try Data().writeTestFile(counter) }
             let next = try await sink(folder).store(photo(), context: shot(4))
             #expect(next.files.first?.sequence == 4, "after '\(damage)'")
         }
@@ -118,7 +118,7 @@ struct FilesSinkTests {
     @Test("an existing file is never overwritten: the next number is taken")
     func neverOverwritesWithSequence() async throws {
         let folder = TemporaryDirectory("existing")
-        try Data("precious".utf8).write(to: URL(fileURLWithPath: folder.file("portrait-0001.jpg")))
+        try Data("precious".utf8).writeTestFile(folder.file("portrait-0001.jpg"))
         let receipt = try await sink(folder).store(photo(), context: shot())
         #expect(receipt.files.first?.location.hasSuffix("portrait-0002.jpg") == true)
         #expect(try String(contentsOfFile: folder.file("portrait-0001.jpg"), encoding: .utf8) == "precious")
@@ -190,12 +190,12 @@ struct FilesSinkTests {
         // Names of earlier versions, which judged liveness by the PID in the name: one of a
         // PID long gone, and one of a PID now reused by a live process (this one, and 1).
         for name in [".shutterpipe-tmp-999999999-1.tmp", ".shutterpipe-tmp-\(getpid())-7.tmp", ".shutterpipe-tmp-1-2.tmp", ".shutterpipe-tmp-1-seq.tmp"] {
-            try Data("partial".utf8).write(to: URL(fileURLWithPath: folder.file(name)))
+            try Data("partial".utf8).writeTestFile(folder.file(name))
         }
         // A writer in another process, alive, holding its file's lock (as a fallback write
         // on exFAT or NFS does while it runs).
         let held = ".shutterpipe-tmp-livewriter.tmp"
-        try Data("in progress".utf8).write(to: URL(fileURLWithPath: folder.file(held)))
+        try Data("in progress".utf8).writeTestFile(folder.file(held))
         let elsewhere = TemporaryDirectory("stale-writer")
         // It holds the lock until the test kills it: a timed hold ran out first when both
         // cores were busy and the store came 30 s later.
@@ -229,7 +229,7 @@ struct FilesSinkTests {
         try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
         // Root ignores permission bits, so make the folder a file's child instead: not writable for anyone.
         let blocker = folder.file("locked/blocker")
-        try Data().write(to: URL(fileURLWithPath: blocker))
+        try Data().writeTestFile(blocker)
         let sink = try sink(folder, directory: "\(blocker)/inside")
         do {
             _ = try await sink.store(photo(), context: shot())
@@ -244,7 +244,7 @@ struct FilesSinkTests {
     @Test("a damaged sequence file fails clearly instead of restarting the count")
     func damagedSequence() async throws {
         let folder = TemporaryDirectory("damaged")
-        try Data("garbage".utf8).write(to: URL(fileURLWithPath: folder.file(".shutterpipe-sequence")))
+        try Data("garbage".utf8).writeTestFile(folder.file(".shutterpipe-sequence"))
         do {
             _ = try await sink(folder).store(photo(), context: shot())
             Issue.record("stored despite a damaged sequence file")

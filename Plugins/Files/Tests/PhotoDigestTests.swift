@@ -44,7 +44,7 @@ struct PhotoDigestTests {
         let folder = TemporaryDirectory("photo-digest")
         let bytes = Data((0..<(3 << 20) + 12_345).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
         let path = folder.file("IMG_0001.JPG")
-        try bytes.write(to: URL(fileURLWithPath: path))
+        try bytes.writeTestFile(path)
         let expected = String(try await runProgram(["/usr/bin/sha256sum", path]).text.prefix(64))
 
         let queue = PhotoDigest.Queue()

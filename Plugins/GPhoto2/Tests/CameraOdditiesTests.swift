@@ -132,7 +132,7 @@ struct CameraOdditiesTests {
             let padding = size - jpeg.count - 4  // a COM segment after SOI: marker, length, filler
             var padded = Data(jpeg.prefix(2)) + Data([0xFF, 0xFE, UInt8((padding + 2) >> 8), UInt8((padding + 2) & 0xFF)]) + Data(repeating: 0x20, count: padding)
             padded += jpeg.dropFirst(2)
-            try padded.write(to: URL(fileURLWithPath: "\(card)/IMG_\(String(format: "%04d", index + 1)).JPG"))
+            try padded.writeTestFile("\(card)/IMG_\(String(format: "%04d", index + 1)).JPG")
         }
         let camera = try await FakeCamera(["--reuse-names", "--images", card])
         // A hook that takes a moment: the next capture runs while a shot is still being

@@ -57,7 +57,7 @@ struct GPhoto2BackendTests {
         let images = folder.file("images")
         try FileManager.default.createDirectory(atPath: images, withIntermediateDirectories: true)
         let originals = (1...2).map { SyntheticJPEG.make(width: 96, height: 64, shot: $0) }
-        for (index, data) in originals.enumerated() { try data.write(to: URL(fileURLWithPath: "\(images)/frame\(index).jpg")) }
+        for (index, data) in originals.enumerated() { try data.writeTestFile("\(images)/frame\(index).jpg") }
         let camera = try await FakeCamera(["--images", images])
         let outcome = try await runTethered(camera, tetherConfig(camera, output: folder.file("out")),
                                             input: "enter\ncapture\ncapture\ncapture\nexit\n", in: folder)
@@ -162,7 +162,7 @@ struct GPhoto2BackendTests {
         let folder = TemporaryDirectory("tether-hook-only")
         let camera = try await FakeCamera()
         let hook = folder.file("hook.sh")
-        try "#!/bin/sh\necho \"$ACTION\" >> \(folder.file("actions"))\n".write(toFile: hook, atomically: false, encoding: .utf8)
+        try "#!/bin/sh\necho \"$ACTION\" >> \(folder.file("actions"))\n".writeTestFile(hook)
         chmod(hook, 0o755)
         let config = try writeConfig("""
         version: 1
@@ -201,7 +201,7 @@ struct GPhoto2BackendTests {
         let folder = TemporaryDirectory("tether-sinkfail")
         // A folder that passes the check at start but not the shot: the session's folder
         // (templated) is taken by a file.
-        try Data().write(to: URL(fileURLWithPath: folder.file("tether")))
+        try Data().writeTestFile(folder.file("tether"))
         let camera = try await FakeCamera()
         let outcome = try await runTethered(camera, tetherConfig(camera, output: "\"\(folder.path)/{session}\""), input: "capture\n", in: folder)
         #expect(outcome.lines.first?.hasPrefix("photoFailed storageUnavailable:") == true, "\(outcome.stdout)")

@@ -27,7 +27,7 @@ struct ProgressTests {
         try FileManager.default.createDirectory(atPath: images, withIntermediateDirectories: true)
         var raw = Data("SPRAW1 progress test\n".utf8)
         raw.append(Data(count: 5_000_000))  // cheap to make: a debug build's byte loops would load the suite
-        try raw.write(to: URL(fileURLWithPath: "\(images)/IMG_0001.CR2"))
+        try raw.writeTestFile("\(images)/IMG_0001.CR2")
         // The exposure is held at the camera's gate until the status line has counted it for
         // three redraws; the download is paced at 1 MB/s (5 s for several redraws).
         let gate = try FileGate(in: folder)

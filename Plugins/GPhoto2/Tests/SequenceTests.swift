@@ -85,7 +85,7 @@ struct SequenceTests {
     func cancelled() async throws {
         let folder = TemporaryDirectory("sequence-cancel")
         let gate = folder.file("gate")
-        try "1\n2\n".write(toFile: gate, atomically: false, encoding: .utf8)
+        try "1\n2\n".writeTestFile(gate)
         let camera = try await FakeCamera(["--lens", "--gate", gate])
         let session = try await RunningProcess.start(["run", "--config", "\(Self.repository)/Config/focus-stack.yaml", "--verbose"], in: folder.path,
                                          environment: ["HOME": camera.home.path, "FAKECAM_PORT": String(camera.port)])

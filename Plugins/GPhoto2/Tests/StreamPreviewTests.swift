@@ -33,7 +33,7 @@ struct StreamPreviewTests {
         _ = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/Browser/pixels.py", "tagged", photo, "2400", "1600", "6"])
         let jpeg = try #require(try await Self.preview(of: Data(contentsOf: URL(fileURLWithPath: photo)), piece: 7 * 1024))
         let made = folder.file("preview.jpg")
-        try jpeg.write(to: URL(fileURLWithPath: made))
+        try jpeg.writeTestFile(made)
         // 2400×1600 at 1/2 is 1200×800; turned upright by orientation 6: 800×1200.
         let shape = try await runProgram(["/usr/bin/python3", "-c", "import sys; from PIL import Image; print(Image.open(sys.argv[1]).size)", made])
         #expect(shape.text.trimmingCharacters(in: .whitespacesAndNewlines) == "(800, 1200)", "\(shape.text)")
@@ -110,7 +110,7 @@ extension StreamPreviewTests {
 
         let made = try #require(try await Self.download(file, piece: 7 * 1024))
         let preview = folder.file("preview.jpg")
-        try made.write(to: URL(fileURLWithPath: preview))
+        try made.writeTestFile(preview)
         let shape = try await runProgram(["/usr/bin/python3", "-c", "import sys; from PIL import Image; print(Image.open(sys.argv[1]).size)", preview])
         #expect(shape.text.trimmingCharacters(in: .whitespacesAndNewlines) == "(800, 1200)", "\(shape.text)")
         let turned = folder.file("turned.png")

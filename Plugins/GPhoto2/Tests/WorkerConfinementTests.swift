@@ -64,7 +64,7 @@ int gp_camera_trigger_capture(void *camera, void *context) {
 /// The probe library, built for this test.
 private func buildProbe(in folder: TemporaryDirectory) async throws -> String {
     let source = folder.file("probe.c"), library = folder.file("probe.so")
-    try probeSource.write(toFile: source, atomically: true, encoding: .utf8)
+    try probeSource.writeTestFile(source)
     let built = try await runProgram(["cc", "-shared", "-fPIC", "-o", library, source, "-ldl"])
     try #require(built.status == 0, "cc: \(built.text)")
     return library
@@ -83,8 +83,8 @@ struct WorkerConfinementTests {
         let folder = TemporaryDirectory("confined")
         let probe = try await buildProbe(in: folder)
         let order = folder.file("order"), secret = folder.file("secret.txt"), outside = folder.file("outside")
-        try "probe".write(toFile: order, atomically: false, encoding: .utf8)
-        try "not the worker's".write(toFile: secret, atomically: true, encoding: .utf8)
+        try "probe".writeTestFile(order)
+        try "not the worker's".writeTestFile(secret)
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         chmod(folder.path, 0o755); chmod(outside, 0o777); chmod(secret, 0o644)  // only the sandbox stands in the way
         let listener = try TCPListener()
@@ -131,7 +131,7 @@ struct WorkerConfinementTests {
         let folder = TemporaryDirectory("forbidden-call")
         let probe = try await buildProbe(in: folder)
         let order = folder.file("order")
-        try "".write(toFile: order, atomically: false, encoding: .utf8)
+        try "".writeTestFile(order)
         let camera = try await FakeCamera([])
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out")), in: folder)
         let session = try await RunningProcess.start(["run", "--config", config], in: folder.path,
@@ -189,7 +189,7 @@ extension WorkerConfinementTests {
         let links = folder.file("links"), real = folder.file("built")
         for path in [links, real] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
         for name in try FileManager.default.contentsOfDirectory(atPath: "\(system)/\(version)") where name.hasSuffix(".so") {
-            try FileManager.default.copyItem(atPath: "\(system)/\(version)/\(name)", toPath: "\(real)/\(name)")
+            try copyTestFile("\(system)/\(version)/\(name)", to: "\(real)/\(name)")
             try FileManager.default.createSymbolicLink(atPath: "\(links)/\(name)", withDestinationPath: "\(real)/\(name)")
         }
         let camera = try await FakeCamera([])
@@ -209,7 +209,7 @@ extension WorkerConfinementTests {
     func oldKernel() async throws {
         let folder = TemporaryDirectory("old-kernel")
         let source = folder.file("old-kernel.c"), wrapper = folder.file("old-kernel")
-        try oldKernelSource.write(toFile: source, atomically: true, encoding: .utf8)
+        try oldKernelSource.writeTestFile(source)
         let built = try await runProgram(["cc", "-o", wrapper, source, "-lseccomp"])
         try #require(built.status == 0, "cc: \(built.text)")
         let camera = try await FakeCamera([])

@@ -20,7 +20,7 @@ struct WorkerStartTests {
         // The worker program waits for a line on the gate, then becomes the real worker.
         let wrapper = folder.file("held-worker")
         try "#!/bin/sh\nread line < '\(gate)'\nexec '\(try builtExecutable("shutterpipe-camera-worker"))'\n"
-            .write(toFile: wrapper, atomically: false, encoding: .utf8)
+            .writeTestFile(wrapper)
         #expect(chmod(wrapper, 0o755) == 0)
         let logged = Mutex<[String]>([])
         let log = Logger(source: "test") { record in logged.withLock { $0.append(record.message) } }

@@ -40,7 +40,7 @@ struct HotFolderTests {
         for number in 1...3 {
             let name = "DSC_000\(number).JPG"
             let bytes = SyntheticJPEG.make(width: 800, height: 600, shot: number, detail: 30)
-            try bytes.write(to: URL(fileURLWithPath: folder.file(name)))
+            try bytes.writeTestFile(folder.file(name))
             sent[name] = bytes
             // ~600 KB at 128 KiB/s: the server writes the file for about five seconds. curl
             // sends and is done; rclone would read the file back after the upload, find it
@@ -68,9 +68,9 @@ struct HotFolderTests {
         var session = try await hotFolderSession(folder, watched: watched, originals: "leave")
         await session.waitForOutput("watching '\(watched)'")
         let jpeg = SyntheticJPEG.make(width: 320, height: 240, shot: 1)
-        try jpeg.write(to: URL(fileURLWithPath: "\(watched)/IMG_1.JPG.part"))
-        try jpeg.write(to: URL(fileURLWithPath: "\(watched)/.IMG_2.JPG"))
-        try jpeg.write(to: URL(fileURLWithPath: "\(watched)/IMG_3.JPG~"))
+        try jpeg.writeTestFile("\(watched)/IMG_1.JPG.part")
+        try jpeg.writeTestFile("\(watched)/.IMG_2.JPG")
+        try jpeg.writeTestFile("\(watched)/IMG_3.JPG~")
         #expect(rename("\(watched)/IMG_1.JPG.part", "\(watched)/IMG_1.JPG") == 0)
         await session.waitForOutput("taken from the hot folder: IMG_1.JPG")
         await session.waitForOutput("photoSuccess") { count("→ photoSuccess", in: $0) >= 1 }
@@ -85,7 +85,7 @@ struct HotFolderTests {
         // Started again: IMG_1.JPG is still there (leave), recorded, not taken again.
         session = try await hotFolderSession(folder, watched: watched, originals: "leave")
         await session.waitForOutput("watching '\(watched)'")
-        try SyntheticJPEG.make(width: 320, height: 240, shot: 4).write(to: URL(fileURLWithPath: "\(watched)/IMG_4.JPG"))
+        try SyntheticJPEG.make(width: 320, height: 240, shot: 4).writeTestFile("\(watched)/IMG_4.JPG")
         await session.waitForOutput("taken from the hot folder: IMG_4.JPG")
         await session.waitForOutput("photoSuccess") { count("→ photoSuccess", in: $0) >= 1 }
         session.closeInput()
@@ -113,7 +113,7 @@ struct HotFolderTests {
         session.send("capture\n")
         await session.waitForOutput("photoSuccess", on: .stdout)
         await session.waitForOutput("watching '\(watched)'")
-        try SyntheticJPEG.make(width: 320, height: 240, shot: 9).write(to: URL(fileURLWithPath: "\(watched)/WIFI_0001.JPG"))
+        try SyntheticJPEG.make(width: 320, height: 240, shot: 9).writeTestFile("\(watched)/WIFI_0001.JPG")
         await session.waitForOutput("the dropped file stored") { count("→ photoSuccess", in: $0) >= 2 }
         session.send("capture\n")
         await session.waitForOutput(on: .stdout, "the second capture") { count("photoSuccess", in: $0) >= 2 }

@@ -60,13 +60,13 @@ struct RigTests {
         // The nodes take no photo (counted below) and answer what follows.
         let huge = here.file("huge.json")
         try Data(#"{"id": "huge", "event": "capture", "pad": ""#.utf8 + Data(repeating: 0x61, count: 1_000_000) + Data(#""}"#.utf8))
-            .write(to: URL(fileURLWithPath: huge))
+            .writeTestFile(huge)
         try await publish(file: huge, to: command, broker: broker)
         // Bad inputs, one at a time: each node answers each with an error (a command over
         // 4 KB, and under the 8 KB packet limit, is read and refused).
         let big = here.file("big.json")
         try Data(#"{"id": "big", "event": "capture", "pad": ""#.utf8 + Data(repeating: 0x61, count: 6000) + Data(#""}"#.utf8))
-            .write(to: URL(fileURLWithPath: big))
+            .writeTestFile(big)
         for (payload, file, says) in [("{not json", nil, "malformed command"), (#"{"id": "j1", "event": "jump"}"#, nil, "unknown event 'jump'"),
                                       (nil, big, "too large"), (#"{"event": "capture"}"#, nil, "'id' is missing"),
                                       (#"{"id": "far", "event": "capture", "at": \#((Date().timeIntervalSince1970 + 3600) * 1000)}"#, nil, "at most 60 s")]
@@ -155,7 +155,7 @@ struct RigTests {
         #expect(await eventually(timeout: .seconds(60)) { good.isOnline })
         #expect(await eventually(timeout: .seconds(60)) { bad.session.stderrSoFar.contains("refused this node") && bad.session.stderrSoFar.contains("check 'username' and 'password'") },
                 "\(bad.session.stderrSoFar)")
-        try "0p\n".write(toFile: here.file("password"), atomically: false, encoding: .utf8)
+        try "0p\n".writeTestFile(here.file("password"))
         let fired = try await rig(["capture", "--username", "operator", "--password-file", here.file("password")], broker: broker, in: here)
         #expect(fired.status == 0 && fired.lines.contains { $0.hasPrefix("good") && $0.contains("photoSuccess") } && good.photos.count == 1,
                 "\(fired.stdout) \(fired.stderr)")

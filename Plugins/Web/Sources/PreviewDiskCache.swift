@@ -56,7 +56,7 @@ final class PreviewDiskCache: Sendable {
         let temporary = "\(folder)/.\(UUID().uuidString).tmp"
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            try data.write(to: URL(fileURLWithPath: temporary))
+            try Self.writeUnsynced(data, to: temporary)
             guard rename(temporary, path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         } catch {
             unlink(temporary)
@@ -70,6 +70,23 @@ final class PreviewDiskCache: Sendable {
             return bytes
         }
         if total > limit { evict(keeping: path) }
+    }
+
+    /// Writes a new file without fsync (Foundation's `Data.write` fsyncs on Linux, which
+    /// cost each preview a wait for the disk, beside the photos' own fsyncs).
+    private static func writeUnsynced(_ data: Data, to path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(descriptor) }
+        try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+            var done = 0
+            while done < bytes.count {
+                let count = Glibc.write(descriptor, bytes.baseAddress! + done, bytes.count - done)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                done += count
+            }
+        }
     }
 
     /// Bytes of previews in the folder now.

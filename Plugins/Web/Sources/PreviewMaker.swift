@@ -167,7 +167,6 @@ final class PreviewMaker: Sendable {
             } else {
                 result = Result { () throws(ShutterError) -> Data in try make() }
                 decoded = true
-                if case .success(let data) = result { disk?.write(data, key: key, longEdge: diskEdge) }
             }
             state.withLock { state in
                 state.making[key] = nil
@@ -176,6 +175,8 @@ final class PreviewMaker: Sendable {
                 if inMemory, case .success(let data) = result { state.keep(key, data) }
             }
             job.finish(result)
+            // Kept on disk once those waiting for it have it: a 100 % image is tens of MB.
+            if decoded, case .success(let data) = result { disk?.write(data, key: key, longEdge: diskEdge) }
             return try result.get()
         }
     }

@@ -10,7 +10,7 @@ extension ReviewSuites {
         func capturing() async throws {
             let folder = TemporaryDirectory("review-progress")
             let gate = folder.file("gate")
-            try Data().write(to: URL(fileURLWithPath: gate))
+            try Data().writeTestFile(gate)
             let config = try writeConfig("""
             version: 1
             session: progress
@@ -33,7 +33,7 @@ extension ReviewSuites {
             ], session: session)
             // Released once the page has shown the shot held at the camera (its screenshot).
             #expect(await eventually(timeout: .seconds(120)) { FileManager.default.fileExists(atPath: folder.file("seen.png")) || !session.isRunning })
-            try "go\n".write(toFile: gate, atomically: false, encoding: .utf8)
+            try "go\n".writeTestFile(gate)
             let run = try await page
             let shown = run.value("document.getElementById('progress').textContent") as? String ?? ""
             #expect(shown.hasPrefix("shot 1 capturing") && shown.hasSuffix(" s"), "\(shown)")

@@ -74,7 +74,7 @@ struct CatalogueRoutesTests {
         try FileManager.default.createDirectory(atPath: card, withIntermediateDirectories: true)
         try await makeDNG("\(card)/IMG_0003.DNG", width: 800, height: 600, in: folder)
         let jpeg = try await offThePool { SyntheticJPEG.make(width: 800, height: 600, shot: 3) }
-        try jpeg.write(to: URL(fileURLWithPath: "\(card)/IMG_0003.JPG"))
+        try jpeg.writeTestFile("\(card)/IMG_0003.JPG")
         let (session, port) = try await webSession(folder, web: ", previewSize: 200", card: card, verbose: true)
         session.send("capture\n")
         await session.waitForOutput("the shot recorded") { shotsRecorded(in: $0) >= 1 }
@@ -95,7 +95,7 @@ struct CatalogueRoutesTests {
         // dcraw_emu: full size, the camera's white balance (-w), 8 bits, to a PPM beside a
         // copy of the card's file (it writes beside its input).
         let copy = folder.file("IMG_0003.DNG")
-        try FileManager.default.copyItem(atPath: "\(card)/IMG_0003.DNG", toPath: copy)
+        try copyTestFile("\(card)/IMG_0003.DNG", to: copy)
         let developed = try await runProgram(["dcraw_emu", "-w", copy])
         try #require(developed.status == 0, "dcraw_emu: \(developed.errors)")
         let reference = try readPPM(copy + ".ppm")

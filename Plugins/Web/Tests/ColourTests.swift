@@ -19,7 +19,7 @@ struct ColourTests {
             (try previews.preview(of: photo), try previews.thumbnail(of: photo), try tiles.tile(of: photo, column: 0, row: 1))
         }
         for (name, data) in [("preview.jpg", preview), ("thumbnail.jpg", thumbnail), ("tile.png", try #require(tile))] {
-            try data.write(to: URL(fileURLWithPath: folder.file(name)))
+            try data.writeTestFile(folder.file(name))
         }
         let shown = try await pillow(["profile", folder.file("preview.jpg")])
         // 900×600 decoded at 2/8 (the largest n/8 within 300), then turned: 150×225.
@@ -37,14 +37,14 @@ struct ColourTests {
         let folder = TemporaryDirectory("colour-adobe")
         let photo = folder.file("IMG_0002.JPG")
         let jpeg = try await offThePool { SyntheticJPEG.make(width: 800, height: 600, shot: 2) }
-        try jpeg.write(to: URL(fileURLWithPath: photo))
+        try jpeg.writeTestFile(photo)
         let tagged = try await runProgram(["exiftool", "-q", "-overwrite_original", "-ColorSpace#=65535", "-InteropIndex=R03", photo])
         try #require(tagged.status == 0, "\(tagged.errors)")
         #expect(try await pillow(["profile", photo])["icc"] is NSNull, "the photo itself has no profile")
         let previews = PreviewMaker(longEdge: 400), tiles = FullImageCache(limit: 64 << 20)
         let (preview, tile) = try await offThePool { (try previews.preview(of: photo), try tiles.tile(of: photo, column: 0, row: 0)) }
-        try preview.write(to: URL(fileURLWithPath: folder.file("preview.jpg")))
-        try #require(tile).write(to: URL(fileURLWithPath: folder.file("tile.png")))
+        try preview.writeTestFile(folder.file("preview.jpg"))
+        try #require(tile).writeTestFile(folder.file("tile.png"))
         let read = try await ExifTool.run(["-s", "-ICC_Profile:ProfileDescription", "-ICC_Profile:RedMatrixColumn", "-ICC_Profile:GreenMatrixColumn",
                                            "-ICC_Profile:BlueMatrixColumn", "-ICC_Profile:MediaWhitePoint", folder.file("preview.jpg")])
         for line in ["Adobe RGB (1998) compatible", "0.60974 0.31111 0.01947", "0.20528 0.62567 0.06087", "0.14919 0.06322 0.74457", "0.95045 1 1.08905"] {

@@ -19,7 +19,7 @@ extension ReviewSuites {
             // 512 KiB), with a solid red 160×120 EXIF thumbnail.
             _ = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/Browser/pixels.py", "thumbnailed", "\(images)/IMG_0001.JPG", "3000", "2000"])
             let gate = folder.file("download-gate")
-            try Data().write(to: URL(fileURLWithPath: gate))
+            try Data().writeTestFile(gate)
             let camera = try await FakeCamera(["--images", images, "--download-gate", gate], home: home)
             let (session, port) = try await rigWebSession(folder, [camera], home: home)
             let centre = "(() => { const c = document.createElement('canvas'); c.width = c.height = 1; const g = c.getContext('2d'); g.drawImage(loupe.preview, -Math.floor(loupe.preview.naturalWidth / 2), -Math.floor(loupe.preview.naturalHeight / 2)); return Array.from(g.getImageData(0, 0, 1, 1).data).slice(0, 3).join(','); })()"
@@ -37,7 +37,7 @@ extension ReviewSuites {
             // The early picture is served while the shot is in flight.
             let inFlight = try await http("GET", "/api/inflight/1/preview.jpg", port: port)
             #expect(inFlight.status == 200 && inFlight.body.prefix(2) == Data([0xFF, 0xD8]), "\(inFlight.status)")
-            try "go\n".write(toFile: gate, atomically: false, encoding: .utf8)
+            try "go\n".writeTestFile(gate)
             let run = try await page
             let shown = run.values("\(early)").compactMap { ($0 as? String).flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] } }
             try #require(shown.count == 2, "\(run.output)")
@@ -65,7 +65,7 @@ extension ReviewSuites {
             try FileManager.default.createDirectory(atPath: images, withIntermediateDirectories: true)
             _ = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/Browser/pixels.py", "noise", "\(images)/IMG_0001.JPG", "3000", "2000"])
             let gate = folder.file("store-gate")
-            try Data().write(to: URL(fileURLWithPath: gate))
+            try Data().writeTestFile(gate)
             let camera = try await FakeCamera(["--images", images], home: home)
             // The answer waits for the test: a hook (after the files sink: a processing sink
             // runs after the archival ones) that returns once the gate says so.
@@ -96,7 +96,7 @@ extension ReviewSuites {
                 "eval:\(state)",
             ], session: session)
             #expect(await eventually(timeout: .seconds(150)) { FileManager.default.fileExists(atPath: folder.file("sharp.png")) || !session.isRunning })
-            try "go\n".write(toFile: gate, atomically: false, encoding: .utf8)
+            try "go\n".writeTestFile(gate)
             let run = try await page
             let shown = run.values("\(state)").compactMap { ($0 as? String).flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] } }
             try #require(shown.count == 2, "\(run.output)")

@@ -25,7 +25,7 @@ func jsString(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'
 func writeDataURL(_ value: Any?, to path: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
     let url = try #require(value as? String, sourceLocation: sourceLocation)
     let data = try #require(Data(base64Encoded: String(url.drop { $0 != "," }.dropFirst())), sourceLocation: sourceLocation)
-    try data.write(to: URL(fileURLWithPath: path))
+    try data.writeTestFile(path)
 }
 
 extension ReviewSuites {
@@ -123,7 +123,7 @@ extension ReviewSuites {
             let geometry = try #require(run.json("JSON.stringify(\(tile).magnifier)") as? [String: Int])
             #expect(geometry["zoom"] == 10 && geometry["width"] == 64 && geometry["height"] == 48, "a 640×480 frame at 10×: \(geometry)")
             let pieces = try await httpStreamTimed("/live/camera.mjpg", port: port, for: .seconds(30)) { firstLiveFrame($0) != nil }
-            try #require(firstLiveFrame(pieces)).write(to: URL(fileURLWithPath: folder.file("frame.jpg")))
+            try #require(firstLiveFrame(pieces)).writeTestFile(folder.file("frame.jpg"))
             let compared = try await pillow(["magnified", folder.file("frame.jpg"), folder.file("magnified.png")]
                                             + ["x0", "y0", "width", "height", "zoom", "ox", "oy"].map { String(geometry[$0] ?? -1) })
             let mean = compared["mean"] as? Double ?? 99, smooth = compared["smoothMean"] as? Double ?? 0

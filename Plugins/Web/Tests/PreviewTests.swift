@@ -43,7 +43,7 @@ struct PreviewTests {
         let folder = TemporaryDirectory("web-embedded")
         try FileManager.default.createDirectory(atPath: folder.file("card"), withIntermediateDirectories: true)
         let large = try await offThePool { MultiPictureJPEG.make(primary: Self.photo, secondary: SyntheticJPEG.make(width: 1920, height: 1280, shot: 2)) }
-        try large.write(to: URL(fileURLWithPath: folder.file("card/DSC00001.JPG")))
+        try large.writeTestFile(folder.file("card/DSC00001.JPG"))
         let config = try writeConfig("""
         version: 1
         session: web
@@ -70,8 +70,8 @@ struct PreviewTests {
         let folder = TemporaryDirectory("web-prepare")
         let photo = try await Self.madePhoto()
         let unseen = folder.file("unseen.jpg"), path = folder.file("shot.jpg")
-        try photo.write(to: URL(fileURLWithPath: unseen))
-        try photo.write(to: URL(fileURLWithPath: path))
+        try photo.writeTestFile(unseen)
+        try photo.writeTestFile(path)
         let trigger = WebTrigger(options: WebOptions())
         func answer(_ location: String, _ shot: Int) -> ShutterAnswer {
             ShutterAnswer(request: TriggerEvent(.capture), state: .photoSuccess, stored: [StoredFile(location: location, byteCount: photo.count)], shot: ShotID(run: "test", number: shot))
@@ -111,7 +111,7 @@ extension PreviewTests {
         try await offThePool {
             // Shot 1: stored (no preview from its bytes was made), then the worker's comes.
             let path = folder.file("IMG_0001.jpg")
-            try photo.write(to: URL(fileURLWithPath: path))
+            try photo.writeTestFile(path)
             let maker = PreviewMaker(longEdge: 1600)
             #expect(!maker.adoptEarly(shot: 1, as: path))
             maker.offerSharp(thumbnail, shot: 1)
@@ -121,7 +121,7 @@ extension PreviewTests {
             #expect(maker.madeCount == 0, "decoded from the file")
             // Shot 2: the worker's preview comes before the file is stored: the file adopts it.
             let second = folder.file("IMG_0002.jpg")
-            try photo.write(to: URL(fileURLWithPath: second))
+            try photo.writeTestFile(second)
             maker.offerSharp(worker, shot: 2)
             #expect(maker.adoptEarly(shot: 2, as: second))
             #expect(try maker.preview(of: second) == worker && maker.madeCount == 0)

@@ -16,7 +16,7 @@ func makeDNG(_ path: String, width: Int, height: Int, preview: Data? = nil, orie
                      "--orientation", "\(orientation)"]
     if let preview {
         let previewPath = folder.file("preview-\(UUID().uuidString.prefix(6)).jpg")
-        try preview.write(to: URL(fileURLWithPath: previewPath))
+        try preview.writeTestFile(previewPath)
         arguments += ["--preview", previewPath]
     }
     let made = try await runProgram(arguments)
@@ -107,7 +107,7 @@ struct RawPreviewTests {
     func heif() async throws {
         let folder = TemporaryDirectory("heif")
         let source = folder.file("source.jpg")
-        try await offThePool { SyntheticJPEG.make(width: 1280, height: 800, shot: 5) }.write(to: URL(fileURLWithPath: source))
+        try await offThePool { SyntheticJPEG.make(width: 1280, height: 800, shot: 5) }.writeTestFile(source)
         let heic = folder.file("IMG_0003.heic")
         let encoded = try await runProgram(["heif-enc", "-q", "90", "-o", heic, source])
         try #require(encoded.status == 0, "heif-enc: \(encoded.errors)")
@@ -140,7 +140,7 @@ struct RawShootTests {
         let pair = folder.file("pair"), rawOnly = folder.file("raw-only")
         for card in [pair, rawOnly] { try FileManager.default.createDirectory(atPath: card, withIntermediateDirectories: true) }
         try await makeDNG("\(pair)/IMG_0001.DNG", width: 600, height: 400, preview: embedded, in: folder)
-        try await offThePool { SyntheticJPEG.make(width: 2000, height: 1500, shot: 1) }.write(to: URL(fileURLWithPath: "\(pair)/IMG_0001.JPG"))
+        try await offThePool { SyntheticJPEG.make(width: 2000, height: 1500, shot: 1) }.writeTestFile("\(pair)/IMG_0001.JPG")
         try await makeDNG("\(rawOnly)/IMG_0002.DNG", width: 600, height: 400, preview: embedded, in: folder)
 
         // (the card, objects per capture, the preview's size: the JPEG's 2000×1500 at 6/8, or the embedded 1920×1280 at 6/8)

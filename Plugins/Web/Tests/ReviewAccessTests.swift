@@ -22,7 +22,7 @@ func rasterise(_ svg: String, to path: String) async throws {
             guard numbers.count == 2 else { continue }
             for dy in 0..<scale { for dx in 0..<scale { pixels[(numbers[1] * scale + dy) * side * scale + numbers[0] * scale + dx] = 0 } }
         }
-        try (Data("P5\n\(side * scale) \(side * scale)\n255\n".utf8) + Data(pixels)).write(to: URL(fileURLWithPath: path))
+        try (Data("P5\n\(side * scale) \(side * scale)\n255\n".utf8) + Data(pixels)).writeTestFile(path)
     }
 }
 
@@ -160,7 +160,7 @@ extension ReviewSuites {
             let out = folder.file("out")
             try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
             let jpeg = try await offThePool { SyntheticJPEG.make(width: 96, height: 64, shot: 1) }
-            try await offThePool { for index in 1...10_000 { try jpeg.write(to: URL(fileURLWithPath: "\(out)/IMG_\(String(format: "%05d", index)).JPG")) } }
+            try await offThePool { for index in 1...10_000 { try jpeg.writeTestFile("\(out)/IMG_\(String(format: "%05d", index)).JPG") } }
             // Catalogued beforehand by `shots rebuild` at a lower priority: cataloguing 10,000
             // files takes a core for seconds (debug build), and the tests beside this one need it.
             let rebuilt = try await runProgram(["nice", "-n", "10", try shutterpipeBinary(), "shots", "rebuild", out, "--catalogue", "\(out)/.shutterpipe/catalogue.sqlite"],

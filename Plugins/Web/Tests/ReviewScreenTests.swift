@@ -69,14 +69,14 @@ extension ReviewSuites {
             try FileManager.default.createDirectory(atPath: card, withIntermediateDirectories: true)
             // A detailed photo shot with the camera on its side (EXIF orientation 6): 1600×2400 upright.
             let jpeg = try await offThePool { SyntheticJPEG.make(width: 2400, height: 1600, shot: 7, detail: 40) }
-            try jpeg.write(to: URL(fileURLWithPath: "\(card)/IMG_0001.JPG"))
+            try jpeg.writeTestFile("\(card)/IMG_0001.JPG")
             let tagged = try await runProgram(["exiftool", "-q", "-overwrite_original", "-Orientation#=6", "-ExposureTime=1/125", "-FNumber=5.6", "-ISO=400",
                                                "-FocalLength=85", "-Model=Canon EOS R5", "-LensModel=RF85mm F1.2 L USM", "\(card)/IMG_0001.JPG"])
             try #require(tagged.status == 0, "exiftool: \(tagged.errors)")
             try await makeDNG("\(card)/IMG_0002.DNG", width: 800, height: 600, in: folder)
             // A RAW+JPEG pair, shot third.
             try await makeDNG("\(card)/IMG_0003.DNG", width: 800, height: 600, in: folder)
-            try await offThePool { SyntheticJPEG.make(width: 800, height: 600, shot: 3) }.write(to: URL(fileURLWithPath: "\(card)/IMG_0003.JPG"))
+            try await offThePool { SyntheticJPEG.make(width: 800, height: 600, shot: 3) }.writeTestFile("\(card)/IMG_0003.JPG")
             let (session, port) = try await webSession(folder, web: ", previewSize: 600", card: card, verbose: true, yielding: true)
             await shoot(session, 1)
             let screenshot = folder.file("loupe-100.png")
@@ -110,9 +110,9 @@ extension ReviewSuites {
             #expect(image["width"] as? Int == 800 && image["height"] as? Int == 600 && image["tileSize"] as? Int == 512, "\(image)")
             let tile = try await http("GET", "/api/shots/2/tiles/1-0.png", port: port)
             try #require(tile.status == 200 && tile.body.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(tile.status)")
-            try tile.body.write(to: URL(fileURLWithPath: folder.file("tile.png")))
+            try tile.body.writeTestFile(folder.file("tile.png"))
             let copy = folder.file("IMG_0002.DNG")
-            try FileManager.default.copyItem(atPath: "\(card)/IMG_0002.DNG", toPath: copy)
+            try copyTestFile("\(card)/IMG_0002.DNG", to: copy)
             let developed = try await runProgram(["dcraw_emu", "-w", copy])
             try #require(developed.status == 0, "dcraw_emu: \(developed.errors)")
             let raw = try await pillow(["compare", folder.file("tile.png"), "0", "0", copy + ".ppm", "512", "0", "288", "512"])
@@ -148,7 +148,7 @@ extension ReviewSuites {
             ], session: session)
             let shown = try #require(page.json("JSON.stringify(app.histogram)") as? [String: Any])
             let preview = try await http("GET", "/api/shots/2/preview.jpg", port: port)
-            try preview.body.write(to: URL(fileURLWithPath: folder.file("preview.jpg")))
+            try preview.body.writeTestFile(folder.file("preview.jpg"))
             let reference = try await pillow(["histogram", folder.file("preview.jpg")])
             for channel in ["red", "green", "blue", "luma"] {
                 let ours = shown[channel] as? [Int], theirs = reference[channel] as? [Int]

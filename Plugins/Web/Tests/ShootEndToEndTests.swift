@@ -85,7 +85,7 @@ extension ReviewSuites {
                 "click:shutter", "wait:app.shots.filter((s) => s && s.id).length == 2",
             ], session: session)
             let dropped = folder.file("incoming/.DSC_0107.JPG.tmp")
-            try SyntheticJPEG.make(width: 64, height: 48, shot: 107, comment: "from the Wi-Fi body").write(to: URL(fileURLWithPath: dropped))
+            try SyntheticJPEG.make(width: 64, height: 48, shot: 107, comment: "from the Wi-Fi body").writeTestFile(dropped)
             #expect(rename(dropped, folder.file("incoming/DSC_0107.JPG")) == 0)
             await session.waitForOutput("3 shots recorded") { shotsRecorded(in: $0) >= 3 }
 

@@ -46,7 +46,7 @@ struct TIFFPreviewTests {
         ]
         for orientation in 1...8 {
             let path = folder.file("scan-\(orientation).tif")
-            try makeTIFF(width: 600, height: 400, orientation: orientation).write(to: URL(fileURLWithPath: path))
+            try makeTIFF(width: 600, height: 400, orientation: orientation).writeTestFile(path)
             let (preview, source) = try await offThePool { try PreviewMaker.make(path, longEdge: 300) }
             #expect(source == .tiff)
             let image = try JPEGDecoder.decodeScaled(preview, longEdge: 300).image
