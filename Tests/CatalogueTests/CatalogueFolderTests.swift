@@ -12,11 +12,11 @@ import Testing
 @Suite("catalogue: its folder")
 struct CatalogueFolderTests {
     @Test("the catalogue's own .shutterpipe that every user may write (made under umask 0) is made 0755 and used; any other folder every user may write is refused and left as it was; a link in its place is refused with the fix, and nothing is made where it points")
-    func folderRules() throws {
+    func folderRules() async throws {
         let folder = TemporaryDirectory("catalogue-folder")
         let open = folder.file("open/.shutterpipe")
         #expect(mkdir(folder.file("open"), 0o755) == 0 && mkdir(open, 0o755) == 0 && chmod(open, 0o777) == 0)
-        _ = try Catalogue.open(at: "\(open)/catalogue.sqlite")
+        _ = try await offThePool { try Catalogue.open(at: "\(open)/catalogue.sqlite") }  // creates it: commits
         var info = stat()
         #expect(stat(open, &info) == 0 && info.st_mode & 0o777 == 0o755, "mode \(String(info.st_mode & 0o777, radix: 8))")
 

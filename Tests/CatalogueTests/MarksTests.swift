@@ -67,7 +67,7 @@ struct MarksTests {
 
         """
         try darktable.writeTestFile(photo + ".xmp")
-        try XMPSidecar.write(.init(rating: 5, label: "Green"), to: photo + ".xmp")
+        try await offThePool { try XMPSidecar.write(.init(rating: 5, label: "Green"), to: photo + ".xmp") }  // fsyncs
         let text = try String(contentsOfFile: photo + ".xmp", encoding: .utf8)
         #expect(text.components(separatedBy: "xmp:Rating").count == 2, "one Rating, replaced: \(text)")
         #expect(text.contains("darktable:operation=\"colorin\"") && text.contains("darktable:history_end=\"2\""))
@@ -113,7 +113,7 @@ struct MarksTests {
         let before = try #require(try await ExifTool.tags([photo])[photo])
         // The first mark adds an XMP segment; the second replaces it with a longer one.
         for (index, marks) in [ShotMarks(rating: 3), ShotMarks(rating: 5, label: "Green", pick: .picked)].enumerated() {
-            try XMPSidecar.writeIntoJPEG(marks, path: photo)
+            try await offThePool { try XMPSidecar.writeIntoJPEG(marks, path: photo) }  // fsyncs
             let marked = try Data(contentsOf: URL(fileURLWithPath: photo))
             #expect(bytesFromStartOfScan(marked) == bytesFromStartOfScan(original), "mark \(index + 1): the image data is the same")
             #expect(try await ExifTool.binary(["-b", "-PreviewImage", photo]) == secondary, "mark \(index + 1): the MPF preview is reachable and identical")
