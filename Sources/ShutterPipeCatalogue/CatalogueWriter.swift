@@ -169,7 +169,7 @@ final class CatalogueWriter: Sendable {
         // Shots are written once `gathering` has passed without a new one, in one
         // transaction (WAL, synchronous NORMAL: no fsync of its own), so that `shots` lists
         // a burst's last shot at once after it. Their digests come from the sink that
-        // wrote them (``StoredFile/sha256``); only a sink that gives none has its files read
+        // wrote them (``ShotCatalogue/recordDigest(of:sha256:)``); only a sink that gives none has its files read
         // back, and that waits until the session has been quiet for `quiet`: reading a
         // photo back mid-burst competed with the next shots' stores (a 30-shot burst took
         // 1.7x as long with the catalogue on) and made the session's end wait for it.

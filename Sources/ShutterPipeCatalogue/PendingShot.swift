@@ -21,10 +21,13 @@ struct PendingShot: Sendable {
         return shot
     }
 
-    /// The EXIF summary of the file it is recorded by: its JPEG, else its first photo file.
+    /// The EXIF summary of the file it is recorded by (its JPEG, else its first photo
+    /// file): as the sink read it from the bytes it wrote (``StoredFile/exif``), else read
+    /// from the file.
     private func readExif() -> ExifSummary {
-        let paths = answer.stored.filter { $0.cameraFile != nil && FileKind.of($0.location) != nil }.map { Catalogue.absolute($0.location) }
-        return (paths.first { FileKind.of($0) == .jpeg } ?? paths.first).map { ExifReader.summary(of: $0) } ?? ExifSummary()
+        let files = answer.stored.filter { $0.cameraFile != nil && FileKind.of($0.location) != nil }
+        guard let reference = files.first(where: { FileKind.of($0.location) == .jpeg }) ?? files.first else { return ExifSummary() }
+        return reference.exif ?? ExifReader.summary(of: Catalogue.absolute(reference.location))
     }
 
     /// The record, with the digests its sinks gave (taken out of `digests`); the others

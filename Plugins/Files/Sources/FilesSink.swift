@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeImaging
 import ShutterPipeKit
 import ShutterPipeSupport
 import Synchronization
@@ -25,7 +26,7 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
     }
 
     let options: Options
-    private let log: Logger
+    let log: Logger
     private let state = Mutex(State())
     /// The session's catalogue, which records each file's SHA-256: the sink hashes the
     /// bytes it writes, beside their write (``PhotoDigest/Queue``), so that the catalogue never
@@ -184,35 +185,12 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
             values.fileExtension = file.fileExtension
             values.serial = file.cameraSerial
             values.camera = file.camera ?? context.camera
-            // Tag in memory, before the first write: tagging costs no extra write.
-            var chunks = [file.data]
-            var sidecar: Data?
-            if options.exif == nil, let frame = context.sequence, FileKind.of(file.name) == .jpeg {
-                // A sequence's frame knows its place even without an `exif:` block: XMP.
-                var metadata = PhotoMetadata()
-                metadata.sequence = frame
-                let tagged = MetadataTagger.tag(file.data, named: file.name, with: metadata)
-                if tagged.needsSidecar {
-                    log.debug("\(file.name): its place in sequence '\(frame.name)' not written (\(tagged.method)); the photo is stored as the camera made it")
-                } else {
-                    chunks = tagged.chunks
-                }
-                for note in tagged.notes { log.debug("\(file.name): \(note)") }
-            }
-            if let exif = options.exif {
-                let (metadata, problems) = exif.metadata(values, context: context)
-                let tagged = MetadataTagger.tag(file.data, named: file.name, with: metadata)
-                chunks = tagged.chunks
-                warnings += problems + tagged.warnings
-                for note in tagged.notes { log.warning(note) }
-                if options.sidecars == .always || (options.sidecars == .auto && tagged.needsSidecar) {
-                    sidecar = PhotoXMP.make(metadata, wrapped: false)
-                } else if tagged.needsSidecar {
-                    log.warning("\(file.name): metadata not written (\(tagged.method)); set 'sidecars: auto' to keep it in a sidecar")
-                }
-            }
-            // Hashed from now on, beside the write and its fsync, for the catalogue.
+            let (chunks, sidecar, problems) = tagged(file, values: values, context: context)
+            warnings += problems
+            // Hashed from now on, beside the write and its fsync, for the catalogue; a JPEG's
+            // EXIF summary read from its header in memory, so that the catalogue reads no file.
             let digest = catalogue.flatMap { digests.begin(chunks, for: $0) }
+            let exif = catalogue != nil && FileKind.of(file.name) == .jpeg ? chunks.first.flatMap { ExifReader.summary(ofJPEGHeader: $0) } : nil
             if let digest { digesting.append((digest, nil)) }
             // Written and fsynced once; a taken name costs only another try at naming it.
             var prepared: PreparedFile?
@@ -234,7 +212,9 @@ public final class FilesSink: PhotoSink, SessionObserver, PhotoArchive {
                         log.warning("'\(firstChoice)' already exists; stored as '\(path)', not overwriting it")
                     }
                     let sequence = options.filename.usesSequence ? values.sequence : nil
-                    stored.append(StoredFile(location: path, sequence: sequence, byteCount: chunks.reduce(0) { $0 + $1.count }, copyOf: file))
+                    var record = StoredFile(location: path, sequence: sequence, byteCount: chunks.reduce(0) { $0 + $1.count }, copyOf: file)
+                    record.exif = exif
+                    stored.append(record)
                     if digest != nil { digesting[digesting.count - 1].path = path }
                     if let sidecar {
                         var record = StoredFile(location: try writeSidecar(sidecar, for: path, in: opened), sequence: sequence, byteCount: sidecar.count)

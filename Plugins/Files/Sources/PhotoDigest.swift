@@ -8,9 +8,10 @@ import ShutterPipeKit
 import ShutterPipeSupport
 import Synchronization
 
-/// SHA-256 of the bytes the sink writes (OpenSSL's libcrypto), reported with each stored
-/// file (``StoredFile/sha256``) so that the session's catalogue records it without reading
-/// the photo back; and of a mirror's copy, to check it.
+/// SHA-256 of the bytes the sink writes (OpenSSL's libcrypto, or two at once on SHA-NI),
+/// handed to the session's catalogue for each stored file
+/// (``ShotCatalogue/recordDigest(of:sha256:)``) so that it records it without reading the
+/// photo back; and of a mirror's copy, to check it.
 enum PhotoDigest {
     /// The raw digest of `chunks`, one after the other.
     static func sha256(_ chunks: [Data]) -> [UInt8] {

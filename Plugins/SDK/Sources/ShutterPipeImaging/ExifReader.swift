@@ -19,6 +19,14 @@ public enum ExifReader {
         return summary(of: exif)
     }
 
+    /// The summary of a JPEG's Exif APP1, from its first bytes in memory (the header is
+    /// enough; no file is read); `nil` when they hold no whole Exif segment.
+    public static func summary(ofJPEGHeader bytes: Data) -> ExifSummary? {
+        let walk = JPEGSegments(bytes)
+        guard let segment = walk.first(0xE1, startingWith: JPEGSegments.exifHeader, in: bytes) else { return nil }
+        return summary(ofBlock: bytes[segment.payload])
+    }
+
     /// The summary of an Exif block that starts with `Exif\0\0` and a TIFF header.
     public static func summary(ofBlock block: Data) -> ExifSummary {
         let exif = block.withUnsafeBytes { raw in exif_data_new_from_data(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(raw.count)) }

@@ -52,9 +52,10 @@ public enum PluginEntry {
     /// The contract's minor revision the plugin was built against: additive changes since
     /// the major. History of 10: 0, the first; 1, bulb: a backend holds the shutter open
     /// for a time it is given (``BulbCapture``, ``PluginAbility/bulbCapture``); 2, options
-    /// declared once for several commands (``OptionGroup``, ``ParsableArguments``).
+    /// declared once for several commands (``OptionGroup``, ``ParsableArguments``); 3, the
+    /// EXIF summary a sink read from the bytes it wrote (``StoredFile/exif``).
     @_alwaysEmitIntoClient
-    public static var contractMinor: Int32 { 2 }
+    public static var contractMinor: Int32 { 3 }
 
     /// The Swift compiler the plugin was built with, `major * 100 + minor`.
     @_alwaysEmitIntoClient

@@ -58,6 +58,10 @@ public struct StoredFile: Sendable, Equatable, Codable {
     /// the config, when a backend drives several), so that each camera's frame of a shot
     /// is told apart; `nil` for a backend's only camera. (Added in contract 9.2.)
     public var camera: String?
+    /// The EXIF summary of the bytes the sink wrote, when it read them (a files sink does,
+    /// for a JPEG, from memory): the catalogue records it without reading the file back.
+    /// `nil`: the catalogue reads the file. (Added in contract 10.3.)
+    public var exif: ExifSummary?
 
     /// Creates a record of a stored file.
     public init(location: String, sequence: Int? = nil, byteCount: Int, cameraFile: String? = nil) {
