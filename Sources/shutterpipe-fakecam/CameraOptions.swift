@@ -75,4 +75,7 @@ struct CameraOptions: Sendable {
     /// which libgphoto2 offers as `movie`, holds the shutter open; the photo's ExposureTime
     /// is how long it was open, to the millisecond.
     var bulb = false
+    /// Seconds the camera's clock is ahead of the computer's (`--clock-offset`): a body's
+    /// clock is set by hand, never to the second. Its files' object dates follow it.
+    var clockOffset: TimeInterval = 0
 }

@@ -78,8 +78,8 @@ final class VirtualCamera: Sendable {
             return chart.jpeg(width: width, height: height, distance: lens.millimetres.load(ordering: .relaxed), marker: number, comment: comment)
         }
         state.withLock { state in
-            state.objects[Self.dcim] = CardObject(handle: Self.dcim, parent: 0, name: "DCIM", format: PTP.formatAssociation, data: Payload(), captureDate: Date())
-            state.objects[Self.folder] = CardObject(handle: Self.folder, parent: Self.dcim, name: "100SPIPE", format: PTP.formatAssociation, data: Payload(), captureDate: Date())
+            state.objects[Self.dcim] = CardObject(handle: Self.dcim, parent: 0, name: "DCIM", format: PTP.formatAssociation, data: Payload(), captureDate: now)
+            state.objects[Self.folder] = CardObject(handle: Self.folder, parent: Self.dcim, name: "100SPIPE", format: PTP.formatAssociation, data: Payload(), captureDate: now)
             for property in [
                 DeviceProperty(code: 0x5001, dataType: 2, writable: false, current: UInt32(options.battery), choices: nil, range: (0, 100, 1)),
                 DeviceProperty(code: 0x5004, dataType: 2, writable: true, current: options.rawPlusJPEG ? 1 : 0, choices: [0, 1]),
@@ -245,16 +245,19 @@ final class VirtualCamera: Sendable {
             // One object in the camera's memory, replaced by each exposure (JPEG only).
             let jpeg = files.last ?? ("capt0000.jpg", PTP.formatJPEG, Payload())
             state.objects[Self.ramHandle] = CardObject(handle: Self.ramHandle, parent: Self.folder, name: "capt0000.jpg", format: jpeg.1,
-                                                       data: jpeg.2, captureDate: Date())
+                                                       data: jpeg.2, captureDate: now)
             return [Self.ramHandle]
         }
         return files.map { name, format, data in
             let handle = state.nextHandle
             state.nextHandle += 1
-            state.objects[handle] = CardObject(handle: handle, parent: Self.folder, name: name, format: format, data: data, captureDate: Date())
+            state.objects[handle] = CardObject(handle: handle, parent: Self.folder, name: name, format: format, data: data, captureDate: now)
             return handle
         }
     }
+
+    /// The camera's clock: the computer's, `--clock-offset` seconds ahead.
+    var now: Date { Date().addingTimeInterval(options.clockOffset) }
 
     /// The next live-view frame (``LiveViewFrames``).
     func liveViewFrame() -> Data {

@@ -170,7 +170,7 @@ struct BuiltInConformanceTests {
         options.broker = broker.url
         options.rig = "test"
         options.node = "kit"
-        let watcher = try StateWatcher(broker, in: folder)
+        let watcher = try await StateWatcher(broker, in: folder)
         let fired = Mutex<Task<Outcome, any Error>?>(nil)
         let problems = await Conformance.checkTrigger(MQTTTrigger(options: options)) {
             guard await eventually(timeout: .seconds(60), { watcher.online["kit"] == true }) else {

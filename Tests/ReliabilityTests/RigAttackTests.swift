@@ -40,8 +40,8 @@ struct RigAttackTests {
     /// Nodes `left` (whose captures fail, or wait at `gate`) and `right`, online.
     func leftAndRight(_ broker: Broker, gate: String? = nil) async throws -> [RigNode] {
         let left = gate.map { "{type: file-stub, width: 64, height: 48, gate: \($0)}" } ?? "{type: file-stub, width: 64, height: 48, failEvery: 1}"
-        let nodes = [try RigNode("left", broker: broker, backend: left),
-                     try RigNode("right", broker: broker, backend: "{type: file-stub, width: 64, height: 48}")]
+        let nodes = [try await RigNode("left", broker: broker, backend: left),
+                     try await RigNode("right", broker: broker, backend: "{type: file-stub, width: 64, height: 48}")]
         #expect(await eventually(timeout: .seconds(60)) { nodes.allSatisfy(\.isOnline) })
         return nodes
     }
@@ -90,14 +90,14 @@ struct RigAttackTests {
         let broker = try await Broker("retained", rigNodes: ["left", "right"])
         let here = TemporaryDirectory("chaos-rig-retained")
         try await publish(#"{"id": "kept-1", "event": "capture"}"#, to: "shutterpipe/test/command", broker: broker, retained: true)
-        let watcher = try StateWatcher(broker, in: here)
+        let watcher = try await StateWatcher(broker, in: here)
         var nodes = try await leftAndRight(broker)
         let firstRight = nodes[1]
         #expect(await eventually(timeout: .seconds(60)) { ["left", "right"].allSatisfy { watcher.states[$0]?["state"] as? String == "stale" } })
         // A restart meets the same retained command: stale again, still no photo.
         nodes[1].session.signal(SIGTERM)
         #expect(await nodes[1].session.wait(timeout: .seconds(60)).status == 0)
-        let again = try RigNode("right", broker: broker, backend: "{type: file-stub, width: 64, height: 48}")
+        let again = try await RigNode("right", broker: broker, backend: "{type: file-stub, width: 64, height: 48}")
         nodes[1] = again
         #expect(await eventually(timeout: .seconds(60)) { again.session.stderrSoFar.contains("command 'kept-1' (capture) was retained") })
         let photos = (nodes + [firstRight]).map(\.photos.count).reduce(0, +)
@@ -110,7 +110,7 @@ struct RigAttackTests {
         let broker = try await Broker("at-block", rigNodes: ["node"])
         let here = TemporaryDirectory("chaos-rig-at")
         let socket = here.file("s.sock")
-        let node = try RigNode("node", broker: broker, backend: "{type: file-stub, width: 64, height: 48}", triggers: ["{type: socket, path: \(socket)}"],
+        let node = try await RigNode("node", broker: broker, backend: "{type: file-stub, width: 64, height: 48}", triggers: ["{type: socket, path: \(socket)}"],
                                verbose: true)
         #expect(await eventually(timeout: .seconds(60)) { node.isOnline })
         // What rig capture sends, as a node's user reads it.
@@ -144,7 +144,7 @@ struct RigAttackTests {
     func hugePublish() async throws {
         let broker = try await Broker("huge", rigNodes: ["node"])
         let here = TemporaryDirectory("chaos-rig-huge")
-        let node = try RigNode("node", broker: broker, backend: "{type: file-stub, width: 64, height: 48}")
+        let node = try await RigNode("node", broker: broker, backend: "{type: file-stub, width: 64, height: 48}")
         #expect(await eventually(timeout: .seconds(60)) { node.isOnline })
         let first = try await rig(["capture"], broker: broker, in: here)
         #expect(first.status == 0)
@@ -166,12 +166,12 @@ struct RigAttackTests {
     func controlCharacters() async throws {
         let broker = try await Broker("controls")
         let here = TemporaryDirectory("chaos-rig-controls")
-        let node = try RigNode("node", broker: broker, backend: "{type: file-stub, width: 64, height: 48}")
+        let node = try await RigNode("node", broker: broker, backend: "{type: file-stub, width: 64, height: 48}")
         #expect(await eventually(timeout: .seconds(60)) { node.isOnline })
         let forged = "09:00:00.000 [coordinator] ok"
         try await publish(#"{"id": "x\n\#(forged)", "event": "jump\n\#(forged)\u001b[2J"}"#, to: "shutterpipe/test/command", broker: broker)
         // The node's answer (an error: no such event) is on its state topic before the forged one.
-        let watcher = try StateWatcher(broker, in: here)
+        let watcher = try await StateWatcher(broker, in: here)
         #expect(await eventually(timeout: .seconds(60)) { (watcher.states["node"]?["error"] as? String)?.contains("unknown event") == true })
         // Another client's retained answer full of escape sequences, on a broker without the ACL.
         try await publish(#"{"id": "old", "node": "node", "state": "photoSuccess\u001b]0;pwned\u0007", "paths": ["\u001b[2J/x.jpg"], "message": "a\nb"}"#,

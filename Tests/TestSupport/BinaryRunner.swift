@@ -37,7 +37,7 @@ public struct Outcome: Sendable {
 public func shutterpipe(_ arguments: [String], input: String = "", in directory: String,
                         environment: [String: String] = [:], timeout: Duration = .seconds(120),
                         via launcher: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Outcome {
-    let running = try RunningProcess(program: try launcher ?? shutterpipeBinary(), arguments, in: directory, environment: environment)
+    let running = try await RunningProcess.start(program: try launcher ?? shutterpipeBinary(), arguments, in: directory, environment: environment)
     // Offered up front, as `echo capture | shutterpipe …` does: a program that ends
     // before reading it (a config refused at start) leaves it unread, which is no failure
     // of the test; what the program did with it is judged by its outcome.

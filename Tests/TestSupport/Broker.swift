@@ -58,7 +58,7 @@ public final class Broker: Sendable {
 
     /// Starts the broker and waits until it accepts connections.
     public func start() async throws {
-        let started = try RunningProcess(program: try Self.mosquitto(), ["-c", config], in: folder.path)
+        let started = try await RunningProcess.start(program: try Self.mosquitto(), ["-c", config], in: folder.path)
         process.withLock { $0 = started }
         let port = self.port
         guard await eventually(timeout: .seconds(60), { portAccepts(port) }) else {
@@ -122,10 +122,17 @@ public final class RigNode: Sendable {
     public let folder: TemporaryDirectory
     public let session: RunningProcess
 
+    /// Nodes of these names with the defaults, started one after the other.
+    public static func several(_ names: [String], broker: Broker) async throws -> [RigNode] {
+        var nodes: [RigNode] = []
+        for name in names { nodes.append(try await RigNode(name, broker: broker)) }
+        return nodes
+    }
+
     /// `extra`: more options of its mqtt trigger; `triggers`: more triggers, as YAML flow maps;
     /// `sequences`: the config's `sequences:`, as a YAML flow map.
     public init(_ name: String, broker: Broker, rig: String = "test", extra: String = "", backend: String = "{type: file-stub, width: 320, height: 240}",
-                triggers: [String] = [], verbose: Bool = false, environment: [String: String] = [:], sequences: String = "") throws {
+                triggers: [String] = [], verbose: Bool = false, environment: [String: String] = [:], sequences: String = "") async throws {
         self.name = name
         folder = TemporaryDirectory("rig-node-\(name)")
         let ca = broker.tls ? ", ca: \(broker.caFile)" : ""
@@ -140,7 +147,7 @@ public final class RigNode: Sendable {
         sinks: [{type: files, directory: \(folder.file("out"))}]
         \(sequences.isEmpty ? "" : "sequences: \(sequences)")
         """, in: folder)
-        session = try RunningProcess(["run", "--config", config, "--no-status"] + (verbose ? ["--verbose"] : []), in: folder.path, environment: environment)
+        session = try await RunningProcess.start(["run", "--config", config, "--no-status"] + (verbose ? ["--verbose"] : []), in: folder.path, environment: environment)
     }
 
     deinit {
@@ -191,8 +198,8 @@ public func publish(_ payload: String? = nil, file: String? = nil, to topic: Str
 public final class StateWatcher: Sendable {
     private let process: RunningProcess
 
-    public init(_ broker: Broker, rig: String = "test", in folder: TemporaryDirectory) throws {
-        process = try RunningProcess(program: "/usr/bin/mosquitto_sub",
+    public init(_ broker: Broker, rig: String = "test", in folder: TemporaryDirectory) async throws {
+        process = try await RunningProcess.start(program: "/usr/bin/mosquitto_sub",
                                      ["-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-v"]
                                         + (broker.rigACL ? ["-u", "rig", "-P", Broker.password(for: "rig")] : []) + [
                                       "-t", "shutterpipe/\(rig)/node/+/state", "-t", "shutterpipe/\(rig)/node/+/online"], in: folder.path)

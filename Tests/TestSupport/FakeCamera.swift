@@ -24,7 +24,7 @@ public final class FakeCamera: Sendable {
         self.home = home
         self.arguments = arguments
         let ready = home.file("ready-\(UUID().uuidString)")
-        process = try RunningProcess(program: try builtExecutable("shutterpipe-fakecam"), ["--port", String(port ?? 0), "--ready-file", ready] + arguments,
+        process = try await RunningProcess.start(program: try builtExecutable("shutterpipe-fakecam"), ["--port", String(port ?? 0), "--ready-file", ready] + arguments,
                                      in: nil, input: .null)
         let started = await poll(timeout: .seconds(30)) { [process] in FileManager.default.fileExists(atPath: ready) || !process.isRunning }
         guard started, process.isRunning else {

@@ -15,7 +15,7 @@ public final class PrivateBus: @unchecked Sendable {
     /// waits for its address.
     public init() async throws {
         ignoreSIGPIPE()
-        daemon = try RunningProcess(program: "/usr/bin/dbus-daemon", ["--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--print-address=1"],
+        daemon = try await RunningProcess.start(program: "/usr/bin/dbus-daemon", ["--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--print-address=1"],
                                     in: folder.path, input: .null)
         guard await daemon.waitForOutput(on: .stdout, "its address", timeout: .seconds(30), { $0.hasSuffix("\n") }) else {
             throw TestSupportError("dbus-daemon did not start")

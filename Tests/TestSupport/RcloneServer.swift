@@ -61,7 +61,7 @@ public final class RcloneServer: Sendable {
             program = "/usr/bin/python3"
             arguments = ["-m", "pyftpdlib", "-i", "127.0.0.1", "-p", String(port), "-w", "-d", root.path, "-u", Self.user, "-P", Self.password]
         }
-        let started = try RunningProcess(program: program, arguments, in: root.path, environment: ["HOME": home.path])
+        let started = try await RunningProcess.start(program: program, arguments, in: root.path, environment: ["HOME": home.path])
         process.withLock { $0 = started }
         let port = self.port
         guard await eventually(timeout: .seconds(60), { portAccepts(port) }) else {

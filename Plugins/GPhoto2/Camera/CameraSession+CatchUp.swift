@@ -30,8 +30,14 @@ extension CameraSession {
         }
         var ledger = deliveredLedger(for: camera)
         let files = paths.map { path in
-            let info = camera.info(path)
-            return GPhotoCamera.AddedFile(path: path, size: info?.size ?? card.file(at: path)?.size, modified: info?.modified ?? card.file(at: path)?.modified)
+            // As this worker met it (whether its time is the camera's), else as the camera
+            // lists it now; libgphoto2's time for a file a capture brought is the computer's.
+            if var met = card.file(at: path) {
+                if met.size == nil { met.size = camera.info(path)?.size }
+                return met
+            }
+            // Not met here: known by folder, name and size, whatever time libgphoto2 says.
+            return GPhotoCamera.AddedFile(path: path, size: camera.info(path)?.size, modified: nil, timeIsCameras: false)
         }
         if !ledger.add(files) { WorkerLog.warning("cannot record delivered card files in '\(ledger.path)': a later catch-up may import them again") }
         WorkerLog.debug("delivered, recorded in \(ledger.path): \(files.map(DeliveredLedger.key))")
@@ -106,7 +112,9 @@ extension CameraSession {
         // Held by the session, or stored and waiting to be deleted: not "never delivered".
         let held = Set(selection.awaitingStore).union(pendingDeletes.entries(for: identity?.serial).map(\.path))
         let missing = files.filter { !ledger.contains($0) && card.classify($0) == .new && !held.contains($0.path) && !handledThisEnter($0) }
-        guard !missing.isEmpty else { return }
+        guard !missing.isEmpty else {
+            return WorkerLog.debug("card catch-up: the \(files.count) file(s) on the card were all delivered or are in hand")
+        }
         WorkerLog.info("\(missing.count) file(s) on the card were never delivered (taken while the camera was away): importing them")
         // One exposure at a time: its RAW and JPEG share a folder and a stem.
         let exposures = Dictionary(grouping: missing) { "\($0.path.folder)/\(PathName.deletingExtension($0.path.name))" }.sorted { $0.key < $1.key }

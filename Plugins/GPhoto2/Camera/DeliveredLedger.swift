@@ -9,7 +9,11 @@ import GPhoto2Backend
 /// (`importOnConnect`) never imports one twice, across reconnections and restarts.
 ///
 /// A file is known by its folder, name, size and time on the card: a camera that reuses a
-/// name (after its counter wraps, or a card formatted) makes another file. The record is
+/// name (after its counter wraps, or a card formatted) makes another file. The time only
+/// where it is the camera's own (a file met in a listing): for a file a capture or a
+/// button shot brought, libgphoto2 says the computer's time instead, which the next
+/// listing does not repeat (a body's clock is set by hand), so such a file is known by its
+/// folder, name and size. The record is
 /// a text file per body (by serial) in the camera's settings folder, a line per file,
 /// appended and fsynced when the session says the file's shot is stored.
 struct DeliveredLedger {
@@ -35,7 +39,8 @@ struct DeliveredLedger {
     }
 
     static func key(_ file: GPhotoCamera.AddedFile) -> String {
-        "\(file.path.folder)/\(file.path.name)\t\(file.size.map(String.init) ?? "?")\t\(file.modified.map(String.init) ?? "?")"
+        let time = file.timeIsCameras ? file.modified : nil
+        return "\(file.path.folder)/\(file.path.name)\t\(file.size.map(String.init) ?? "?")\t\(time.map(String.init) ?? "?")"
     }
 
     /// Known by its key, or by folder, name and size where its time was not known when

@@ -12,6 +12,11 @@ extension GPhotoCamera {
         var path: CameraPath
         var size: Int?
         var modified: Int?
+        /// Whether `modified` is the camera's own time (its object info, as a listing gives
+        /// it). libgphoto2 gives a file that an event brought (a capture, a button shot)
+        /// the computer's clock at that moment instead, which no later listing repeats: a
+        /// body's clock is set by hand.
+        var timeIsCameras = true
     }
 
     /// What one exposure made, and the button shots announced before it fired.
@@ -156,7 +161,7 @@ extension GPhotoCamera {
             let path = Self.cameraPath(data.assumingMemoryBound(to: CameraFilePath.self))
             // libgphoto2 has just filled its cache with this object's info: no camera round trip.
             let info = self.info(path)
-            return .fileAdded(AddedFile(path: path, size: info?.size, modified: info?.modified))
+            return .fileAdded(AddedFile(path: path, size: info?.size, modified: info?.modified, timeIsCameras: false))
         default: return .other
         }
     }

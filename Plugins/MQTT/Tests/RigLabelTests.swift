@@ -9,9 +9,9 @@ struct RigLabelTests {
     func labelEveryNode() async throws {
         let broker = try await Broker("label", rigNodes: ["a", "b"])
         let here = TemporaryDirectory("rig-label")
-        let nodes = try ["a", "b"].map { try RigNode($0, broker: broker) }
+        let nodes = try await RigNode.several(["a", "b"], broker: broker)
         #expect(await eventually(timeout: .seconds(60)) { nodes.allSatisfy(\.isOnline) }, "\(nodes.map { $0.session.stderrSoFar })")
-        let watcher = try StateWatcher(broker, in: here)
+        let watcher = try await StateWatcher(broker, in: here)
         #expect(await eventually(timeout: .seconds(60)) { watcher.online.filter(\.value).count == 2 })
 
         let labelled = try await rig(["label", "--text", "ORDER-7", "--json"], broker: broker, in: here)
@@ -38,9 +38,9 @@ struct RigLabelTests {
         let broker = try await Broker("sequence", rigNodes: ["a", "b"])
         let here = TemporaryDirectory("rig-sequence")
         let plan = "{lapse: {kind: interval, frames: 3, every: 300ms}}"
-        let nodes = [try RigNode("a", broker: broker, sequences: plan), try RigNode("b", broker: broker, sequences: plan)]
+        let nodes = [try await RigNode("a", broker: broker, sequences: plan), try await RigNode("b", broker: broker, sequences: plan)]
         #expect(await eventually(timeout: .seconds(60)) { nodes.allSatisfy(\.isOnline) }, "\(nodes.map { $0.session.stderrSoFar })")
-        let watcher = try StateWatcher(broker, in: here)
+        let watcher = try await StateWatcher(broker, in: here)
         #expect(await eventually(timeout: .seconds(60)) { watcher.online.filter(\.value).count == 2 })
 
         let ran = try await rig(["sequence", "--text", "lapse", "--json"], broker: broker, in: here)

@@ -14,9 +14,9 @@ struct RigTests {
     func threeNodes() async throws {
         let broker = try await Broker("three", rigNodes: ["a", "b", "c"])
         let here = TemporaryDirectory("rig-three")
-        let nodes = try ["a", "b", "c"].map { try RigNode($0, broker: broker) }
+        let nodes = try await RigNode.several(["a", "b", "c"], broker: broker)
         #expect(await eventually(timeout: .seconds(60)) { nodes.allSatisfy(\.isOnline) }, "\(nodes.map { $0.session.stderrSoFar })")
-        let watcher = try StateWatcher(broker, in: here)
+        let watcher = try await StateWatcher(broker, in: here)
         #expect(await eventually(timeout: .seconds(60)) { watcher.online.filter(\.value).count == 3 })
         let status = try await rig(["status"], broker: broker, in: here)
         #expect(status.status == 0 && ["a", "b", "c"].allSatisfy { name in status.lines.contains { $0.hasPrefix(name) && $0.contains("online") && $0.contains(" ms ±") } },
@@ -107,7 +107,7 @@ struct RigTests {
     func outages() async throws {
         let broker = try await Broker("outage", rigNodes: ["a", "b"])
         let here = TemporaryDirectory("rig-outage")
-        let a = try RigNode("a", broker: broker), b = try RigNode("b", broker: broker)
+        let a = try await RigNode("a", broker: broker), b = try await RigNode("b", broker: broker)
         #expect(await eventually(timeout: .seconds(60)) { a.isOnline && b.isOnline })
         #expect(try await rig(["capture"], broker: broker, in: here).status == 0)
 
@@ -121,7 +121,7 @@ struct RigTests {
         let back = try await rig(["capture"], broker: broker, in: here)
         #expect(back.status == 0 && a.photos.count == 2 && b.photos.count == 2, "\(back.stdout) \(back.stderr)")
 
-        let watcher = try StateWatcher(broker, in: here)
+        let watcher = try await StateWatcher(broker, in: here)
         kill(b.session.pid, SIGKILL)
         #expect(await eventually(timeout: .seconds(60)) { watcher.online["b"] == false })
         let partial = try await rig(["capture"], broker: broker, in: here)
@@ -137,7 +137,7 @@ struct RigTests {
         // The slow node's shot is held at a gate until the rig command has given up on it;
         // the quick one has the whole --timeout to answer, however loaded the machine.
         let gate = try FileGate(in: here)
-        let quick = try RigNode("quick", broker: broker), slow = try RigNode("slow", broker: broker, backend: "{type: file-stub, gate: \(gate.path)}")
+        let quick = try await RigNode("quick", broker: broker), slow = try await RigNode("slow", broker: broker, backend: "{type: file-stub, gate: \(gate.path)}")
         #expect(await eventually(timeout: .seconds(60)) { quick.isOnline && slow.isOnline })
         let fired = try await rig(["capture", "--timeout", "20s"], broker: broker, in: here)
         #expect(fired.status == 1 && fired.stderr.contains("node 'slow' did not answer in time") && fired.lines.contains { $0.hasPrefix("slow") && $0.contains("no answer") }
@@ -150,8 +150,8 @@ struct RigTests {
     func credentials() async throws {
         let broker = try await Broker("users", users: ["studio": "s3cret", "operator": "0p"])
         let here = TemporaryDirectory("rig-users")
-        let good = try RigNode("good", broker: broker, extra: ", username: studio, password: \"${RIG_PASSWORD}\"", environment: ["RIG_PASSWORD": "s3cret"])
-        let bad = try RigNode("bad", broker: broker, extra: ", username: studio, password: wrong")
+        let good = try await RigNode("good", broker: broker, extra: ", username: studio, password: \"${RIG_PASSWORD}\"", environment: ["RIG_PASSWORD": "s3cret"])
+        let bad = try await RigNode("bad", broker: broker, extra: ", username: studio, password: wrong")
         #expect(await eventually(timeout: .seconds(60)) { good.isOnline })
         #expect(await eventually(timeout: .seconds(60)) { bad.session.stderrSoFar.contains("refused this node") && bad.session.stderrSoFar.contains("check 'username' and 'password'") },
                 "\(bad.session.stderrSoFar)")
@@ -168,7 +168,7 @@ struct RigTests {
     func tls() async throws {
         let broker = try await Broker("tls", tls: true)
         let here = TemporaryDirectory("rig-tls")
-        let node = try RigNode("secure", broker: broker)
+        let node = try await RigNode("secure", broker: broker)
         #expect(await eventually(timeout: .seconds(60)) { node.isOnline }, "\(node.session.stderrSoFar) \(broker.log)")
         let fired = try await rig(["capture"], broker: broker, in: here)
         #expect(fired.status == 0 && node.photos.count == 1, "\(fired.stdout) \(fired.stderr)")
@@ -185,12 +185,12 @@ struct FireAtTests {
         let broker = try await Broker("fire-at", rigNodes: ["stub", "tethered"])
         let here = TemporaryDirectory("rig-fire-at")
         let camera = try await FakeCamera()
-        let stub = try RigNode("stub", broker: broker)
-        let tethered = try RigNode("tethered", broker: broker, backend: "{type: gphoto2, port: \"\(camera.portSpec)\"}",
+        let stub = try await RigNode("stub", broker: broker)
+        let tethered = try await RigNode("tethered", broker: broker, backend: "{type: gphoto2, port: \"\(camera.portSpec)\"}",
                                    environment: ["HOME": camera.home.path])
         #expect(await eventually(timeout: .seconds(60)) { stub.isOnline && tethered.isOnline })
         #expect(try await rig(["enter"], broker: broker, in: here).status == 0)
-        let watcher = try StateWatcher(broker, in: here)
+        let watcher = try await StateWatcher(broker, in: here)
         #expect(await eventually(timeout: .seconds(60)) { watcher.online.filter(\.value).count == 2 })
         for shot in 1...3 {
             // Three seconds ahead: a command that arrives after its moment is refused as late
