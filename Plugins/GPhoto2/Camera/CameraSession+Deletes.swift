@@ -26,7 +26,8 @@ extension CameraSession {
     func queueDeletes(_ paths: [CardPath]) -> WorkerReply {
         pendingDeletes.add(paths.map { path in
             let file = card.file(at: path)
-            return PendingDeletes.Entry(serial: identity?.serial, path: path, size: file?.size, modified: file?.modified)
+            // The time only where it is the camera's: a new session reads the camera's again.
+            return PendingDeletes.Entry(serial: identity?.serial, path: path, size: file?.size, modified: file?.cameraTime)
         })
         return .done
     }
@@ -68,7 +69,7 @@ extension CameraSession {
     /// earlier worker) is checked first: it must be the one stored, same size and time,
     /// not a new file given the name since.
     private func runDelete(_ entry: PendingDeletes.Entry, on camera: GPhotoCamera) {
-        let known = card.file(at: entry.path).map { $0.size == entry.size && $0.modified == entry.modified } ?? false
+        let known = card.file(at: entry.path).map { $0.size == entry.size && $0.cameraTime == entry.modified } ?? false
         if !known {
             guard let info = camera.info(entry.path) else { return finished(entry) }  // gone already
             // The size must be the same; the time within a couple of seconds (libgphoto2

@@ -39,8 +39,7 @@ struct DeliveredLedger {
     }
 
     static func key(_ file: GPhotoCamera.AddedFile) -> String {
-        let time = file.timeIsCameras ? file.modified : nil
-        return "\(file.path.folder)/\(file.path.name)\t\(file.size.map(String.init) ?? "?")\t\(time.map(String.init) ?? "?")"
+        "\(file.path.folder)/\(file.path.name)\t\(file.size.map(String.init) ?? "?")\t\(file.cameraTime.map(String.init) ?? "?")"
     }
 
     /// Known by its key, or by folder, name and size where its time was not known when

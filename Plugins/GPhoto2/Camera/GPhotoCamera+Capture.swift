@@ -17,6 +17,8 @@ extension GPhotoCamera {
         /// the computer's clock at that moment instead, which no later listing repeats: a
         /// body's clock is set by hand.
         var timeIsCameras = true
+        /// `modified` where it is the camera's own time; nil for the computer's.
+        var cameraTime: Int? { timeIsCameras ? modified : nil }
     }
 
     /// What one exposure made, and the button shots announced before it fired.

@@ -50,11 +50,13 @@ struct CardDeletesTests {
         #expect(try await camera.filesOnCard().isEmpty)
     }
 
-    @Test("deletes asked for while the next exposure runs are kept on disk: the worker killed with -9 then, its successor deletes them once the camera is idle")
+    @Test("deletes asked for while the next exposure runs are kept on disk: the worker killed with -9 then, its successor deletes them once the camera is idle, though the camera's clock is not the computer's")
     func survivesAKilledWorker() async throws {
         let folder = TemporaryDirectory("durable-deletes")
         let gate = try FileGate(in: folder)
-        let camera = try await FakeCamera(["--verbose", "--gate", gate.path])
+        // Its clock an hour ahead: the successor reads the camera's time of each file, the
+        // first worker had libgphoto2's (the computer's) for what the captures brought.
+        let camera = try await FakeCamera(["--verbose", "--gate", gate.path, "--clock-offset", "3667"])
         let settings = folder.file("cameras")
         let config = try writeConfig(tetherConfig(camera, output: folder.file("out"), backend: "  settingsFolder: \(settings)"), in: folder)
         let session = try await RunningProcess.start(["run", "--config", config], in: folder.path, environment: ["HOME": camera.home.path])
