@@ -41,6 +41,24 @@ class Browser:
                 raise SystemExit("never true: %s" % expression)
             time.sleep(0.01)
 
+    def until_paint(self, predicate, limit=60):
+        """Waits inside the page until `window.paints` (the loupe's paint records) holds one
+        that `predicate` (a JavaScript function of a record) accepts; false after `limit`
+        seconds. One DevTools call, resolved by the page's own push: a poll every few
+        milliseconds is a round trip each, whose CPU (the browser's and ours) the program
+        under test lost on two cores."""
+        return self.eval("""new Promise((resolve) => {
+          const found = () => window.paints.some(%s);
+          if (found()) return resolve(true);
+          const push = window.paints.push;
+          const timer = setTimeout(() => { window.paints.push = push; resolve(false); }, %d);
+          window.paints.push = function (...records) {
+            const count = push.apply(this, records);
+            if (found()) { clearTimeout(timer); window.paints.push = push; resolve(true); }
+            return count;
+          };
+        })""" % (predicate, int(limit * 1000)))
+
     def key(self, char):
         self.page.send("Input.dispatchKeyEvent", type="keyDown", key=char, text=char)
         self.page.send("Input.dispatchKeyEvent", type="keyUp", key=char)

@@ -206,19 +206,19 @@ extension CameraSession {
             do { descriptor = try SharedBytes.create(named: path.name) } catch {
                 throw GPhotoFailure(code: GP_ERROR_NO_MEMORY, operation: "downloading \(path.name)", detail: "\(error)")
             }
-            let size: Int
+            let size: Int, previewFollows: Bool
             let progress = ProgressThrottle(file: path.name, total: announced.map(Int64.init)) { [send] message in send(message, []) }
             // The thumbnail at the file's front goes out as soon as it is in: the page
             // paints it while the rest is still coming. Only for the first try: a second
             // brings the same picture.
             let thumbnail: ((Data) -> Void)? = sizes.isEmpty ? { [send] jpeg in Self.sendThumbnail(jpeg, of: path, send) } : nil
             let preview: (@Sendable (Data) -> Void)? = sizes.isEmpty ? { @Sendable [send] jpeg in CameraSession.sendThumbnail(jpeg, of: path, source: "preview", send) } : nil
-            do { size = try camera.download(path, into: descriptor, progress: progress.report, thumbnail: thumbnail, preview: preview) } catch {
+            do { (size, previewFollows) = try camera.download(path, into: descriptor, progress: progress.report, thumbnail: thumbnail, preview: preview) } catch {
                 Glibc.close(descriptor)
                 throw error
             }
             progress.finish()
-            if announced == nil || size == announced { return (WorkerFile(path: path, size: size), descriptor) }
+            if announced == nil || size == announced { return (WorkerFile(path: path, size: size, previewFollows: previewFollows), descriptor) }
             Glibc.close(descriptor)
             sizes.append(size)
             WorkerLog.warning("\(path.name): the camera sent \(size) of the \(announced ?? 0) bytes it announced\(sizes.count == 1 ? "; downloading it again" : "")")

@@ -182,9 +182,11 @@ extension GPhotoCamera {
     ///
     /// `preview` hears, once, the file's sharp preview decoded while its bytes arrived
     /// (``StreamPreview``: a JPEG's, or the largest JPEG a TIFF-based RAW embeds,
-    /// ``RawPreviewWindow``), on a thread of its own, shortly after the download.
+    /// ``RawPreviewWindow``), on a thread of its own, shortly after the download. Returns
+    /// the size, and whether such a preview is being made (one at a time: in a burst a
+    /// download may get none).
     func download(_ path: CameraPath, into descriptor: Int32, progress: @escaping (Int64) -> Void = { _ in },
-                  thumbnail: ((Data) -> Void)? = nil, preview: (@Sendable (Data) -> Void)? = nil) throws(GPhotoFailure) -> Int {
+                  thumbnail: ((Data) -> Void)? = nil, preview: (@Sendable (Data) -> Void)? = nil) throws(GPhotoFailure) -> (size: Int, previewFollows: Bool) {
         let kind = PathName.fileExtension(path.name).lowercased()
         let isJPEG = ["jpg", "jpeg"].contains(kind)
         // TIFF-based RAWs: their largest embedded JPEG is streamed (CR3 and RAF are not TIFF).
@@ -201,7 +203,7 @@ extension GPhotoCamera {
         if let failure = target.failure { throw GPhotoFailure(code: GP_ERROR_IO_WRITE, operation: "downloading \(path.name)", detail: failure) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw GPhotoFailure(code: GP_ERROR_IO, operation: "downloading \(path.name)", detail: "fstat failed") }
-        return Int(info.st_size)
+        return (Int(info.st_size), stream != nil)
     }
 
     /// The size the camera announced for a file (its ObjectInfo), if it says.

@@ -13,9 +13,8 @@ import Synchronization
 /// is stored.
 ///
 /// The download's thread only copies each piece in (``feed(_:)``); a thread of its own at
-/// SCHED_IDLE decodes, so a download is never slowed and a busy machine only gets the
-/// preview later. Once the download has ended (``finish()``) and the picture is whole, it
-/// is turned upright (the EXIF orientation in the file's front), encoded, and handed to
+/// nice 10 decodes, so a download is hardly slowed. Once the download has ended
+/// (``finish()``) and the picture is whole, it is turned upright (the EXIF orientation in the file's front), encoded, and handed to
 /// `made` on that thread. A damaged JPEG, or one over the pixel budget, gives none.
 final class StreamPreview: Sendable {
     /// The long edge of the preview: the page's.
@@ -53,9 +52,10 @@ final class StreamPreview: Sendable {
         self.made = made
         let box = StreamBox(stream)
         OwnedThread.start("shutterpipe worker preview") { [self] in
-            var parameters = sched_param(sched_priority: 0)
-            let schedIdle: Int32 = 5  // SCHED_IDLE, which Glibc shows only under _GNU_SOURCE
-            _ = sched_setscheduler(0, schedIdle, &parameters)
+            // Nice 10, as the sinks and the web's own early preview: the download and the
+            // store go first, and a busy machine (a browser on the same two cores) does not
+            // starve it, as it did at SCHED_IDLE, now that the page waits for this one.
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
             decode(box.stream)
             sp_stream_free(box.stream)
             Self.active.withLock { $0 -= 1 }

@@ -49,8 +49,10 @@ extension GPhoto2Backend {
             guard let context = state.withLock({ $0.context }) else { return }
             let files = zip(shot, descriptors).compactMap { file, descriptor -> CapturedFile? in
                 do {
-                    return CapturedFile(name: file.path.name, data: try SharedBytes.map(descriptor), camera: isRig ? camera : nil,
-                                        cameraPath: file.path.description, cameraSerial: serial(of: camera))
+                    var captured = CapturedFile(name: file.path.name, data: try SharedBytes.map(descriptor), camera: isRig ? camera : nil,
+                                                cameraPath: file.path.description, cameraSerial: serial(of: camera))
+                    captured.previewFollows = file.previewFollows ?? false
+                    return captured
                 } catch {
                     // Never recorded as awaiting its store, so never deleted: the card keeps it.
                     log.warning("could not take \(file.path.name) from the camera worker: \(error); it stays on the camera's card",

@@ -150,8 +150,10 @@ public final class GPhoto2Backend: CaptureBackend, CameraLiveViewSource, BulbCap
                 switch reply {
                 case .captured(let captured, let firedAt, let took):
                     for (file, descriptor) in zip(captured, descriptors) {
-                        files.append(CapturedFile(name: file.path.name, data: try SharedBytes.map(descriptor), camera: isRig ? worker.name : nil,
-                                                  cameraPath: file.path.description, cameraSerial: serial(of: worker.name)))
+                        var captured = CapturedFile(name: file.path.name, data: try SharedBytes.map(descriptor), camera: isRig ? worker.name : nil,
+                                                    cameraPath: file.path.description, cameraSerial: serial(of: worker.name))
+                        captured.previewFollows = file.previewFollows ?? false
+                        files.append(captured)
                     }
                     state.withLock { $0.awaitingStore[worker.name, default: []].formUnion(captured.map(\.path)) }
                     firstFired = min(firstFired ?? firedAt, firedAt)

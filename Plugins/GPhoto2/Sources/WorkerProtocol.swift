@@ -228,11 +228,15 @@ public struct WorkerFile: Codable, Sendable, Equatable {
     public var size: Int
     /// The file's time on the card (libgphoto2's mtime, the camera's clock), for imports.
     public var modified: Int?
+    /// Whether the worker decodes its screen preview as it came (``StreamPreview``) and
+    /// sends it after the download: the host need not decode it too.
+    public var previewFollows: Bool?
 
-    public init(path: CardPath, size: Int, modified: Int? = nil) {
+    public init(path: CardPath, size: Int, modified: Int? = nil, previewFollows: Bool? = nil) {
         self.path = path
         self.size = size
         self.modified = modified
+        self.previewFollows = previewFollows
     }
 }
 

@@ -27,4 +27,12 @@ final class ImageJob<Value: Sendable>: Sendable {
         done.wait()
         return outcome.withLock { $0 }!
     }
+
+    /// The result once the job ends, waiting at most `limit` (on the caller's own thread);
+    /// nil if it has not ended by then.
+    func result(within limit: Duration) -> Result<Value, ShutterError>? {
+        let nanoseconds = limit.components.seconds * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000
+        guard done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success else { return nil }
+        return outcome.withLock { $0 }
+    }
 }

@@ -14,7 +14,12 @@ extension PreviewMaker {
     /// backend handed them over, before the sinks store them), on a thread of its own;
     /// `made` hears it. One at a time: in a burst a shot whose bytes come while another is
     /// being made is skipped (its preview is made from its file, as before).
-    func prepareEarly(_ jpeg: Data, shot: Int, made: @escaping @Sendable (Data) -> Void) {
+    ///
+    /// With `waitingFirst`, for a backend that makes the preview itself as the bytes come
+    /// (``CapturedFile/previewFollows``), the job waits that long for it (``offerSharp``)
+    /// and decodes only if none came: two decodes of one photo at once took the cores
+    /// from each other, and the sharp preview came later than from one.
+    func prepareEarly(_ jpeg: Data, shot: Int, waitingFirst: Duration = .zero, made: @escaping @Sendable (Data) -> Void) {
         let job = ImageJob<Data>()
         let start = state.withLock { state -> Bool in
             guard state.earlyJob == nil else { return false }
@@ -27,6 +32,15 @@ extension PreviewMaker {
             // it is durable take their share beside it; lower, a busy machine starved it
             // for a minute while the page's request for the stored photo's preview waited.
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            if waitingFirst > .zero, case .success(let given)? = job.result(within: waitingFirst) {
+                // The backend's came (``offerSharp`` kept it): nothing to decode.
+                state.withLock { state in
+                    state.earlyJob = nil
+                    if let key = state.earlyKeys.removeValue(forKey: shot) { state.making[key] = nil }
+                }
+                log.debug("preview of shot \(shot): the backend's, as it said it would send one; not decoded here")
+                return made(given)
+            }
             let started = ContinuousClock.now
             let result = Result { () throws(ShutterError) -> Data in try Self.makeFromJPEG(jpeg, longEdge: longEdge, budget: budget).0 }
             let adoptedAs = state.withLock { state -> String? in

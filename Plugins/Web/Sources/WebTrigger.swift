@@ -161,10 +161,19 @@ public final class WebTrigger: TriggerSource, SessionObserver {
 
     /// A photo's bytes before the sinks store them: while a page listens, its JPEG's preview
     /// is made from them at once and shown in the shot's place before the file lands.
+    /// When the backend says it sends the preview itself (``CapturedFile/previewFollows``),
+    /// that one is waited for, and the bytes decoded here only if none comes within
+    /// ``backendPreviewWait``.
     public func captured(_ photo: CapturedPhoto, shot: Int) async {
         guard hub.count > 0, let jpeg = photo.files.first(where: { PhotoFormat($0.name) == .jpeg }) else { return }
-        previews.prepareEarly(jpeg.data, shot: shot) { [progress] preview in progress.sharpPreview(preview, of: shot) }
+        previews.prepareEarly(jpeg.data, shot: shot, waitingFirst: jpeg.previewFollows ? Self.backendPreviewWait : .zero) { [progress] preview in
+            progress.sharpPreview(preview, of: shot)
+        }
     }
+
+    /// How long a backend's promised preview is waited for before the photo is decoded
+    /// here: the camera worker's comes 100-250 ms after the last byte on two busy cores.
+    static let backendPreviewWait: Duration = .seconds(1)
 
     /// A picture the backend showed of a shot before its files were whole. One of a
     /// preview's size (the camera worker's, decoded as the bytes came; not a camera's

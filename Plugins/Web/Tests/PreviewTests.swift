@@ -5,6 +5,7 @@ import Foundation
 import ShutterPipeFixtures
 import ShutterPipeKit
 import TestSupport
+import Synchronization
 import Testing
 @testable import WebTrigger
 
@@ -126,5 +127,31 @@ extension PreviewTests {
             #expect(maker.adoptEarly(shot: 2, as: second))
             #expect(try maker.preview(of: second) == worker && maker.madeCount == 0)
         }
+    }
+}
+
+extension PreviewTests {
+    @Test("a backend that says a photo's preview follows (CapturedFile.previewFollows): its bytes wait for that preview and are not decoded, and the stored file's requests get it; one that never sends it has its bytes decoded once the wait is over")
+    func backendPreviewPromised() async throws {
+        let folder = TemporaryDirectory("backend-preview-promised")
+        let photo = try await Self.madePhoto()
+        let worker = try await offThePool { SyntheticJPEG.make(width: 1500, height: 1125, shot: 9) }
+        let maker = PreviewMaker(longEdge: 1600)
+        let made = Mutex<[Data]>([])
+        // Shot 1: promised; the file is stored before the backend's preview comes.
+        maker.prepareEarly(photo, shot: 1, waitingFirst: .seconds(60)) { preview in made.withLock { $0.append(preview) } }
+        let path = folder.file("IMG_0001.jpg")
+        try photo.writeTestFile(path)
+        #expect(maker.adoptEarly(shot: 1, as: path), "the stored file waits for the promised preview")
+        maker.offerSharp(worker, shot: 1)
+        #expect(try await offThePool { try maker.preview(of: path) } == worker)
+        #expect(await eventually { made.withLock { $0.count } == 1 })
+        #expect(made.withLock { $0.first } == worker, "the page is told of the backend's preview")
+        // Shot 2: promised, never sent: the bytes are decoded once the wait is over.
+        maker.prepareEarly(photo, shot: 2, waitingFirst: .milliseconds(100)) { preview in made.withLock { $0.append(preview) } }
+        #expect(await eventually { made.withLock { $0.count } == 2 })
+        let decoded = try #require(made.withLock { $0.last })
+        #expect(decoded != worker && (dimensions(decoded).max() ?? 0) >= 1000, "a preview of the bytes: \(dimensions(decoded))")
+        #expect(maker.madeCount == 0, "nothing decoded from a stored file")
     }
 }

@@ -19,6 +19,11 @@ public struct CapturedFile: Sendable, Equatable {
     /// The serial number of the camera body that made it, where the backend knows it
     /// (`{serial}` in file names). (Added in ABI 8.)
     public var cameraSerial: String?
+    /// Whether the backend is decoding this file's screen preview as its bytes came and
+    /// shows it shortly (``SessionObserver/previewed(_:shot:)``, a preview's size): a
+    /// display need not decode the file too, on the same cores, at the same moment. It
+    /// still must, if none comes. (Added in contract 10.3.)
+    public var previewFollows = false
 
     /// Creates a file.
     public init(name: String, data: Data, camera: String? = nil, cameraPath: String? = nil, cameraSerial: String? = nil) {

@@ -53,7 +53,8 @@ public enum PluginEntry {
     /// the major. History of 10: 0, the first; 1, bulb: a backend holds the shutter open
     /// for a time it is given (``BulbCapture``, ``PluginAbility/bulbCapture``); 2, options
     /// declared once for several commands (``OptionGroup``, ``ParsableArguments``); 3, the
-    /// EXIF summary a sink read from the bytes it wrote (``StoredFile/exif``).
+    /// EXIF summary a sink read from the bytes it wrote (``StoredFile/exif``), and a
+    /// backend's word that a file's preview follows (``CapturedFile/previewFollows``).
     @_alwaysEmitIntoClient
     public static var contractMinor: Int32 { 3 }
 
