@@ -14,8 +14,9 @@ import Synchronization
 ///
 /// The download's thread only copies each piece in (``feed(_:)``); a thread of its own at
 /// nice 10 decodes, so a download is hardly slowed. Once the download has ended
-/// (``finish()``) and the picture is whole, it is turned upright (the EXIF orientation in the file's front), encoded, and handed to
-/// `made` on that thread. A damaged JPEG, or one over the pixel budget, gives none.
+/// (``finish()``) and the picture is whole, it is turned upright (the EXIF orientation in
+/// the file's front), encoded, and handed to `made` on that thread. A damaged JPEG, or one
+/// over the pixel budget, gives none.
 final class StreamPreview: Sendable {
     /// The long edge of the preview: the page's.
     static let longEdge: Int32 = 1600
