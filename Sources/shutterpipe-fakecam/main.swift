@@ -63,8 +63,8 @@ Options:
   --capture-log FILE    append when each InitiateCapture arrived (CLOCK_MONOTONIC ns), a line
                         each: for measuring how far apart a rig's cameras fire (and when
                         each bulb exposure opened)
-  --clock-offset SECONDS the camera's clock that far ahead of the computer's (its files'
-                        dates follow it), as a body's clock set by hand
+  --clock-offset SECONDS the camera's clock that far ahead of the computer's (negative:
+                        behind; its files' dates follow it), as a body's clock set by hand
   --bulb                a camera with bulb: PTP's open capture (InitiateOpenCapture and
                         TerminateOpenCapture, libgphoto2's `movie`) holds the shutter open;
                         the photo's ExposureTime is how long it was open, to the millisecond
@@ -153,7 +153,9 @@ while !arguments.isEmpty {
     case "--verbose": options.verbose = true
     case "--capture-log": options.captureLog = value(argument)
     case "--bulb": options.bulb = true
-    case "--clock-offset": options.clockOffset = TimeInterval(number(argument))
+    case "--clock-offset":
+        guard let seconds = Int(value(argument)) else { fail("\(argument) needs a whole number of seconds (negative: behind the computer)") }
+        options.clockOffset = TimeInterval(seconds)
     case "--malformed": options.malformedPercent = min(100, number(argument))
     case "--seed": options.seed = UInt64(number(argument))
     case "-h", "--help": Console.standardOutput.printLine(usage); exit(0)
