@@ -32,7 +32,7 @@ struct CatalogueExifTests {
         #expect(exif.captureTime == read["DateTimeOriginal"])
     }
 
-    @Test("the EXIF summary is the one the files sink read from the bytes it wrote, as its digest is: a hook that rewrites the stored JPEG's model before the catalogue records the shot changes neither (the file is not read back)")
+    @Test("the EXIF summary is the one the files sink read from the bytes it wrote, carried with the answer: a hook that rewrites the stored JPEG's model before the catalogue records the shot does not change it (the file is not read back)")
     func exifFromTheBytesWritten() async throws {
         let folder = TemporaryDirectory("catalogue-exif-bytes")
         let source = folder.file("card")
@@ -48,7 +48,5 @@ struct CatalogueExifTests {
         let stored = shots[0].files[0].path
         #expect(ungrouped(try await ExifTool.tags([stored])[stored] ?? [:])["Model"] == "Rewritten", "the hook ran before the catalogue recorded the shot")
         #expect(shots[0].exif.model == "NIKON D750" && shots[0].exif.iso == 800, "read from the bytes the sink wrote: \(shots[0].exif)")
-        let now = try await sha256sum(stored)
-        #expect(shots[0].files[0].sha256 != nil && shots[0].files[0].sha256 != now, "the digest is of the bytes the sink wrote: the hook's change shows")
     }
 }
