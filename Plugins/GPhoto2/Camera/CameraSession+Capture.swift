@@ -12,6 +12,7 @@ extension CameraSession {
     /// Takes one exposure and downloads its files; with `bulb`, held open that long.
     func capture(bulb: Duration? = nil) -> (WorkerReply, [Int32]) {
         defer { lastCaptureEnded = .now }
+        cadence.began(at: .now)
         let fired = WorkerProtocol.monotonicNanoseconds()
         if camera == nil, selection != nil { reconnect() }  // during an outage: one attempt now
         // A worker started again moments ago (after a crash): the camera may still be

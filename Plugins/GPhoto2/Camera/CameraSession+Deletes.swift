@@ -8,12 +8,11 @@ import ShutterPipeKit
 /// A delete costs the camera a round trip and its card a write (hundreds of milliseconds on
 /// some bodies); run between the shots of a burst, it would hold each next capture. So a
 /// delete request is only written into ``PendingDeletes`` and answered, and the deletes run
-/// between requests once no capture has come for ``deleteGrace`` (and stop as soon as a
-/// request arrives), before the camera is closed, or at once when a new file has the name
-/// of a stored one still on the card.
+/// between requests once no capture has come for longer than the shoot's own pace
+/// (``CaptureCadence``: twice the usual time between the last captures, 1 to 10 s), and
+/// stop as soon as a request arrives; before the camera is closed; or at once when a new
+/// file has the name of a stored one still on the card.
 extension CameraSession {
-    /// How long after the last capture the camera counts as idle.
-    static let deleteGrace: Duration = .seconds(1)
     /// How long closing the camera may spend on the deletes still to do (well within the
     /// coordinator's default `exitTimeout`, 15 s); the rest wait for the next time the
     /// camera is open.
@@ -33,7 +32,7 @@ extension CameraSession {
     }
 
     /// Whether the camera has been idle long enough for housekeeping.
-    var isIdle: Bool { lastCaptureEnded.map { ContinuousClock.now - $0 >= Self.deleteGrace } ?? true }
+    var isIdle: Bool { lastCaptureEnded.map { ContinuousClock.now - $0 >= cadence.grace } ?? true }
 
     /// Between requests: the deletes due, one at a time, while no request waits.
     func runDueDeletes() {

@@ -30,6 +30,8 @@ final class CameraSession: @unchecked Sendable {
     var deletesExpected: Bool { !(selection?.keepsShotsOnCard ?? false) }
     /// When the last capture ended: deletes and status reads wait for a pause.
     var lastCaptureEnded: ContinuousClock.Instant?
+    /// The pace of the captures, which sets how long that pause is.
+    var cadence = CaptureCadence()
     /// The last status read, answered again during a burst.
     var lastStatus: WorkerReply?
     /// Takes in the delete requests for a card file that are queued behind the request
