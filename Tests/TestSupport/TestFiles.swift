@@ -1,4 +1,5 @@
 import Foundation
+import ShutterPipeSupport
 
 // The one way tests write and copy their files.
 //
@@ -14,7 +15,7 @@ public func writeTestFile(_ path: String, _ bytes: some DataProtocol) throws {
     let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
     guard descriptor >= 0 else { throw TestFileError("cannot create \(path)", errno) }
     defer { close(descriptor) }
-    try writeAll(descriptor, Data(bytes), path: path)
+    do { try DescriptorIO.writeAll(Data(bytes), to: descriptor) } catch { throw TestFileError("cannot write \(path)", error.code) }
 }
 
 /// Copies the regular file `source` to `target`, which must not exist yet (as
@@ -34,7 +35,7 @@ public func copyTestFile(_ source: String, to target: String) throws {
         if count < 0, errno == EINTR { continue }
         guard count >= 0 else { throw TestFileError("cannot read \(source)", errno) }
         if count == 0 { break }
-        try writeAll(output, Data(buffer[0..<count]), path: target)
+        do { try DescriptorIO.writeAll(buffer[0..<count], to: output) } catch { throw TestFileError("cannot write \(target)", error.code) }
     }
     // The umask may have narrowed the mode at creation; a copied program stays runnable.
     guard fchmod(output, status.st_mode & 0o7777) == 0 else { throw TestFileError("cannot set the mode of \(target)", errno) }
@@ -48,18 +49,6 @@ extension Data {
 extension StringProtocol {
     /// Writes this text, UTF-8, to `path`, without fsync: ``writeTestFile(_:_:)``.
     public func writeTestFile(_ path: String) throws { try TestSupport.writeTestFile(path, Data(String(self).utf8)) }
-}
-
-private func writeAll(_ descriptor: Int32, _ data: Data, path: String) throws {
-    try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
-        var done = 0
-        while done < bytes.count {
-            let count = write(descriptor, bytes.baseAddress! + done, bytes.count - done)
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { throw TestFileError("cannot write \(path)", errno) }
-            done += count
-        }
-    }
 }
 
 /// A test file that could not be written, with the system's reason.

@@ -78,15 +78,7 @@ final class PreviewDiskCache: Sendable {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { close(descriptor) }
-        try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
-            var done = 0
-            while done < bytes.count {
-                let count = Glibc.write(descriptor, bytes.baseAddress! + done, bytes.count - done)
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                done += count
-            }
-        }
+        try DescriptorIO.writeAll(data, to: descriptor)
     }
 
     /// Bytes of previews in the folder now.
