@@ -124,6 +124,8 @@ final class CatalogueWriter: Sendable {
         var failing: String?
         /// Files may be recorded without their digest (a burst; a crash before it was filled).
         var undigested = true
+        /// Whether a sink's digest that could not be written was said (once a session).
+        var digestFailureSaid = false
 
         func attempt() {
             do {
@@ -231,8 +233,14 @@ final class CatalogueWriter: Sendable {
             // was a query per digest per shot).
             if !digests.isEmpty && backlog.isEmpty && (!given.isEmpty || wrote), let catalogue {
                 let waitingPaths = Set(waiting.flatMap { $0.answer.stored.map { Catalogue.absolute($0.location) } })
-                for (path, digest) in digests where !waitingPaths.contains(path) && (try? catalogue.applyDigest(digest, of: path)) == true {
-                    digests.removeValue(forKey: path)
+                for (path, digest) in digests where !waitingPaths.contains(path) {
+                    do throws(CatalogueError) {
+                        if try catalogue.applyDigest(digest, of: path) { digests.removeValue(forKey: path) }
+                    } catch {
+                        // Kept and tried again; a file still without one is read back later.
+                        if !digestFailureSaid { log.warning("catalogue: a file's digest not recorded yet (\(error)); it is tried again") }
+                        digestFailureSaid = true
+                    }
                 }
             }
             if undigested && waiting.isEmpty && backlog.isEmpty && (quiet || !finishing.isEmpty), let catalogue {
