@@ -4,9 +4,8 @@ import Foundation
 /// status reads): longer than the photographer's own pace.
 ///
 /// A card delete that has begun holds the next capture until it ends (a round trip and a
-/// card write: hundreds of milliseconds on some bodies, about 250 ms on libgphoto2's
-/// virtual D750). With a fixed second of grace, shots taken every 1.1-1.3 s met the delete
-/// of the one before: half of them took 400 ms to first pixels instead of 150. So the grace
+/// card write: hundreds of milliseconds on some bodies). With a fixed second of grace,
+/// shots taken every 1.1-1.3 s met the delete of the one before and waited for it. So the grace
 /// is twice the usual time between the last captures (their median; a gap over
 /// ``pause`` is a pause, not the pace), at least ``least`` and at most ``most``: a steady
 /// pace gets no delete between its shots, and a delete waits for a pause.
