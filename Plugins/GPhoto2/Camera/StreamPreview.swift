@@ -86,11 +86,33 @@ final class StreamPreview: Sendable {
 
     private func decode(_ stream: OpaquePointer) {
         var result: Int32 = 1
-        // Until the download has ended: the preview comes after its last byte.
-        while case .value(let piece) = pieces.receive() {
-            guard result == 1 else { continue }  // whole (the tail is not needed) or failed: the rest is only drained
+        func feed(_ piece: Data) {
+            guard result == 1 else { return }  // whole (the tail is not needed) or failed: the rest is only drained
             result = piece.withUnsafeBytes { sp_stream_feed(stream, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
         }
+        // Until the download has ended: a little decoding at a time, taking every piece
+        // that came meanwhile, so that the last byte finds the decoder ready to split
+        // what is left across two threads (sp_stream_end) rather than deep in one long run.
+        taking: while true {
+            draining: while true {
+                switch pieces.receive(until: .now) {
+                case .value(let piece): feed(piece)
+                case .closed: break taking
+                case .timedOut: break draining
+                }
+            }
+            if result == 1 {
+                let step = sp_stream_step(stream)
+                if step == 1 { continue }  // more of what came waits
+                if step != 0 { result = step }
+            }
+            // Nothing to decode until the next piece.
+            switch pieces.receive() {
+            case .value(let piece): feed(piece)
+            case .closed, .timedOut: break taking
+            }
+        }
+        if result == 1 { result = sp_stream_end(stream) }
         guard result == 2 else { return }
         let (kept, given) = front.withLock { ($0.bytes, $0.orientation) }
         let upright = given ?? kept.withUnsafeBytes { ExifThumbnail.orientation(in: $0) }

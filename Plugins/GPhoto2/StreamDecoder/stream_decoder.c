@@ -1,4 +1,5 @@
 #include "stream_decoder.h"
+#include "split_decoder.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -20,6 +21,8 @@ struct sp_stream {
     size_t offset;             /* where libjpeg goes on from, in data */
     size_t skip_to;            /* a skip past what had arrived: where to go on once it has (0: none) */
     int state;                 /* 0 header, 1 starting, 2 scanlines, 3 whole, -1 failed */
+    int mode;                  /* 0 not known yet, 1 split_decoder's, 2 libjpeg's */
+    sp_split *split;
     int long_edge;
     long long max_pixels;
     unsigned char *pixels;
@@ -32,6 +35,8 @@ static void on_error(j_common_ptr info) {
 }
 
 static void on_message(j_common_ptr info) { (void)info; }  /* warnings: a damaged tail still gives a picture */
+
+static int encode(const unsigned char *pixels, int w, int h, int orientation, int quality, unsigned char **out, unsigned long *size);
 
 static void init_source(j_decompress_ptr info) { (void)info; }
 static boolean fill_input_buffer(j_decompress_ptr info) { (void)info; return FALSE; }  /* suspend: more bytes come */
@@ -109,6 +114,16 @@ static int advance(sp_stream *stream) {
     return 2;
 }
 
+/* Which decoder takes this JPEG, once its headers are here: split_decoder's where it can,
+ * libjpeg's otherwise. */
+static void choose(sp_stream *stream) {
+    int verdict;
+    stream->split = sp_split_new(stream->data, stream->size, stream->long_edge, stream->max_pixels, &verdict);
+    if (stream->split) stream->mode = 1;
+    else if (verdict == SP_SPLIT_UNSUPPORTED) stream->mode = 2;
+    else if (verdict == SP_SPLIT_REFUSED) stream->state = -1;
+}
+
 int sp_stream_feed(sp_stream *stream, const unsigned char *bytes, size_t count) {
     if (stream->state < 0) return -1;
     if (stream->state == 3) return 2;
@@ -122,6 +137,13 @@ int sp_stream_feed(sp_stream *stream, const unsigned char *bytes, size_t count) 
     }
     memcpy(stream->data + stream->size, bytes, count);
     stream->size += count;
+    if (stream->mode == 0) choose(stream);
+    if (stream->state < 0) return -1;
+    if (stream->mode == 1) {
+        if (sp_split_more(stream->split, stream->data, stream->size) != 0) { stream->state = -1; return -1; }
+        return 1;
+    }
+    if (stream->mode != 2) return 1;
     size_t start = stream->offset;
     if (stream->skip_to) {
         if (stream->skip_to > stream->size) return 1;  /* still skipping what a marker said to skip */
@@ -136,13 +158,41 @@ int sp_stream_feed(sp_stream *stream, const unsigned char *bytes, size_t count) 
     return result;
 }
 
+int sp_stream_step(sp_stream *stream) {
+    if (stream->state < 0) return -1;
+    if (stream->state == 3) return 2;
+    if (stream->mode != 1) return 0;  /* libjpeg decodes as the bytes are fed */
+    int result = sp_split_step(stream->split, 2);
+    if (result == 2) stream->state = 3;
+    if (result < 0) stream->state = -1;
+    return result;
+}
+
+int sp_stream_end(sp_stream *stream) {
+    if (stream->state < 0) return -1;
+    if (stream->state == 3) return 2;
+    if (stream->mode != 1) { stream->state = -1; return -1; }  /* cut short */
+    int result = sp_split_end(stream->split);
+    stream->state = result == 2 ? 3 : -1;
+    return result == 2 ? 2 : -1;
+}
+
 int sp_stream_jpeg(sp_stream *stream, int orientation, int quality, unsigned char **out, unsigned long *size) {
     if (stream->state != 3) return -1;
-    int w = stream->width, h = stream->height;
+    if (stream->mode == 1) {
+        const unsigned char *pixels = sp_split_pixels(stream->split, &stream->width, &stream->height);
+        if (!pixels) return -1;
+        return encode(pixels, stream->width, stream->height, orientation, quality, out, size);
+    }
+    return encode(stream->pixels, stream->width, stream->height, orientation, quality, out, size);
+}
+
+/* `pixels` (w x h, RGB) turned by the EXIF orientation and encoded as a JPEG. */
+static int encode(const unsigned char *pixels, int w, int h, int orientation, int quality, unsigned char **out, unsigned long *size) {
     int turned = orientation >= 5 && orientation <= 8;
     int ow = turned ? h : w, oh = turned ? w : h;
     int upright_already = orientation < 2 || orientation > 8;
-    unsigned char *upright = upright_already ? stream->pixels : malloc((size_t)ow * oh * 3);
+    unsigned char *upright = upright_already ? (unsigned char *)pixels : malloc((size_t)ow * oh * 3);
     if (!upright) return -1;
     for (int y = 0; y < h && !upright_already; y++) {
         for (int x = 0; x < w; x++) {
@@ -157,7 +207,7 @@ int sp_stream_jpeg(sp_stream *stream, int orientation, int quality, unsigned cha
             case 8: tx = y; ty = w - 1 - x; break;
             default: tx = x; ty = y; break;
             }
-            memcpy(upright + ((size_t)ty * ow + tx) * 3, stream->pixels + ((size_t)y * w + x) * 3, 3);
+            memcpy(upright + ((size_t)ty * ow + tx) * 3, pixels + ((size_t)y * w + x) * 3, 3);
         }
     }
     struct jpeg_compress_struct info;
@@ -190,6 +240,7 @@ int sp_stream_jpeg(sp_stream *stream, int orientation, int quality, unsigned cha
 
 void sp_stream_free(sp_stream *stream) {
     if (!stream) return;
+    sp_split_free(stream->split);
     jpeg_destroy_decompress(&stream->info);
     free(stream->data);
     free(stream->pixels);

@@ -3,20 +3,32 @@
 
 #include <stddef.h>
 
-/* A JPEG decoded while its bytes arrive (libjpeg with a suspending source), scaled in
- * the DCT: the camera worker feeds each piece of a download as it comes off the wire, and
- * has the scaled picture a few milliseconds after the last one, instead of a whole decode
- * after the file is stored. Every call returns at once; nothing blocks. */
+/* A JPEG decoded while its bytes arrive, scaled in the DCT: the camera worker feeds each
+ * piece of a download as it comes off the wire, and has the scaled picture a few
+ * milliseconds after the last one, instead of a whole decode after the file is stored.
+ *
+ * A baseline JPEG scaled by 1/4 or 1/8 (a camera's, for the page) goes to split_decoder.c,
+ * which decodes what is left at the last byte on two threads; any other JPEG to libjpeg,
+ * with a suspending source. No call waits for bytes. */
 typedef struct sp_stream sp_stream;
 
 /* A decoder that scales to the largest n/8 whose long edge is at most `long_edge`, and
  * refuses a picture of more than `max_pixels` (from the header, before any pixel). */
 sp_stream *sp_stream_new(int long_edge, long long max_pixels);
 
-/* Feeds the next bytes of the file and decodes as far as they go. Returns 1 while it
- * goes on, 2 once the picture is whole, -1 once it failed (a damaged or unsupported
- * JPEG, over the budget): later calls do nothing. */
+/* Feeds the next bytes of the file (libjpeg's decoding goes as far as they go). Returns 1
+ * while it goes on, 2 once the picture is whole, -1 once it failed (a damaged or
+ * unsupported JPEG, over the budget): later calls do nothing. */
 int sp_stream_feed(sp_stream *stream, const unsigned char *bytes, size_t count);
+
+/* Decodes a little more of what was fed (two MCU rows), so that the caller can take the
+ * next bytes between steps. Returns 1 while more of what was fed waits, 0 when it waits
+ * for bytes, 2 once whole, -1 once failed. */
+int sp_stream_step(sp_stream *stream);
+
+/* The last byte was fed: decodes what is left, on this thread and a second one. Returns 2
+ * once whole, -1 when it failed or the file was cut short. */
+int sp_stream_end(sp_stream *stream);
 
 /* The whole picture, turned by the EXIF orientation `orientation` (1-8), encoded as a
  * JPEG of `quality`; *out is malloc'd, the caller frees it. Returns 0, or -1 when the
