@@ -191,7 +191,7 @@ extension GPhotoCamera {
         let isJPEG = ["jpg", "jpeg"].contains(kind)
         // TIFF-based RAWs: their largest embedded JPEG is streamed (CR3 and RAF are not TIFF).
         let isRAW = ["dng", "cr2", "nef", "nrw", "arw", "srf", "sr2", "pef", "orf", "rw2", "erf", "3fr", "iiq"].contains(kind)
-        let stream = isJPEG || isRAW ? preview.flatMap { StreamPreview(made: $0) } : nil
+        let stream = isJPEG || isRAW ? preview.flatMap { StreamPreview(name: path.name, made: $0) } : nil
         defer { stream?.finish() }
         let target = DownloadTarget(descriptor: descriptor, progress: progress, thumbnail: thumbnail, stream: stream, raw: isRAW)
         var file: OpaquePointer?

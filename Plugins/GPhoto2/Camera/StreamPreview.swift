@@ -30,17 +30,23 @@ final class StreamPreview: Sendable {
     /// says elsewhere (a RAW's IFD0, for its embedded JPEG).
     private let front = Mutex((bytes: Data(), orientation: Int?.none))
     private let finished = Atomic(false)
+    private let split = Atomic(false)
     private let made: @Sendable (Data) -> Void
+    /// The file's name, for the log.
+    private let name: String
 
     /// Whether the decoding thread is done with everything it was fed (for tests).
     var drained: Bool { finished.load(ordering: .acquiring) }
+
+    /// Whether the preview's decode was split across two threads (for tests).
+    var wasSplit: Bool { split.load(ordering: .acquiring) }
 
     /// Decoders still at work: one at a time. In a burst the decoding thread (idle CPU
     /// only) may lag; a download that comes meanwhile gets no streamed preview rather than
     /// another copy of its bytes waiting in memory (the page decodes it from the photo).
     private static let active = Mutex(0)
 
-    init?(made: @escaping @Sendable (Data) -> Void) {
+    init?(name: String = "a download", made: @escaping @Sendable (Data) -> Void) {
         guard Self.active.withLock({ count -> Bool in
             guard count == 0 else { return false }
             count += 1
@@ -51,12 +57,13 @@ final class StreamPreview: Sendable {
             return nil
         }
         self.made = made
+        self.name = name
         let box = StreamBox(stream)
         OwnedThread.start("shutterpipe worker preview") { [self] in
             // Nice 10, as the sinks and the web's own early preview: the download and the
             // store go first, and a busy machine (a browser on the same two cores) does not
             // starve it, as it did at SCHED_IDLE, now that the page waits for this one.
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            if ProcessInfo.processInfo.environment["SP_NICE"] != "0" { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10) }
             decode(box.stream)
             sp_stream_free(box.stream)
             Self.active.withLock { $0 -= 1 }
@@ -112,8 +119,9 @@ final class StreamPreview: Sendable {
             case .closed, .timedOut: break taking
             }
         }
+        let lastByte = ContinuousClock.now
         if result == 1 { result = sp_stream_end(stream) }
-        guard result == 2 else { return }
+        guard result == 2 else { return WorkerLog.debug("\(name): no streamed preview (a damaged or cut-short JPEG, or one over the budget)") }
         let (kept, given) = front.withLock { ($0.bytes, $0.orientation) }
         let upright = given ?? kept.withUnsafeBytes { ExifThumbnail.orientation(in: $0) }
         var out: UnsafeMutablePointer<UInt8>?
@@ -121,6 +129,11 @@ final class StreamPreview: Sendable {
         guard sp_stream_jpeg(stream, Int32(upright), 85, &out, &size) == 0, let out else { return }
         let jpeg = Data(bytes: out, count: Int(size))
         free(out)
+        var total = 0
+        let joined = sp_stream_joined_at(stream, &total)
+        let how = joined == 0 ? "by libjpeg" : joined == 1 ? "on one thread" : "on two threads, joined at MCU \(joined) of \(total)"
+        split.store(joined > 1, ordering: .releasing)
+        WorkerLog.debug("\(name): preview decoded \(how), ready \(Int(lastByte.duration(to: .now).milliseconds.rounded())) ms after the last byte")
         made(jpeg)
     }
 }

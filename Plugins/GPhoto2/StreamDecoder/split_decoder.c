@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#define FAST_BITS 9
+#define FAST_BITS 10
 /* Zero bytes after the entropy data: one MCU reads at most ~2.2 KB (ten blocks of 64
  * coefficients at 26 bits) past where it starts, so a decoder checking its position before
  * each MCU never reads past the buffer, whatever the bits say. */
@@ -637,7 +637,10 @@ int sp_split_end(sp_split *s) {
     return finish(s);
 }
 
-long sp_split_joined_at(const sp_split *s) { return s->joined_at; }
+long sp_split_joined_at(const sp_split *s, long *total) {
+    *total = s->total;
+    return s->joined_at;
+}
 
 const unsigned char *sp_split_pixels(const sp_split *s, int *width, int *height) {
     *width = s->out_width;

@@ -51,9 +51,9 @@ int sp_split_step(sp_split *split, int rows);
  * -1 when damaged or truncated. */
 int sp_split_end(sp_split *split);
 
-/* Whether sp_split_end's last run was split across two threads, and at which MCU the
- * second took over (for tests and diagnostics): 0 when one thread decoded it all. */
-long sp_split_joined_at(const sp_split *split);
+/* The MCU from which the second thread's decode was taken (0: one thread decoded it all),
+ * and the picture's MCUs in *total; for the worker's log and for tests. */
+long sp_split_joined_at(const sp_split *split, long *total);
 
 /* The whole picture, RGB, 3 bytes a pixel; the decoder keeps it. */
 const unsigned char *sp_split_pixels(const sp_split *split, int *width, int *height);

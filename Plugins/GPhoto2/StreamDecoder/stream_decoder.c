@@ -238,6 +238,13 @@ static int encode(const unsigned char *pixels, int w, int h, int orientation, in
     return 0;
 }
 
+long sp_stream_joined_at(const sp_stream *stream, long *total) {
+    *total = 0;
+    if (stream->mode != 1) return 0;
+    long joined = sp_split_joined_at(stream->split, total);
+    return joined ? joined : 1;
+}
+
 void sp_stream_free(sp_stream *stream) {
     if (!stream) return;
     sp_split_free(stream->split);
