@@ -63,7 +63,7 @@ final class StreamPreview: Sendable {
             // Nice 10, as the sinks and the web's own early preview: the download and the
             // store go first, and a busy machine (a browser on the same two cores) does not
             // starve it, as it did at SCHED_IDLE, now that the page waits for this one.
-            if ProcessInfo.processInfo.environment["SP_NICE"] != "0" { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10) }
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
             decode(box.stream)
             sp_stream_free(box.stream)
             Self.active.withLock { $0 -= 1 }
