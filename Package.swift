@@ -50,7 +50,7 @@ let builtInPlugins: [BuiltInPlugin] = [
     BuiltInPlugin(folder: "MPRIS", module: "MPRISTrigger", links: ["CDBus"], testLinks: ["shutterpipe"]),
     // The gphoto2 backend's host side: no libgphoto2 (that is in its camera worker).
     BuiltInPlugin(folder: "GPhoto2", module: "GPhoto2Backend", links: [imaging],
-                  testLinks: [fixtures, "GPhoto2Camera", "CGPhoto2", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"]),
+                  testLinks: [fixtures, "GPhoto2Camera", "CGPhoto2", "CStreamDecoder", "shutterpipe", "shutterpipe-fakecam", "shutterpipe-camera-worker"]),
     BuiltInPlugin(folder: "Command", module: "CommandSink", testLinks: ["shutterpipe"]),
     BuiltInPlugin(folder: "Files", module: "FilesSink", links: ["CLinux", imaging, "CCrypto"], testLinks: [fixtures, "shutterpipe"]),
     // Files other programs write into a folder, through inotify.

@@ -214,11 +214,13 @@ extension CameraSession {
             // brings the same picture.
             let thumbnail: ((Data) -> Void)? = sizes.isEmpty ? { [send] jpeg in Self.sendThumbnail(jpeg, of: path, send) } : nil
             let preview: (@Sendable (Data) -> Void)? = sizes.isEmpty ? { @Sendable [send] jpeg in CameraSession.sendThumbnail(jpeg, of: path, source: "preview", send) } : nil
+            let started = ContinuousClock.now
             do { (size, previewFollows) = try camera.download(path, into: descriptor, progress: progress.report, thumbnail: thumbnail, preview: preview) } catch {
                 Glibc.close(descriptor)
                 throw error
             }
             progress.finish()
+            WorkerLog.debug("\(path.name): \(size) bytes downloaded in \(Int(started.duration(to: .now).milliseconds.rounded())) ms")
             if announced == nil || size == announced { return (WorkerFile(path: path, size: size, previewFollows: previewFollows), descriptor) }
             Glibc.close(descriptor)
             sizes.append(size)

@@ -82,6 +82,7 @@ struct sp_split {
     atomic_long helper_error;     /* the last entry whose MCU failed (-1: none) */
     atomic_long helper_need;      /* stop once this many are decoded */
     atomic_int helper_done;
+    uint64_t helper_end;          /* where its last MCU ended */
 };
 
 static const uint8_t natural_order[64] = {
@@ -515,6 +516,8 @@ static int decode_run(sp_split *s, long limit) {
         s->mcu++;
     }
     s->pos = reader_bit(&r, s->clean);
+    /* The last MCU may not end past the data: zeros in its place mean a file cut short. */
+    if (s->mcu == s->total && s->pos > end) return -1;
     return 0;
 }
 
@@ -556,6 +559,7 @@ static void *helper_main(void *argument) {
         i++;
         atomic_store_explicit(&s->helper_decoded, i, memory_order_release);
     }
+    s->helper_end = reader_bit(&r, s->clean);
     atomic_store_explicit(&s->helper_done, 1, memory_order_release);
     return NULL;
 }
@@ -621,7 +625,12 @@ int sp_split_end(sp_split *s) {
     long need = met == 1 ? entry + (s->total - s->mcu) : 0;
     atomic_store(&s->helper_need, need);
     pthread_join(s->helper, NULL);
-    if (met == 1 && atomic_load(&s->helper_decoded) >= need && atomic_load(&s->helper_error) < entry) {
+    long decoded = atomic_load(&s->helper_decoded);
+    if (met == 1 && decoded >= need && atomic_load(&s->helper_error) < entry) {
+        /* Where the picture's last MCU ended, in the helper's parse: past the data, the
+         * file was cut short (its zeros parsed in place of the missing bytes). */
+        uint64_t last_end = need < decoded ? s->helper_pos[need] : s->helper_end;
+        if (last_end > end) { s->state = -1; return -1; }
         /* In step from `entry`: its values are the true ones but for the DC predictors it
          * started from, which the first thread's say. */
         float shift[3];

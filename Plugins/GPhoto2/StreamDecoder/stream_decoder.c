@@ -177,14 +177,19 @@ int sp_stream_end(sp_stream *stream) {
     return result == 2 ? 2 : -1;
 }
 
+const unsigned char *sp_stream_pixels(sp_stream *stream, int *width, int *height) {
+    if (stream->state != 3) return NULL;
+    if (stream->mode == 1) return sp_split_pixels(stream->split, width, height);
+    *width = stream->width;
+    *height = stream->height;
+    return stream->pixels;
+}
+
 int sp_stream_jpeg(sp_stream *stream, int orientation, int quality, unsigned char **out, unsigned long *size) {
-    if (stream->state != 3) return -1;
-    if (stream->mode == 1) {
-        const unsigned char *pixels = sp_split_pixels(stream->split, &stream->width, &stream->height);
-        if (!pixels) return -1;
-        return encode(pixels, stream->width, stream->height, orientation, quality, out, size);
-    }
-    return encode(stream->pixels, stream->width, stream->height, orientation, quality, out, size);
+    int width, height;
+    const unsigned char *pixels = sp_stream_pixels(stream, &width, &height);
+    if (!pixels) return -1;
+    return encode(pixels, width, height, orientation, quality, out, size);
 }
 
 /* `pixels` (w x h, RGB) turned by the EXIF orientation and encoded as a JPEG. */

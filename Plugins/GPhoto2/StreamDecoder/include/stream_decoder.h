@@ -35,6 +35,10 @@ int sp_stream_end(sp_stream *stream);
  * picture is not whole. */
 int sp_stream_jpeg(sp_stream *stream, int orientation, int quality, unsigned char **out, unsigned long *size);
 
+/* The whole picture, RGB, 3 bytes a pixel, as decoded (not turned); NULL when it is not
+ * whole. The stream keeps it. */
+const unsigned char *sp_stream_pixels(sp_stream *stream, int *width, int *height);
+
 /* How the picture was decoded, for the worker's log: 0 by libjpeg, 1 by split_decoder on
  * one thread, or the MCU (of `*total`) from which the second thread's decode was taken. */
 long sp_stream_joined_at(const sp_stream *stream, long *total);
