@@ -12,8 +12,9 @@ import Synchronization
 /// picture a few milliseconds after the last byte instead of a whole decode after the file
 /// is stored.
 ///
-/// The download's thread only copies each piece in (``feed(_:)``); a thread of its own at
-/// nice 10 decodes, so a download is hardly slowed. Once the download has ended
+/// The download's thread only copies each piece in (``feed(_:)``); a thread of its own
+/// decodes (CStreamDecoder: from the last byte on two threads), stepping down to nice 10
+/// when the next download begins. Once the download has ended
 /// (``finish()``) and the picture is whole, it is turned upright (the EXIF orientation in
 /// the file's front), encoded, and handed to `made` on that thread. A damaged JPEG, or one
 /// over the pixel budget, gives none.
@@ -41,32 +42,43 @@ final class StreamPreview: Sendable {
     /// Whether the preview's decode was split across two threads (for tests).
     var wasSplit: Bool { split.load(ordering: .acquiring) }
 
-    /// Decoders still at work: one at a time. In a burst the decoding thread (idle CPU
-    /// only) may lag; a download that comes meanwhile gets no streamed preview rather than
-    /// another copy of its bytes waiting in memory (the page decodes it from the photo).
-    private static let active = Mutex(0)
+    /// The decoding thread's id, once it runs (for tests: its nice value).
+    var decodingThread: Int32 { thread.load(ordering: .acquiring) }
+    private let thread = Atomic<Int32>(0)
+
+    /// The decoder at work: one at a time. A download that comes meanwhile (a burst, a
+    /// sequence) gets no streamed preview rather than another copy of its bytes waiting in
+    /// memory (the page decodes it from the photo), and the decoder at work steps down to
+    /// nice 10 so that the download has the core.
+    private static let active = Mutex<StreamBox?>(nil)
 
     init?(name: String = "a download", made: @escaping @Sendable (Data) -> Void) {
-        guard Self.active.withLock({ count -> Bool in
-            guard count == 0 else { return false }
-            count += 1
+        guard let stream = sp_stream_new(Self.longEdge, Self.maxPixels) else { return nil }
+        let box = StreamBox(stream)
+        let taken = Self.active.withLock { active -> Bool in
+            if let busy = active {
+                sp_stream_step_down(busy.stream)  // under the lock: its thread frees it only after clearing `active`
+                return false
+            }
+            active = box
             return true
-        }) else { return nil }
-        guard let stream = sp_stream_new(Self.longEdge, Self.maxPixels) else {
-            Self.active.withLock { $0 -= 1 }
+        }
+        guard taken else {
+            sp_stream_free(stream)
             return nil
         }
         self.made = made
         self.name = name
-        let box = StreamBox(stream)
         OwnedThread.start("shutterpipe worker preview") { [self] in
-            // Nice 10, as the sinks and the web's own early preview: the download and the
-            // store go first, and a busy machine (a browser on the same two cores) does not
-            // starve it, as it did at SCHED_IDLE, now that the page waits for this one.
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            // At the worker's own priority: once the last byte is in, this decode is what the
+            // page waits for, and a busy machine (a browser, other programs on the same two
+            // cores) starved it at nice 10 (and at SCHED_IDLE before that). The next
+            // download steps it down (``sp_stream_step_down``), so a burst's or a sequence's
+            // transfers still go first.
+            thread.store(sp_thread_id(), ordering: .releasing)
             decode(box.stream)
+            Self.active.withLock { $0 = nil }
             sp_stream_free(box.stream)
-            Self.active.withLock { $0 -= 1 }
             finished.store(true, ordering: .releasing)
         }
     }
@@ -139,7 +151,10 @@ final class StreamPreview: Sendable {
 }
 
 /// The decoder's handle, handed to its thread.
-private struct StreamBox: @unchecked Sendable {  // used by one thread at a time: the decoding one
+/// The decoding thread alone decodes and frees it; another thread only asks it to step
+/// down (`sp_stream_step_down`, an atomic store), under `active`'s lock, which the decoding
+/// thread clears before it frees the stream.
+private struct StreamBox: @unchecked Sendable {
     let stream: OpaquePointer
     init(_ stream: OpaquePointer) { self.stream = stream }
 }

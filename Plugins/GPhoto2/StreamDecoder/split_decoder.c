@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define FAST_BITS 10
@@ -64,6 +65,8 @@ struct sp_split {
     int pred[3];                  /* the DC predictors there */
     int state;                    /* 0 decoding, 2 whole, -1 failed */
     long joined_at;
+    const atomic_int *step_down;  /* set: a download waits, the decoding moves to nice 10 */
+    int stepped_down;             /* the first thread did (the helper keeps its own) */
 
     uint8_t *plane[3];
     long plane_w[3], plane_h[3];
@@ -396,9 +399,17 @@ static int read_headers(sp_split *s, const uint8_t *d, size_t size) {
     }
 }
 
-sp_split *sp_split_new(const unsigned char *data, size_t size, int long_edge, long long max_pixels, int *verdict) {
+void sp_step_down_if_asked(const atomic_int *step_down, int *done) {
+    if (*done || !step_down || !atomic_load_explicit(step_down, memory_order_relaxed)) return;
+    setpriority(PRIO_PROCESS, 0, 10);  /* 0: the calling thread, on Linux */
+    *done = 1;
+}
+
+sp_split *sp_split_new(const unsigned char *data, size_t size, int long_edge, long long max_pixels,
+                       const atomic_int *step_down, int *verdict) {
     sp_split *s = calloc(1, sizeof *s);
     if (!s) { *verdict = SP_SPLIT_UNSUPPORTED; return NULL; }
+    s->step_down = step_down;
     int read = read_headers(s, data, size);
     if (read != 1) {
         free(s);
@@ -511,6 +522,7 @@ static int decode_run(sp_split *s, long limit) {
     while (s->mcu < limit) {
         uint64_t at = reader_bit(&r, s->clean);
         if (!s->clean_done && at + MARGIN_BITS > end) break;
+        if ((s->mcu & 255) == 0) sp_step_down_if_asked(s->step_down, &s->stepped_down);
         if (at > end || decode_mcu(s, &r, s->pred, out) != 0) return -1;  /* damaged, or cut short */
         place(s, s->mcu, out, NULL);
         s->mcu++;
@@ -545,9 +557,11 @@ static void *helper_main(void *argument) {
     reader r;
     reader_at(&r, s->clean, s->helper_start);
     long i = 0;
+    int stepped_down = s->stepped_down;  /* it starts at the first thread's nice */
     while (i < s->helper_cap && i < atomic_load_explicit(&s->helper_need, memory_order_relaxed)) {
         uint64_t at = reader_bit(&r, s->clean);
         if (at >= end) break;
+        if ((i & 255) == 0) sp_step_down_if_asked(s->step_down, &stepped_down);
         s->helper_pos[i] = at;
         memcpy(s->helper_pred[i], pred, sizeof pred);
         atomic_store_explicit(&s->helper_count, i + 1, memory_order_release);
@@ -608,6 +622,7 @@ int sp_split_end(sp_split *s) {
     float out[40];
     while (s->mcu < s->total) {
         uint64_t at = reader_bit(&r, s->clean);
+        if ((s->mcu & 255) == 0) sp_step_down_if_asked(s->step_down, &s->stepped_down);
         if (at >= s->helper_start && met == 0) {
             met = meet(s, at, &entry);
             if (met == 1) break;

@@ -1,6 +1,7 @@
 #ifndef SHUTTERPIPE_SPLIT_DECODER_H
 #define SHUTTERPIPE_SPLIT_DECODER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 /* A baseline JPEG's screen preview (1/4 or 1/8 of its size, scaled in the DCT) whose
@@ -36,8 +37,13 @@ enum sp_split_verdict {
 
 /* Reads the headers in data[0..size) (the file from its start); a decoder whose preview's
  * long edge is the largest 1/4 or 1/8 of the picture's that is at most `long_edge`, or
- * NULL with *verdict saying why. */
-sp_split *sp_split_new(const unsigned char *data, size_t size, int long_edge, long long max_pixels, int *verdict);
+ * NULL with *verdict saying why. Once *step_down is set (from any thread), each of its
+ * threads moves itself to nice 10 (sp_step_down_if_asked). */
+sp_split *sp_split_new(const unsigned char *data, size_t size, int long_edge, long long max_pixels,
+                       const atomic_int *step_down, int *verdict);
+
+/* Moves the calling thread to nice 10 once *step_down is set, and once only (*done). */
+void sp_step_down_if_asked(const atomic_int *step_down, int *done);
 
 /* The file's bytes so far: data[0..size), the same file grown (it may have moved).
  * Returns 0, or -1 when out of memory. */

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jpeglib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 struct sp_error {
     struct jpeg_error_mgr manager;
@@ -23,6 +25,8 @@ struct sp_stream {
     int state;                 /* 0 header, 1 starting, 2 scanlines, 3 whole, -1 failed */
     int mode;                  /* 0 not known yet, 1 split_decoder's, 2 libjpeg's */
     sp_split *split;
+    atomic_int step_down;      /* set by sp_stream_step_down, from any thread */
+    int stepped_down;          /* the decoding thread moved itself (libjpeg's path) */
     int long_edge;
     long long max_pixels;
     unsigned char *pixels;
@@ -118,7 +122,7 @@ static int advance(sp_stream *stream) {
  * libjpeg's otherwise. */
 static void choose(sp_stream *stream) {
     int verdict;
-    stream->split = sp_split_new(stream->data, stream->size, stream->long_edge, stream->max_pixels, &verdict);
+    stream->split = sp_split_new(stream->data, stream->size, stream->long_edge, stream->max_pixels, &stream->step_down, &verdict);
     if (stream->split) stream->mode = 1;
     else if (verdict == SP_SPLIT_UNSUPPORTED) stream->mode = 2;
     else if (verdict == SP_SPLIT_REFUSED) stream->state = -1;
@@ -137,6 +141,7 @@ int sp_stream_feed(sp_stream *stream, const unsigned char *bytes, size_t count) 
     }
     memcpy(stream->data + stream->size, bytes, count);
     stream->size += count;
+    sp_step_down_if_asked(&stream->step_down, &stream->stepped_down);
     if (stream->mode == 0) choose(stream);
     if (stream->state < 0) return -1;
     if (stream->mode == 1) {
@@ -249,6 +254,10 @@ long sp_stream_joined_at(const sp_stream *stream, long *total) {
     long joined = sp_split_joined_at(stream->split, total);
     return joined ? joined : 1;
 }
+
+int sp_thread_id(void) { return (int)syscall(SYS_gettid); }
+
+void sp_stream_step_down(sp_stream *stream) { atomic_store(&stream->step_down, 1); }
 
 void sp_stream_free(sp_stream *stream) {
     if (!stream) return;

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 import Dispatch
 import Foundation
 import ShutterPipeImaging
@@ -56,6 +59,37 @@ struct StreamPreviewTests {
         let next = try #require(StreamPreview(made: ignore))
         next.finish()
         #expect(await eventually { next.drained })
+    }
+
+    @Test("a download that begins while a preview is decoded steps that decoder down to nice 10 (it started at the worker's own), so that a burst's transfers keep their core")
+    func stepsDownForTheNextDownload() async throws {
+        let folder = TemporaryDirectory("stream-preview-step-down")
+        let photo = folder.file("photo.jpg")
+        _ = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/Browser/pixels.py", "noise", photo, "4000", "3000"])
+        let file = try Data(contentsOf: URL(fileURLWithPath: photo))
+        let ignore: @Sendable (Data) -> Void = { _ in }
+        let first = try #require(StreamPreview(name: "first", made: ignore))
+        let half = file.count / 2
+        file[..<half].withUnsafeBytes { first.feed($0) }
+        // At the test process's own nice (0 unless something started it nicer), then 10.
+        let own = Int(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0))
+        try #require(own < 10, "this test runs at nice \(own): a step down to 10 would not show; run it at a lower nice")
+        #expect(await eventually { Self.nice(of: first.decodingThread) == own }, "nice \(String(describing: Self.nice(of: first.decodingThread)))")
+        #expect(StreamPreview(name: "second", made: ignore) == nil)
+        // It moves itself at its next piece.
+        file[half...].withUnsafeBytes { first.feed($0) }
+        #expect(await eventually { Self.nice(of: first.decodingThread) == 10 }, "nice \(String(describing: Self.nice(of: first.decodingThread)))")
+        first.finish()
+        #expect(await eventually { first.drained })
+    }
+
+    /// A thread of this process's nice value (field 19 of its /proc stat).
+    static func nice(of thread: Int32) -> Int? {
+        guard thread > 0, let stat = try? String(contentsOfFile: "/proc/self/task/\(thread)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // After the name: the state (field 3), then the rest in order; the nice value is 19.
+        let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+        return fields.count > 16 ? Int(fields[16]) : nil
     }
 
     @Test("a damaged JPEG, one that ends early, and bytes that are no JPEG give no preview and no crash")

@@ -43,6 +43,14 @@ const unsigned char *sp_stream_pixels(sp_stream *stream, int *width, int *height
  * one thread, or the MCU (of `*total`) from which the second thread's decode was taken. */
 long sp_stream_joined_at(const sp_stream *stream, long *total);
 
+/* Asks the decoding to step down to nice 10 (a download waits for the core it uses); safe
+ * from any thread while another decodes. Each decoding thread moves itself, within 256
+ * MCUs. */
+void sp_stream_step_down(sp_stream *stream);
+
+/* The calling thread's id (gettid): tests read a decoding thread's nice value by it. */
+int sp_thread_id(void);
+
 void sp_stream_free(sp_stream *stream);
 
 #endif
