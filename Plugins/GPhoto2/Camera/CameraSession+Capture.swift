@@ -215,7 +215,7 @@ extension CameraSession {
             let thumbnail: ((Data) -> Void)? = sizes.isEmpty ? { [send] jpeg in Self.sendThumbnail(jpeg, of: path, send) } : nil
             let preview: (@Sendable (Data) -> Void)? = sizes.isEmpty ? { @Sendable [send] jpeg in CameraSession.sendThumbnail(jpeg, of: path, source: "preview", send) } : nil
             let started = ContinuousClock.now
-            do { (size, previewFollows) = try camera.download(path, into: descriptor, progress: progress.report, thumbnail: thumbnail, preview: preview) } catch {
+            do { (size, previewFollows) = try camera.download(path, into: descriptor, progress: progress.report, thumbnail: thumbnail, preview: preview, expected: announced) } catch {
                 Glibc.close(descriptor)
                 throw error
             }

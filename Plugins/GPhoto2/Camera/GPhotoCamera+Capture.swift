@@ -184,14 +184,16 @@ extension GPhotoCamera {
     /// (``StreamPreview``: a JPEG's, or the largest JPEG a TIFF-based RAW embeds,
     /// ``RawPreviewWindow``), on a thread of its own, shortly after the download. Returns
     /// the size, and whether such a preview is being made (one at a time: in a burst a
-    /// download may get none).
+    /// download may get none). `expected`, the size the camera announced, lets the preview's
+    /// decoder make room for the bytes at once.
     func download(_ path: CameraPath, into descriptor: Int32, progress: @escaping (Int64) -> Void = { _ in },
-                  thumbnail: ((Data) -> Void)? = nil, preview: (@Sendable (Data) -> Void)? = nil) throws(GPhotoFailure) -> (size: Int, previewFollows: Bool) {
+                  thumbnail: ((Data) -> Void)? = nil, preview: (@Sendable (Data) -> Void)? = nil,
+                  expected: Int? = nil) throws(GPhotoFailure) -> (size: Int, previewFollows: Bool) {
         let kind = PathName.fileExtension(path.name).lowercased()
         let isJPEG = ["jpg", "jpeg"].contains(kind)
         // TIFF-based RAWs: their largest embedded JPEG is streamed (CR3 and RAF are not TIFF).
         let isRAW = ["dng", "cr2", "nef", "nrw", "arw", "srf", "sr2", "pef", "orf", "rw2", "erf", "3fr", "iiq"].contains(kind)
-        let stream = isJPEG || isRAW ? preview.flatMap { StreamPreview(name: path.name, made: $0) } : nil
+        let stream = isJPEG || isRAW ? preview.flatMap { StreamPreview(name: path.name, expected: isJPEG ? expected : nil, made: $0) } : nil
         defer { stream?.finish() }
         let target = DownloadTarget(descriptor: descriptor, progress: progress, thumbnail: thumbnail, stream: stream, raw: isRAW)
         var file: OpaquePointer?

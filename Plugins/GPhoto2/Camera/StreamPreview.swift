@@ -52,8 +52,11 @@ final class StreamPreview: Sendable {
     /// nice 10 so that the download has the core.
     private static let active = Mutex<StreamBox?>(nil)
 
-    init?(name: String = "a download", made: @escaping @Sendable (Data) -> Void) {
+    /// `expected`: the file's size as the camera announced it, if it did: room for it is
+    /// made at once.
+    init?(name: String = "a download", expected: Int? = nil, made: @escaping @Sendable (Data) -> Void) {
         guard let stream = sp_stream_new(Self.longEdge, Self.maxPixels) else { return nil }
+        if let expected, expected > 0 { sp_stream_expect(stream, expected) }
         let box = StreamBox(stream)
         let taken = Self.active.withLock { active -> Bool in
             if let busy = active {

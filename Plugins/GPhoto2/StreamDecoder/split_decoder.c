@@ -58,6 +58,7 @@ struct sp_split {
     size_t raw_pos;               /* where unstuffing goes on, in the file */
     uint8_t *clean;               /* the entropy data without its stuffed zero bytes, then PAD zeros */
     size_t clean_len, clean_cap;
+    size_t expected;              /* the file's announced size, 0 unknown */
     int clean_done;               /* a marker (or the file's end) ended it */
 
     long mcu;                     /* the next MCU the first thread decodes */
@@ -142,11 +143,18 @@ static int build_table(huff_table *t, const uint8_t counts[16], const uint8_t *s
         code <<= 1;
     }
     t->maxcode[17] = 0xffffffffu;
+    /* AC: the symbols whose code and value fit the lookup together, decoded in one step;
+     * the end of block as a run of 64, sixteen zeros as a run of 15 before a zero. */
     for (int i = 0; ac && i < (1 << FAST_BITS); i++) {
         int entry = t->fast[i];
         if (!entry) continue;
         int length = entry >> 8, run = (entry & 255) >> 4, size = entry & 15;
-        if (!size || length + size > FAST_BITS) continue;
+        if (!size) {
+            if (run == 0) t->fast_ac[i] = (64 << 8) | length;
+            else if (run == 15) t->fast_ac[i] = (15 << 8) | length;
+            continue;
+        }
+        if (length + size > FAST_BITS) continue;
         int raw = (i >> (FAST_BITS - length - size)) & ((1 << size) - 1);
         t->fast_ac[i] = (int32_t)((uint32_t)extend(raw, size) << 16) | (run << 8) | (length + size);
     }
@@ -187,33 +195,42 @@ static int decode_mcu(const sp_split *s, reader *r, int *pred, float *out) {
             consume(r, size);
         }
         int k = 1;
-        while (k < 64) {
+        for (;;) {
             refill(r);
+            /* Up to four lookup-sized symbols (10 bits each) between refills. */
             int32_t fast = ac->fast_ac[r->bits >> (64 - FAST_BITS)];
-            if (fast) {
+            for (int n = 0; fast && n < 4; n++) {
                 consume(r, fast & 255);
-                k += (fast >> 8) & 255;
-                if (k > 63) return -1;
+                int run = (fast >> 8) & 255;
+                k += run;
+                if (k > 63) {
+                    if (run == 64) goto block_end;
+                    return -1;
+                }
                 sum[s->kind[k]] += (float)(fast >> 16) * weight[k];
-                k++;
-                continue;
+                if (++k == 64) goto block_end;
+                fast = ac->fast_ac[r->bits >> (64 - FAST_BITS)];
             }
+            if (fast) continue;
+            refill(r);
             int symbol = decode_symbol(ac, r);
             if (symbol < 0) return -1;
             int run = symbol >> 4;
             size = symbol & 15;
             if (!size) {
-                if (run != 15) break;  /* end of block */
+                if (run != 15) goto block_end;
                 k += 16;
+                if (k > 64) return -1;
+                if (k == 64) goto block_end;
                 continue;
             }
             k += run;
             if (k > 63 || size > 10) return -1;
             sum[s->kind[k]] += (float)extend((int)(r->bits >> (64 - size)), size) * weight[k];
             consume(r, size);
-            k++;
+            if (++k == 64) goto block_end;
         }
-        if (k > 64) return -1;
+    block_end:;
         float dc = (float)pred[c] * s->dc_weight[c];
         if (s->vals == 1) {
             out[b] = dc;
@@ -472,11 +489,14 @@ sp_split *sp_split_new(const unsigned char *data, size_t size, int long_edge, lo
     return s;
 }
 
+void sp_split_expect(sp_split *s, size_t size) { s->expected = size; }
+
 int sp_split_more(sp_split *s, const unsigned char *data, size_t size) {
     if (s->clean_done || size <= s->raw_pos) return 0;
     size_t need = s->clean_len + (size - s->raw_pos) + PAD;
     if (need > s->clean_cap) {
-        size_t cap = s->clean_cap ? s->clean_cap : 1 << 20;
+        size_t cap = s->clean_cap ? s->clean_cap * 2 : 1 << 20;
+        if (!s->clean_cap && s->expected > cap) cap = s->expected + PAD;
         while (cap < need) cap *= 2;
         uint8_t *grown = realloc(s->clean, cap);
         if (!grown) return -1;

@@ -45,6 +45,10 @@ sp_split *sp_split_new(const unsigned char *data, size_t size, int long_edge, lo
 /* Moves the calling thread to nice 10 once *step_down is set, and once only (*done). */
 void sp_step_down_if_asked(const atomic_int *step_down, int *done);
 
+/* The file is expected to be about `size` bytes (the camera announced it): room for its
+ * entropy data is made at once, not grown by copies. */
+void sp_split_expect(sp_split *split, size_t size);
+
 /* The file's bytes so far: data[0..size), the same file grown (it may have moved).
  * Returns 0, or -1 when out of memory. */
 int sp_split_more(sp_split *split, const unsigned char *data, size_t size);

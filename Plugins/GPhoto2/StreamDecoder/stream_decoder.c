@@ -25,6 +25,7 @@ struct sp_stream {
     int state;                 /* 0 header, 1 starting, 2 scanlines, 3 whole, -1 failed */
     int mode;                  /* 0 not known yet, 1 split_decoder's, 2 libjpeg's */
     sp_split *split;
+    size_t expected;           /* the announced size, 0 unknown */
     atomic_int step_down;      /* set by sp_stream_step_down, from any thread */
     int stepped_down;          /* the decoding thread moved itself (libjpeg's path) */
     int long_edge;
@@ -123,9 +124,21 @@ static int advance(sp_stream *stream) {
 static void choose(sp_stream *stream) {
     int verdict;
     stream->split = sp_split_new(stream->data, stream->size, stream->long_edge, stream->max_pixels, &stream->step_down, &verdict);
-    if (stream->split) stream->mode = 1;
+    if (stream->split) {
+        stream->mode = 1;
+        sp_split_expect(stream->split, stream->expected);
+    }
     else if (verdict == SP_SPLIT_UNSUPPORTED) stream->mode = 2;
     else if (verdict == SP_SPLIT_REFUSED) stream->state = -1;
+}
+
+void sp_stream_expect(sp_stream *stream, size_t size) {
+    if (stream->size || size == 0 || size > ((size_t)256 << 20)) return;  /* a size past any camera JPEG's: grown as it comes */
+    unsigned char *room = realloc(stream->data, size);
+    if (!room) return;
+    stream->data = room;
+    stream->capacity = size;
+    stream->expected = size;
 }
 
 int sp_stream_feed(sp_stream *stream, const unsigned char *bytes, size_t count) {

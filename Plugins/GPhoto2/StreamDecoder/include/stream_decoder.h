@@ -16,6 +16,10 @@ typedef struct sp_stream sp_stream;
  * refuses a picture of more than `max_pixels` (from the header, before any pixel). */
 sp_stream *sp_stream_new(int long_edge, long long max_pixels);
 
+/* The file is expected to be `size` bytes (the camera announced it): room is made at once
+ * (up to 256 MiB), rather than grown by copies as it comes. Before the first feed. */
+void sp_stream_expect(sp_stream *stream, size_t size);
+
 /* Feeds the next bytes of the file (libjpeg's decoding goes as far as they go). Returns 1
  * while it goes on, 2 once the picture is whole, -1 once it failed (a damaged or
  * unsupported JPEG, over the budget): later calls do nothing. */
