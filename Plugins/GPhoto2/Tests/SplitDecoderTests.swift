@@ -16,6 +16,8 @@ struct SplitDecoderTests {
         /// 0 libjpeg's, 1 one thread of the split decoder's, else the MCU the second thread's
         /// decode was taken from (of `total`).
         var joinedAt = 0, total = 0
+        /// What the worker sends: the picture encoded (quality 85, upright as decoded).
+        var jpeg = Data()
     }
 
     /// A photo-like JPEG (gradients, hard-edged shapes, grain), `width`×`height`, with the
@@ -90,6 +92,11 @@ struct SplitDecoderTests {
             picture.height = Int(height)
             picture.pixels = Array(UnsafeBufferPointer(start: pixels, count: Int(width) * Int(height) * 3))
             picture.joinedAt = sp_stream_joined_at(stream, &picture.total)
+            var out: UnsafeMutablePointer<UInt8>?
+            var encoded: UInt = 0
+            guard sp_stream_jpeg(stream, 1, 85, &out, &encoded) == 0, let out else { return nil }
+            picture.jpeg = Data(bytes: out, count: Int(encoded))
+            free(out)
             return picture
         }
     }
@@ -138,6 +145,15 @@ struct SplitDecoderTests {
         } else {
             #expect(difference.mean < 0.3 && difference.max <= 3, "\(difference)")
         }
+        // What the worker sends: encoded in two halves at once and joined by a restart
+        // marker, which libjpeg reads back as the picture (within quality 85's loss).
+        let sent = folder.file("sent.jpg")
+        try decoded.jpeg.writeTestFile(sent)
+        #expect(decoded.jpeg.firstRange(of: Data([0xFF, 0xDD, 0x00, 0x04])) != nil && decoded.jpeg.firstRange(of: Data([0xFF, 0xD0])) != nil)
+        let readBack = try await Self.libjpeg(sent, scale: "1/1")
+        #expect(readBack.width == 900 && readBack.height == 600)
+        let loss = Self.difference(decoded, readBack)
+        #expect(loss.mean < 3 && loss.lumaMean < 2, "\(loss)")
     }
 
     @Test("the same photo fed in 4 pieces with the decoding stepped between them (a download): the last byte finds it three quarters through, the rest is split, and the picture is the one decoded all at once; a small one is decoded on one thread")
