@@ -1,7 +1,9 @@
 /* A baseline JPEG's scaled preview, its entropy decoding split across two threads once the
  * last byte is here: split_decoder.h says why and how. The Huffman decoding follows ITU-T
  * T.81 (annex C for the tables, F.2.2 for the decoding); the scaled output is each 4x4 or
- * 8x8 quarter of a block's average, taken from the coefficients that contribute to it. */
+ * 8x8 quarter of a block's average, taken from the coefficients that contribute to it.
+ * One file over 600 lines: the headers, the Huffman decoder, the two threads' meeting and
+ * the scaled output share one struct and its invariants (what is published when). */
 
 #include "split_decoder.h"
 
