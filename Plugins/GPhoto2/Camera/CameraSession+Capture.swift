@@ -13,6 +13,7 @@ extension CameraSession {
     func capture(bulb: Duration? = nil) -> (WorkerReply, [Int32]) {
         defer { lastCaptureEnded = .now }
         cadence.began(at: .now)
+        StreamPreview.captureBegins()
         let fired = WorkerProtocol.monotonicNanoseconds()
         if camera == nil, selection != nil { reconnect() }  // during an outage: one attempt now
         // A worker started again moments ago (after a crash): the camera may still be

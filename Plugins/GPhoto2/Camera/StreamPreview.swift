@@ -49,7 +49,8 @@ final class StreamPreview: Sendable {
     /// The decoder at work: one at a time. A download that comes meanwhile (a burst, a
     /// sequence) gets no streamed preview rather than another copy of its bytes waiting in
     /// memory (the page decodes it from the photo), and the decoder at work steps down to
-    /// nice 10 so that the download has the core.
+    /// nice 10 so that the download has the core (as it does when a capture begins:
+    /// ``captureBegins()``).
     private static let active = Mutex<StreamBox?>(nil)
 
     /// `expected`: the file's size as the camera announced it, if it did: room for it is
@@ -83,6 +84,15 @@ final class StreamPreview: Sendable {
             Self.active.withLock { $0 = nil }
             sp_stream_free(box.stream)
             finished.store(true, ordering: .releasing)
+        }
+    }
+
+    /// A capture begins: a preview still being decoded (a burst's, a sequence's) steps down
+    /// to nice 10, so that the camera, the next transfer and the store go first. A single
+    /// shot's decode is long over by the next capture.
+    static func captureBegins() {
+        active.withLock { active in
+            if let busy = active { sp_stream_step_down(busy.stream) }
         }
     }
 

@@ -61,8 +61,9 @@ struct StreamPreviewTests {
         #expect(await eventually { next.drained })
     }
 
-    @Test("a download that begins while a preview is decoded steps that decoder down to nice 10 (it started at the worker's own), so that a burst's transfers keep their core")
-    func stepsDownForTheNextDownload() async throws {
+    @Test("a download or a capture that begins while a preview is decoded steps that decoder down to nice 10 (it started at the worker's own), so that a burst's or a sequence's camera and transfers keep their core",
+          arguments: ["download", "capture"])
+    func stepsDownForTheNextShot(asking: String) async throws {
         let folder = TemporaryDirectory("stream-preview-step-down")
         let photo = folder.file("photo.jpg")
         _ = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/Browser/pixels.py", "noise", photo, "4000", "3000"])
@@ -75,7 +76,11 @@ struct StreamPreviewTests {
         let own = Int(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0))
         try #require(own < 10, "this test runs at nice \(own): a step down to 10 would not show; run it at a lower nice")
         #expect(await eventually { Self.nice(of: first.decodingThread) == own }, "nice \(String(describing: Self.nice(of: first.decodingThread)))")
-        #expect(StreamPreview(name: "second", made: ignore) == nil)
+        if asking == "download" {
+            #expect(StreamPreview(name: "second", made: ignore) == nil)
+        } else {
+            StreamPreview.captureBegins()
+        }
         // It moves itself at its next piece.
         file[half...].withUnsafeBytes { first.feed($0) }
         #expect(await eventually { Self.nice(of: first.decodingThread) == 10 }, "nice \(String(describing: Self.nice(of: first.decodingThread)))")
