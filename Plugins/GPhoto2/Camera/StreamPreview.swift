@@ -122,9 +122,10 @@ final class StreamPreview: Sendable {
             guard result == 1 else { return }  // whole (the tail is not needed) or failed: the rest is only drained
             result = piece.withUnsafeBytes { sp_stream_feed(stream, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
         }
-        // Until the download has ended: a little decoding at a time, taking every piece
-        // that came meanwhile, so that the last byte finds the decoder ready to split
-        // what is left across two threads (sp_stream_end) rather than deep in one long run.
+        // Until the picture's last byte is in (its entropy data's end marker came) or the
+        // download has ended: a little decoding at a time, taking every piece that came
+        // meanwhile, so that the last byte finds the decoder ready to split what is left
+        // across two threads (sp_stream_end) rather than deep in one long run.
         taking: while true {
             draining: while true {
                 switch pieces.receive(until: .now) {
@@ -136,6 +137,7 @@ final class StreamPreview: Sendable {
             if result == 1 {
                 let step = sp_stream_step(stream)
                 if step == 1 { continue }  // more of what came waits
+                if step == 3 { break taking }  // the picture's last byte is in: the rest now, not at the download's end
                 if step != 0 { result = step }
             }
             // Nothing to decode until the next piece.
@@ -146,11 +148,15 @@ final class StreamPreview: Sendable {
         }
         let lastByte = ContinuousClock.now
         if result == 1 { result = sp_stream_end(stream) }
+        // Whatever else comes (a RAW's tail, the bytes after a JPEG's end) is only drained,
+        // after the preview is out: the decoder stays the one at work until the download ends.
+        defer { while case .value = pieces.receive() {} }
         guard result == 2 else { return WorkerLog.debug("\(name): no streamed preview (a damaged or cut-short JPEG, or one over the budget)") }
         let (kept, given) = front.withLock { ($0.bytes, $0.orientation) }
         let upright = given ?? kept.withUnsafeBytes { ExifThumbnail.orientation(in: $0) }
         var out: UnsafeMutablePointer<UInt8>?
         var size: UInt = 0
+        let decoded = ContinuousClock.now
         guard sp_stream_jpeg(stream, Int32(upright), 85, &out, &size) == 0, let out else { return }
         let jpeg = Data(bytes: out, count: Int(size))
         free(out)
@@ -158,7 +164,8 @@ final class StreamPreview: Sendable {
         let joined = sp_stream_joined_at(stream, &total)
         let how = joined == 0 ? "by libjpeg" : joined == 1 ? "on one thread" : "on two threads, joined at MCU \(joined) of \(total)"
         split.store(joined > 1, ordering: .releasing)
-        WorkerLog.debug("\(name): preview decoded \(how), ready \(Int(lastByte.duration(to: .now).milliseconds.rounded())) ms after the last byte")
+        let milliseconds = { (from: ContinuousClock.Instant) in Int(from.duration(to: .now).milliseconds.rounded()) }
+        WorkerLog.debug("\(name): preview decoded \(how), ready \(milliseconds(lastByte)) ms after the last byte (encoding: \(milliseconds(decoded)) ms)")
         made(jpeg)
     }
 }

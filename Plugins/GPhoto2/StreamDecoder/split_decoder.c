@@ -24,7 +24,7 @@
 /* A streaming decode stays this far behind the last byte, so an MCU never runs out. */
 #define MARGIN_BITS (PAD * 8)
 /* Less than this left at the end: not worth a second thread. */
-#define MIN_SPLIT_BITS ((uint64_t)512 * 1024 * 8)
+#define MIN_SPLIT_BITS ((uint64_t)128 * 1024 * 8)
 
 typedef struct {
     uint16_t fast[1 << FAST_BITS];    /* (length << 8) | symbol, codes of at most FAST_BITS bits; 0: longer */
@@ -563,6 +563,7 @@ static int finish(sp_split *s) {
 
 int sp_split_step(sp_split *s, int rows) {
     if (s->state != 0) return s->state;
+    if (s->clean_done) return 3;  /* all of it is here: the caller ends it, on two threads */
     long before = s->mcu;
     long limit = s->mcu + (long)rows * s->mcux;
     if (decode_run(s, limit < s->total ? limit : s->total) != 0) { s->state = -1; return -1; }

@@ -54,7 +54,8 @@ void sp_split_expect(sp_split *split, size_t size);
 int sp_split_more(sp_split *split, const unsigned char *data, size_t size);
 
 /* Decodes up to `rows` MCU rows of what has arrived. Returns 1 while more of what has
- * arrived waits, 0 when it waits for bytes, 2 once whole, -1 once failed (damaged). */
+ * arrived waits, 0 when it waits for bytes, 3 when the entropy data has ended (its marker
+ * came: sp_split_end decodes the rest at once), 2 once whole, -1 once failed (damaged). */
 int sp_split_step(sp_split *split, int rows);
 
 /* No more bytes come: decodes the rest, on this thread and one more. Returns 2 once whole,

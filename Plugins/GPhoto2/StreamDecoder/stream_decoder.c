@@ -183,6 +183,7 @@ int sp_stream_step(sp_stream *stream) {
     if (stream->state == 3) return 2;
     if (stream->mode != 1) return 0;  /* libjpeg decodes as the bytes are fed */
     int result = sp_split_step(stream->split, 2);
+    if (result == 3) return 3;
     if (result == 2) stream->state = 3;
     if (result < 0) stream->state = -1;
     return result;

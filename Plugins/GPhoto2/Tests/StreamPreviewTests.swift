@@ -88,6 +88,28 @@ struct StreamPreviewTests {
         #expect(await eventually { first.drained })
     }
 
+    @Test("a camera JPEG's preview comes once its last byte is in (its end marker), before the download ends: a RAW's embedded JPEG or a slow camera's last call does not hold it")
+    func beforeTheDownloadEnds() async throws {
+        let folder = TemporaryDirectory("stream-preview-early")
+        let photo = folder.file("photo.jpg")
+        _ = try await runProgram(["/usr/bin/python3", "\(repositoryRoot)/Tests/Browser/pixels.py", "noise", photo, "4000", "3000"])
+        let file = try Data(contentsOf: URL(fileURLWithPath: photo))
+        let made = Mutex<Data?>(nil)
+        let handler: @Sendable (Data) -> Void = { jpeg in made.withLock { $0 = jpeg } }
+        let stream = try #require(StreamPreview(name: "early", expected: file.count, made: handler))
+        var offset = 0
+        while offset < file.count {
+            let end = min(file.count, offset + 256 << 10)
+            file[offset..<end].withUnsafeBytes { stream.feed($0) }
+            offset = end
+        }
+        // Not finished: the download is still "under way".
+        #expect(await eventually(timeout: .seconds(20)) { made.withLock { $0 } != nil }, "no preview before the download's end")
+        #expect(!stream.drained)
+        stream.finish()
+        #expect(await eventually { stream.drained })
+    }
+
     /// A thread of this process's nice value (field 19 of its /proc stat).
     static func nice(of thread: Int32) -> Int? {
         guard thread > 0, let stat = try? String(contentsOfFile: "/proc/self/task/\(thread)/stat", encoding: .utf8),

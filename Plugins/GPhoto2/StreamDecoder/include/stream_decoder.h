@@ -27,11 +27,14 @@ int sp_stream_feed(sp_stream *stream, const unsigned char *bytes, size_t count);
 
 /* Decodes a little more of what was fed (two MCU rows), so that the caller can take the
  * next bytes between steps. Returns 1 while more of what was fed waits, 0 when it waits
- * for bytes, 2 once whole, -1 once failed. */
+ * for bytes, 3 when every byte the picture needs is here (its entropy data ended: call
+ * sp_stream_end now, without waiting for the download's end), 2 once whole, -1 once
+ * failed. */
 int sp_stream_step(sp_stream *stream);
 
-/* The last byte was fed: decodes what is left, on this thread and a second one. Returns 2
- * once whole, -1 when it failed or the file was cut short. */
+/* The last byte was fed (or sp_stream_step said every byte the picture needs is here):
+ * decodes what is left, on this thread and a second one. Returns 2 once whole, -1 when it
+ * failed or the file was cut short. */
 int sp_stream_end(sp_stream *stream);
 
 /* The whole picture, turned by the EXIF orientation `orientation` (1-8), encoded as a
