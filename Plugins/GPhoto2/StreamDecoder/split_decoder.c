@@ -74,6 +74,8 @@ struct sp_split {
     uint8_t *plane[3];
     long plane_w[3], plane_h[3];
     uint8_t *rgb;
+    long *cols;                   /* per pixel column and component: the sample under it */
+    int rgb_done;                 /* rows of rgb converted */
 
     /* The second thread's guess: where each MCU it parsed began, its predictors there, and
      * its values. Published as it goes: count (release) after the entry it counts. */
@@ -309,25 +311,48 @@ static void *to_rgb_rows(void *argument) {
 }
 
 /* The planes to RGB, the bottom half on a second thread when one can be had. */
-static int to_rgb(sp_split *s) {
+/* The picture and the column maps, made once (its pages are touched as rows come). */
+static int make_rgb(sp_split *s) {
+    if (s->rgb) return 0;
     int w = s->out_width, h = s->out_height;
     s->rgb = malloc((size_t)w * h * 3);
-    long *maps = malloc(sizeof(long) * (size_t)w * (size_t)s->ncomp);
-    if (!s->rgb || !maps) { free(maps); return -1; }
-    rgb_rows top = {.s = s, .first = 0, .last = h / 2}, bottom;
-    for (int c = 0; c < s->ncomp; c++) {
-        top.cols[c] = maps + (size_t)c * w;
-        for (int x = 0; x < w; x++) top.cols[c][x] = (long)x * s->comp[c].h / s->hmax;
-    }
-    bottom = top;
-    bottom.first = h / 2;
-    bottom.last = h;
+    s->cols = malloc(sizeof(long) * (size_t)w * (size_t)s->ncomp);
+    if (!s->rgb || !s->cols) return -1;
+    for (int c = 0; c < s->ncomp; c++)
+        for (int x = 0; x < w; x++) s->cols[(size_t)c * w + x] = (long)x * s->comp[c].h / s->hmax;
+    return 0;
+}
+
+static rgb_rows rows_job(sp_split *s, int first, int last) {
+    rgb_rows job = {.s = s, .first = first, .last = last};
+    for (int c = 0; c < s->ncomp; c++) job.cols[c] = s->cols + (size_t)c * s->out_width;
+    return job;
+}
+
+/* The rows whose MCU rows are all decoded, to RGB as the bytes come (one thread), so that
+ * little of it is left for the last byte. */
+static int rgb_as_decoded(sp_split *s) {
+    long ready = s->mcu / s->mcux * s->vmax * s->vals;
+    if (ready > s->out_height) ready = s->out_height;
+    if (ready <= s->rgb_done) return 0;
+    if (make_rgb(s) != 0) return -1;
+    rgb_rows job = rows_job(s, s->rgb_done, (int)ready);
+    to_rgb_rows(&job);
+    s->rgb_done = (int)ready;
+    return 0;
+}
+
+/* The rows not yet converted, the lower half of them on a second thread when one can be had. */
+static int to_rgb(sp_split *s) {
+    if (make_rgb(s) != 0) return -1;
+    int first = s->rgb_done, h = s->out_height, middle = first + (h - first) / 2;
+    rgb_rows top = rows_job(s, first, middle), bottom = rows_job(s, middle, h);
     pthread_t helper;
     int helped = pthread_create(&helper, NULL, to_rgb_rows, &bottom) == 0;
     to_rgb_rows(&top);
     if (helped) pthread_join(helper, NULL);
     else to_rgb_rows(&bottom);
-    free(maps);
+    s->rgb_done = h;
     return 0;
 }
 
@@ -566,7 +591,7 @@ int sp_split_step(sp_split *s, int rows) {
     if (s->clean_done) return 3;  /* all of it is here: the caller ends it, on two threads */
     long before = s->mcu;
     long limit = s->mcu + (long)rows * s->mcux;
-    if (decode_run(s, limit < s->total ? limit : s->total) != 0) { s->state = -1; return -1; }
+    if (decode_run(s, limit < s->total ? limit : s->total) != 0 || rgb_as_decoded(s) != 0) { s->state = -1; return -1; }
     if (s->mcu == s->total) return finish(s);
     return s->mcu == before ? 0 : 1;
 }
@@ -700,6 +725,7 @@ void sp_split_free(sp_split *s) {
     for (int c = 0; c < 3; c++) free(s->plane[c]);
     free(s->clean);
     free(s->rgb);
+    free(s->cols);
     free(s->helper_pos);
     free(s->helper_pred);
     free(s->helper_out);
