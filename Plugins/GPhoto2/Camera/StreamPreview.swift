@@ -31,16 +31,12 @@ final class StreamPreview: Sendable {
     /// says elsewhere (a RAW's IFD0, for its embedded JPEG).
     private let front = Mutex((bytes: Data(), orientation: Int?.none))
     private let finished = Atomic(false)
-    private let split = Atomic(false)
     private let made: @Sendable (Data) -> Void
     /// The file's name, for the log.
     private let name: String
 
     /// Whether the decoding thread is done with everything it was fed (for tests).
     var drained: Bool { finished.load(ordering: .acquiring) }
-
-    /// Whether the preview's decode was split across two threads (for tests).
-    var wasSplit: Bool { split.load(ordering: .acquiring) }
 
     /// The decoding thread's id, once it runs (for tests: its nice value).
     var decodingThread: Int32 { thread.load(ordering: .acquiring) }
@@ -76,9 +72,9 @@ final class StreamPreview: Sendable {
         OwnedThread.start("shutterpipe worker preview") { [self] in
             // At the worker's own priority: once the last byte is in, this decode is what the
             // page waits for, and a busy machine (a browser, other programs on the same two
-            // cores) starved it at nice 10 (and at SCHED_IDLE before that). The next
-            // download steps it down (``sp_stream_step_down``), so a burst's or a sequence's
-            // transfers still go first.
+            // cores) starved it at nice 10 (and at SCHED_IDLE before that). The next capture
+            // or download steps it down (``sp_stream_step_down``), so a burst's or a
+            // sequence's camera and transfers still go first.
             thread.store(sp_thread_id(), ordering: .releasing)
             decode(box.stream)
             Self.active.withLock { $0 = nil }
@@ -111,7 +107,8 @@ final class StreamPreview: Sendable {
         front.withLock { $0.orientation = orientation }
     }
 
-    /// The download has ended: the preview follows when the picture is whole.
+    /// The download has ended: the preview follows when the picture is whole (it may be
+    /// out already, made at the JPEG's end marker).
     func finish() {
         pieces.finish()
     }
@@ -163,7 +160,6 @@ final class StreamPreview: Sendable {
         var total = 0
         let joined = sp_stream_joined_at(stream, &total)
         let how = joined == 0 ? "by libjpeg" : joined == 1 ? "on one thread" : "on two threads, joined at MCU \(joined) of \(total)"
-        split.store(joined > 1, ordering: .releasing)
         let milliseconds = { (from: ContinuousClock.Instant) in Int(from.duration(to: .now).milliseconds.rounded()) }
         WorkerLog.debug("\(name): preview decoded \(how), ready \(milliseconds(lastByte)) ms after the last byte (encoding: \(milliseconds(decoded)) ms)")
         made(jpeg)
