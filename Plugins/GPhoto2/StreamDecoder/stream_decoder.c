@@ -304,9 +304,8 @@ static size_t scan_start(const unsigned char *jpeg, size_t size, size_t *sof, si
 /* The picture encoded in two halves at once, the bottom one on a second thread, joined
  * into one baseline JPEG: a restart interval of the top half's MCUs, so that the bottom's
  * data follows an RST0 marker, its DC predictors starting from zero as a restart's do
- * (T.81 F.1.1.5). The same tables serve both (libjpeg's defaults at one quality). Half
- * the wall time of one encode, 7 ms for a 1500x1000 preview here; on any surprise, one
- * encode. */
+ * (T.81 F.1.1.5). The same tables serve both (libjpeg's defaults at one quality). About
+ * half the wall time of one encode; on any surprise, one encode. */
 static int compress_halves(const unsigned char *pixels, int w, int h, int quality, unsigned char **out, unsigned long *size) {
     /* Whole MCU rows (16: libjpeg's default 2x2 luma sampling), the top half the larger:
      * every interval but the last is the restart interval long, the last may be shorter. */
